@@ -1,0 +1,57 @@
+package org.fleet4j.core.blas;
+
+import java.util.Locale;
+
+/**
+ * Chooses the process's {@link Gemm}: OpenBLAS when it can be loaded, else the pure-Java {@link JavaGemm}.
+ * {@value #CHOICE} ({@code java} or {@code openblas}, as a system property or environment variable) forces
+ * one; forcing OpenBLAS when it is absent is an error that says what to install.
+ */
+public final class Blas {
+
+    public static final String CHOICE = "FLEET_BLAS";
+
+    private Blas() {
+    }
+
+    private static final class Chosen {
+        static final Gemm GEMM = select(setting(CHOICE));
+    }
+
+    /** The process-wide implementation, chosen on first use. */
+    public static Gemm get() {
+        return Chosen.GEMM;
+    }
+
+    /** The start-up line, for example {@code BLAS: OpenBLAS 0.3.21 (libopenblas.so.0, 1 thread)}. */
+    public static String description() {
+        return get().description();
+    }
+
+    /** Picks an implementation for a {@value #CHOICE} value; null or blank means the fastest available. */
+    static Gemm select(String choice) {
+        String normalised = choice == null ? "" : choice.trim().toLowerCase(Locale.ROOT);
+        return switch (normalised) {
+            case "" -> OpenBlasGemm.tryLoad().<Gemm>map(g -> g).orElseGet(JavaGemm::new);
+            case "java" -> new JavaGemm();
+            case "openblas" -> {
+                try {
+                    yield OpenBlasGemm.load();
+                } catch (IllegalStateException e) {
+                    throw new IllegalStateException(CHOICE + "=openblas but " + e.getMessage(), e);
+                }
+            }
+            default -> throw new IllegalArgumentException(CHOICE + "=" + choice
+                    + " is not a BLAS choice; use 'java' or 'openblas' (or leave it unset to pick the fastest)");
+        };
+    }
+
+    /** A setting from the system property of that name, else the environment variable; null when neither. */
+    static String setting(String name) {
+        String value = System.getProperty(name);
+        if (value == null || value.isBlank()) {
+            value = System.getenv(name);
+        }
+        return value == null || value.isBlank() ? null : value;
+    }
+}

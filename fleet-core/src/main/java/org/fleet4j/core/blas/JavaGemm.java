@@ -1,0 +1,374 @@
+package org.fleet4j.core.blas;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Pure-Java sgemm on the Vector API, organised like GotoBLAS/BLIS: panels of op(B) ({@code KC x NC}) and
+ * op(A) ({@code MC x KC}) are packed into contiguous arrays so that the register-blocked micro-kernel
+ * ({@code MR x NR} = 6 rows x 2 vectors, 12 accumulators) streams both with unit stride out of L1/L2.
+ * Packing also absorbs every transpose, so one micro-kernel serves all four combinations.
+ */
+public final class JavaGemm implements Gemm {
+
+    static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
+    private static final int L = SPECIES.length();
+    static final int MR = 6;
+    static final int NR = 2 * L;
+    /** Depth of one packed panel: a KC x NR sliver of B (16 KiB with 256-bit vectors) stays in L1. */
+    private static final int KC = 256;
+    /** Rows of A packed at once: MC x KC floats (120 KiB) stay in L2. */
+    private static final int MC = 20 * MR;
+    /** Columns of B packed at once: KC x NC floats (3 MiB with 256-bit vectors) live in L3. */
+    private static final int NC = 192 * NR;
+    private static final ByteOrder ORDER = ByteOrder.nativeOrder();
+    private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED;
+
+    /** Never started: it only stands for "a thread other than the caller" when asking who may access a segment. */
+    private static final Thread ANY_OTHER_THREAD = Thread.ofVirtual().unstarted(() -> { });
+    private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
+
+    private volatile int threads = 1;
+    private volatile ExecutorService pool;
+
+    @Override
+    public String name() {
+        return "pure-Java vectorised (FloatVector " + SPECIES.vectorBitSize() + "-bit)";
+    }
+
+    @Override
+    public synchronized void setThreads(int threads) {
+        if (threads < 1) {
+            throw new IllegalArgumentException("BLAS threads must be >= 1, got " + threads);
+        }
+        if (threads == this.threads) {
+            return;
+        }
+        ExecutorService old = pool;
+        pool = threads == 1 ? null : Executors.newFixedThreadPool(threads - 1, r -> {
+            Thread t = new Thread(r, "fleet-javagemm");
+            t.setDaemon(true);
+            return t;
+        });
+        this.threads = threads;
+        if (old != null) {
+            old.shutdown();
+        }
+    }
+
+    @Override
+    public int threads() {
+        return threads;
+    }
+
+    @Override
+    public void sgemm(boolean transA, boolean transB, int m, int n, int k,
+                      float alpha, MemorySegment a, long aOffsetElems, int lda,
+                      MemorySegment b, long bOffsetElems, int ldb,
+                      float beta, MemorySegment c, long cOffsetElems, int ldc) {
+        GemmArguments.check(transA, transB, m, n, k, a, aOffsetElems, lda, b, bOffsetElems, ldb, c, cOffsetElems, ldc);
+        if (m == 0 || n == 0) {
+            return;
+        }
+        if (k == 0 || alpha == 0f) {
+            scale(m, n, beta, c, cOffsetElems, ldc);
+            return;
+        }
+        Problem whole = new Problem(transA, transB, m, n, k, alpha, a, aOffsetElems, lda,
+                b, bOffsetElems, ldb, beta, c, cOffsetElems, ldc);
+        int t = threads;
+        ExecutorService workers = pool;
+        if (t == 1 || workers == null || (long) m * n * k < 64L * 64 * 64 || !shareable(a, b, c)) {
+            whole.run();
+            return;
+        }
+        runParallel(whole.split(t), workers);
+    }
+
+    /** Confined segments belong to the calling thread alone, so only shared memory is split among workers. */
+    private static boolean shareable(MemorySegment a, MemorySegment b, MemorySegment c) {
+        return a.isAccessibleBy(ANY_OTHER_THREAD) && b.isAccessibleBy(ANY_OTHER_THREAD) && c.isAccessibleBy(ANY_OTHER_THREAD);
+    }
+
+    private static void runParallel(List<Problem> parts, ExecutorService workers) {
+        List<Future<?>> pending = new ArrayList<>();
+        for (int i = 1; i < parts.size(); i++) {
+            pending.add(workers.submit(parts.get(i)::run));
+        }
+        parts.get(0).run();
+        for (Future<?> f : pending) {
+            try {
+                f.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for sgemm worker threads", e);
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("sgemm worker thread failed: " + e.getCause(), e.getCause());
+            }
+        }
+    }
+
+    private static void scale(int m, int n, float beta, MemorySegment c, long cOff, int ldc) {
+        for (int i = 0; i < m; i++) {
+            long row = (cOff + (long) i * ldc) * Float.BYTES;
+            for (int j = 0; j < n; j++) {
+                long at = row + (long) j * Float.BYTES;
+                c.set(FLOAT, at, beta == 0f ? 0f : beta * c.get(FLOAT, at));
+            }
+        }
+    }
+
+    /** One independent sgemm: the whole call, or one stripe of C when several threads share it. */
+    private record Problem(boolean transA, boolean transB, int m, int n, int k,
+                           float alpha, MemorySegment a, long aOff, int lda,
+                           MemorySegment b, long bOff, int ldb,
+                           float beta, MemorySegment c, long cOff, int ldc) {
+
+        /** Stripes of C's columns (rows when C is too narrow), each a multiple of the micro-tile. */
+        List<Problem> split(int parts) {
+            List<Problem> out = new ArrayList<>();
+            boolean byColumns = n >= parts * NR || n >= m;
+            int extent = byColumns ? n : m;
+            int unit = byColumns ? NR : MR;
+            int units = (extent + unit - 1) / unit;
+            int perPart = (units + parts - 1) / parts;
+            for (int start = 0; start < extent; start += perPart * unit) {
+                int size = Math.min(perPart * unit, extent - start);
+                if (byColumns) {
+                    long bShift = transB ? (long) start * ldb : start;
+                    out.add(new Problem(transA, transB, m, size, k, alpha, a, aOff, lda,
+                            b, bOff + bShift, ldb, beta, c, cOff + start, ldc));
+                } else {
+                    long aShift = transA ? start : (long) start * lda;
+                    out.add(new Problem(transA, transB, size, n, k, alpha, a, aOff + aShift, lda,
+                            b, bOff, ldb, beta, c, cOff + (long) start * ldc, ldc));
+                }
+            }
+            return out;
+        }
+
+        void run() {
+            Workspace ws = WORKSPACE.get();
+            for (int jc = 0; jc < n; jc += NC) {
+                int nc = Math.min(NC, n - jc);
+                for (int pc = 0; pc < k; pc += KC) {
+                    int kc = Math.min(KC, k - pc);
+                    float betaHere = pc == 0 ? beta : 1f;
+                    float[] bp = ws.packedB(roundUp(nc, NR) * kc);
+                    packB(ws, bp, pc, jc, kc, nc);
+                    for (int ic = 0; ic < m; ic += MC) {
+                        int mc = Math.min(MC, m - ic);
+                        float[] ap = ws.packedA(roundUp(mc, MR) * kc);
+                        packA(ws, ap, ic, pc, mc, kc);
+                        for (int jr = 0; jr < nc; jr += NR) {
+                            int cols = Math.min(NR, nc - jr);
+                            int bBase = jr * kc;
+                            for (int ir = 0; ir < mc; ir += MR) {
+                                int rows = Math.min(MR, mc - ir);
+                                long cIdx = cOff + (long) (ic + ir) * ldc + jc + jr;
+                                microKernel(kc, ap, ir * kc, bp, bBase, alpha, betaHere, c, cIdx, ldc,
+                                        rows, cols, ws.edge);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        /** Packs op(B)[pc:pc+kc, jc:jc+nc] into slivers of NR columns, each kc x NR row-major, zero-padded. */
+        private void packB(Workspace ws, float[] bp, int pc, int jc, int kc, int nc) {
+            for (int jr = 0; jr < nc; jr += NR) {
+                int cols = Math.min(NR, nc - jr);
+                int base = jr * kc;
+                if (!transB) {
+                    long first = bOff + (long) pc * ldb + jc + jr;
+                    if (cols == NR) {
+                        for (int p = 0; p < kc; p++) {
+                            long byteOff = (first + (long) p * ldb) * Float.BYTES;
+                            int at = base + p * NR;
+                            FloatVector.fromMemorySegment(SPECIES, b, byteOff, ORDER).intoArray(bp, at);
+                            FloatVector.fromMemorySegment(SPECIES, b, byteOff + (long) L * Float.BYTES, ORDER)
+                                    .intoArray(bp, at + L);
+                        }
+                    } else {
+                        for (int p = 0; p < kc; p++) {
+                            long row = first + (long) p * ldb;
+                            int at = base + p * NR;
+                            for (int jj = 0; jj < NR; jj++) {
+                                bp[at + jj] = jj < cols ? b.getAtIndex(FLOAT, row + jj) : 0f;
+                            }
+                        }
+                    }
+                } else {
+                    // op(B) column j is stored row j of B: copy each row contiguously, then interleave.
+                    float[] rowsBuf = ws.scratch(NR * kc);
+                    for (int jj = 0; jj < cols; jj++) {
+                        long src = (bOff + (long) (jc + jr + jj) * ldb + pc) * Float.BYTES;
+                        MemorySegment.copy(b, FLOAT, src, rowsBuf, jj * kc, kc);
+                    }
+                    interleave(rowsBuf, cols, NR, kc, bp, base);
+                }
+            }
+        }
+
+        /** Packs op(A)[ic:ic+mc, pc:pc+kc] into slivers of MR rows, each kc x MR row-major, zero-padded. */
+        private void packA(Workspace ws, float[] ap, int ic, int pc, int mc, int kc) {
+            if (!transA) {
+                float[] rowsBuf = ws.scratch(MR * kc);
+                for (int ir = 0; ir < mc; ir += MR) {
+                    int rows = Math.min(MR, mc - ir);
+                    for (int ii = 0; ii < rows; ii++) {
+                        long src = (aOff + (long) (ic + ir + ii) * lda + pc) * Float.BYTES;
+                        MemorySegment.copy(a, FLOAT, src, rowsBuf, ii * kc, kc);
+                    }
+                    interleave(rowsBuf, rows, MR, kc, ap, ir * kc);
+                }
+            } else {
+                // op(A) row i is stored column i of A: each stored row gives one k-step of every sliver.
+                float[] rowBuf = ws.scratch(roundUp(mc, MR));
+                Arrays.fill(rowBuf, mc, roundUp(mc, MR), 0f);
+                for (int p = 0; p < kc; p++) {
+                    long src = (aOff + (long) (pc + p) * lda + ic) * Float.BYTES;
+                    MemorySegment.copy(a, FLOAT, src, rowBuf, 0, mc);
+                    for (int ir = 0; ir < mc; ir += MR) {
+                        System.arraycopy(rowBuf, ir, ap, ir * kc + p * MR, MR);
+                    }
+                }
+            }
+        }
+    }
+
+    /** dst[base + p*width + w] = src[w*kc + p] for w < count, zero for count <= w < width. */
+    private static void interleave(float[] src, int count, int width, int kc, float[] dst, int base) {
+        for (int p = 0; p < kc; p++) {
+            int at = base + p * width;
+            for (int w = 0; w < count; w++) {
+                dst[at + w] = src[w * kc + p];
+            }
+            for (int w = count; w < width; w++) {
+                dst[at + w] = 0f;
+            }
+        }
+    }
+
+    private static int roundUp(int x, int unit) {
+        return (x + unit - 1) / unit * unit;
+    }
+
+    /**
+     * C[rows x cols] = alpha * (A sliver x B sliver) + beta * C. The 12 accumulators stay in registers;
+     * a partial tile at the matrix edge goes through {@code edge} and is merged element by element.
+     */
+    private static void microKernel(int kc, float[] ap, int aBase, float[] bp, int bBase,
+                                    float alpha, float beta, MemorySegment c, long cIdx, int ldc,
+                                    int rows, int cols, float[] edge) {
+        FloatVector c00 = FloatVector.zero(SPECIES), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+        FloatVector c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+        for (int p = 0; p < kc; p++) {
+            int ai = aBase + p * MR;
+            int bi = bBase + p * NR;
+            FloatVector b0 = FloatVector.fromArray(SPECIES, bp, bi);
+            FloatVector b1 = FloatVector.fromArray(SPECIES, bp, bi + L);
+            FloatVector x = FloatVector.broadcast(SPECIES, ap[ai]);
+            c00 = x.fma(b0, c00);
+            c01 = x.fma(b1, c01);
+            x = FloatVector.broadcast(SPECIES, ap[ai + 1]);
+            c10 = x.fma(b0, c10);
+            c11 = x.fma(b1, c11);
+            x = FloatVector.broadcast(SPECIES, ap[ai + 2]);
+            c20 = x.fma(b0, c20);
+            c21 = x.fma(b1, c21);
+            x = FloatVector.broadcast(SPECIES, ap[ai + 3]);
+            c30 = x.fma(b0, c30);
+            c31 = x.fma(b1, c31);
+            x = FloatVector.broadcast(SPECIES, ap[ai + 4]);
+            c40 = x.fma(b0, c40);
+            c41 = x.fma(b1, c41);
+            x = FloatVector.broadcast(SPECIES, ap[ai + 5]);
+            c50 = x.fma(b0, c50);
+            c51 = x.fma(b1, c51);
+        }
+        if (rows == MR && cols == NR) {
+            storeRow(c00, c01, alpha, beta, c, cIdx, 0, ldc);
+            storeRow(c10, c11, alpha, beta, c, cIdx, 1, ldc);
+            storeRow(c20, c21, alpha, beta, c, cIdx, 2, ldc);
+            storeRow(c30, c31, alpha, beta, c, cIdx, 3, ldc);
+            storeRow(c40, c41, alpha, beta, c, cIdx, 4, ldc);
+            storeRow(c50, c51, alpha, beta, c, cIdx, 5, ldc);
+            return;
+        }
+        c00.intoArray(edge, 0);
+        c01.intoArray(edge, L);
+        c10.intoArray(edge, NR);
+        c11.intoArray(edge, NR + L);
+        c20.intoArray(edge, 2 * NR);
+        c21.intoArray(edge, 2 * NR + L);
+        c30.intoArray(edge, 3 * NR);
+        c31.intoArray(edge, 3 * NR + L);
+        c40.intoArray(edge, 4 * NR);
+        c41.intoArray(edge, 4 * NR + L);
+        c50.intoArray(edge, 5 * NR);
+        c51.intoArray(edge, 5 * NR + L);
+        for (int i = 0; i < rows; i++) {
+            for (int j = 0; j < cols; j++) {
+                long at = cIdx + (long) i * ldc + j;
+                float v = alpha * edge[i * NR + j];
+                c.setAtIndex(FLOAT, at, beta == 0f ? v : v + beta * c.getAtIndex(FLOAT, at));
+            }
+        }
+    }
+
+    private static void storeRow(FloatVector lo, FloatVector hi, float alpha, float beta,
+                                 MemorySegment c, long cIdx, int row, int ldc) {
+        long off = (cIdx + (long) row * ldc) * Float.BYTES;
+        long offHi = off + (long) L * Float.BYTES;
+        lo = lo.mul(alpha);
+        hi = hi.mul(alpha);
+        if (beta != 0f) {
+            FloatVector betaV = FloatVector.broadcast(SPECIES, beta);
+            lo = FloatVector.fromMemorySegment(SPECIES, c, off, ORDER).fma(betaV, lo);
+            hi = FloatVector.fromMemorySegment(SPECIES, c, offHi, ORDER).fma(betaV, hi);
+        }
+        lo.intoMemorySegment(c, off, ORDER);
+        hi.intoMemorySegment(c, offHi, ORDER);
+    }
+
+    /** Per-thread packing buffers, grown on demand and reused across calls. */
+    private static final class Workspace {
+        final float[] edge = new float[MR * NR];
+        private float[] a = new float[0];
+        private float[] b = new float[0];
+        private float[] scratch = new float[0];
+
+        float[] packedA(int size) {
+            if (a.length < size) {
+                a = new float[size];
+            }
+            return a;
+        }
+
+        float[] packedB(int size) {
+            if (b.length < size) {
+                b = new float[size];
+            }
+            return b;
+        }
+
+        float[] scratch(int size) {
+            if (scratch.length < size) {
+                scratch = new float[size];
+            }
+            return scratch;
+        }
+    }
+}
