@@ -1,0 +1,136 @@
+package org.fleet4j.core.exec;
+
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.fleet4j.core.ir.Block;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.tensor.Shapes;
+import org.fleet4j.core.tensor.Tensor;
+
+/**
+ * Runs programs on the CPU: binds persistable vars to the scope, feeds inputs without copying, runs each op's
+ * kernel in program order and returns copies of the fetched vars. The plan of a program is prepared once and
+ * reused until the program changes.
+ */
+public final class Executor {
+    private final Map<Program, Plan> plans = new IdentityHashMap<>();
+    private final List<OpObserver> observers = new ArrayList<>();
+
+    /** Told the start and end of every op, e.g. to write a timeline. */
+    public interface OpObserver {
+        void opStarted(int index, String type);
+
+        void opFinished(int index, String type);
+    }
+
+    public void addObserver(OpObserver o) {
+        observers.add(o);
+    }
+
+    /** Runs a program with no feed and no fetch (a startup program). */
+    public void run(Program program, Scope scope) {
+        run(program, scope, Map.of(), List.of());
+    }
+
+    /**
+     * Runs one step. Feeds are bound, not copied: a fed tensor must not change until the call returns. Returns
+     * each fetched var by name (copies, safe to keep).
+     */
+    public Map<String, Tensor> run(Program program, Scope scope, Map<String, Tensor> feed, List<String> fetch) {
+        Plan plan = plans.get(program);
+        if (plan == null || plan.isStale()) {
+            plan = new Plan(program);
+            plans.put(program, plan);
+        }
+        Block block = program.globalBlock();
+        Object[] frame = plan.frame;
+        for (int s : plan.persistable) {
+            frame[s] = scope.find(plan.names[s]);
+        }
+        for (var e : feed.entrySet()) {
+            bindFeed(plan, block, e.getKey(), e.getValue());
+        }
+        for (String name : plan.readFirst) {
+            int s = plan.slotOf.get(name);
+            if (frame[s] == null || (!feed.containsKey(name) && block.var(name).isData())) {
+                Var v = block.var(name);
+                if (v.isData()) {
+                    throw new ExecutionException("data var '" + name + "' (" + v.dtype().displayName()
+                            + Shapes.str(v.shape()) + ") was not fed");
+                }
+                if (v.persistable()) {
+                    throw new ExecutionException("var '" + name + "' is persistable but the scope has no value for it;"
+                            + " run the startup program first (or load a checkpoint)");
+                }
+                if (frame[s] == null) {
+                    throw new ExecutionException("var '" + name + "' is read before any op writes it");
+                }
+            }
+        }
+        for (String f : fetch) {
+            if (!plan.slotOf.containsKey(f)) {
+                block.var(f); // throws naming the var, with a suggestion
+            }
+        }
+        runSteps(plan);
+        for (int s : plan.persistable) {
+            if (frame[s] instanceof Tensor t) {
+                scope.put(plan.names[s], t);
+            }
+        }
+        Map<String, Tensor> out = new LinkedHashMap<>();
+        for (String f : fetch) {
+            Tensor t = plan.tensorAt(f);
+            if (t == null) {
+                throw new ExecutionException("fetched var '" + f + "' has no value after the run");
+            }
+            out.put(f, t.copy());
+        }
+        return out;
+    }
+
+    private void bindFeed(Plan plan, Block block, String name, Tensor t) {
+        Var v = block.findVar(name);
+        if (v == null) {
+            List<String> data = block.vars().stream().filter(Var::isData).map(Var::name).toList();
+            throw new ExecutionException("feed '" + name + "' is not a var of the program (data vars: " + data + ")");
+        }
+        if (t.dtype() != v.dtype()) {
+            throw new ExecutionException("feed '" + name + "' has dtype " + t.dtype().displayName() + ", the program expects "
+                    + v.dtype().displayName());
+        }
+        if (!v.accepts(t.shape())) {
+            throw new ExecutionException("feed '" + name + "' has shape " + Shapes.str(t.shape())
+                    + ", the program expects " + Shapes.str(v.shape()) + " (-1 = any size)");
+        }
+        plan.frame[plan.slotOf.get(name)] = t;
+    }
+
+    private void runSteps(Plan plan) {
+        boolean observed = !observers.isEmpty();
+        for (Plan.Step step : plan.steps) {
+            if (observed) {
+                observers.forEach(o -> o.opStarted(step.index(), step.op().type()));
+            }
+            try {
+                step.kernel().run(step.args());
+            } catch (ExecutionException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                throw new ExecutionException("op #" + step.index() + " " + step.op() + " failed: " + e.getMessage(), e);
+            }
+            if (observed) {
+                observers.forEach(o -> o.opFinished(step.index(), step.op().type()));
+            }
+        }
+    }
+
+    /** Forgets prepared plans (and the temporaries they hold). */
+    public void clear() {
+        plans.clear();
+    }
+}

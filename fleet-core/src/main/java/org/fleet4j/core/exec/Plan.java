@@ -1,0 +1,95 @@
+package org.fleet4j.core.exec;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.fleet4j.core.ir.Block;
+import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.ops.Kernel;
+import org.fleet4j.core.ops.KernelArgs;
+import org.fleet4j.core.ops.OpRegistry;
+import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.tensor.Tensor;
+
+/**
+ * A program prepared for repeated runs: every var has a slot in one frame array, every op a kernel and the
+ * slot indices of its inputs and outputs. Temporaries stay in the frame between runs, so their buffers are
+ * reused rather than reallocated each step.
+ */
+final class Plan {
+    final Program program;
+    final long version;
+    final Object[] frame;
+    final Map<String, Integer> slotOf = new HashMap<>();
+    final String[] names;
+    final Step[] steps;
+    /** Slots of persistable vars, bound to the scope at each run. */
+    final int[] persistable;
+    /** Vars read before any op writes them: they must come from the feed or the scope. */
+    final Set<String> readFirst = new HashSet<>();
+
+    record Step(int index, Op op, Kernel kernel, KernelArgs args) {
+    }
+
+    Plan(Program program) {
+        this.program = program;
+        this.version = program.version();
+        Block block = program.globalBlock();
+        List<String> all = new ArrayList<>();
+        for (Var v : block.vars()) {
+            slotOf.put(v.name(), all.size());
+            all.add(v.name());
+        }
+        names = all.toArray(String[]::new);
+        frame = new Object[names.length];
+        List<Integer> pers = new ArrayList<>();
+        for (Var v : block.vars()) {
+            if (v.persistable()) {
+                pers.add(slotOf.get(v.name()));
+            }
+        }
+        persistable = pers.stream().mapToInt(Integer::intValue).toArray();
+        Set<String> written = new HashSet<>();
+        List<Op> ops = block.ops();
+        steps = new Step[ops.size()];
+        for (int i = 0; i < ops.size(); i++) {
+            Op op = ops.get(i);
+            OpSpec spec = OpRegistry.get(op.type());
+            for (String in : op.allInputs()) {
+                if (!written.contains(in)) {
+                    readFirst.add(in);
+                }
+            }
+            written.addAll(op.allOutputs());
+            String[] inSlots = spec.inputs().toArray(String[]::new);
+            String[] outSlots = spec.outputs().toArray(String[]::new);
+            int[][] in = new int[inSlots.length][];
+            int[][] out = new int[outSlots.length][];
+            for (int s = 0; s < inSlots.length; s++) {
+                in[s] = op.input(inSlots[s]).stream().mapToInt(slotOf::get).toArray();
+            }
+            for (int s = 0; s < outSlots.length; s++) {
+                out[s] = op.output(outSlots[s]).stream().mapToInt(slotOf::get).toArray();
+            }
+            if (spec.kernelFactory() == null) {
+                throw new ExecutionException("op #" + i + " " + op.type() + " has no CPU kernel");
+            }
+            Kernel k = spec.kernelFactory().create(op);
+            steps[i] = new Step(i, op, k, new KernelArgs(op, frame, inSlots, in, outSlots, out));
+        }
+    }
+
+    boolean isStale() {
+        return program.version() != version;
+    }
+
+    Tensor tensorAt(String name) {
+        Integer s = slotOf.get(name);
+        return s == null || !(frame[s] instanceof Tensor t) ? null : t;
+    }
+}

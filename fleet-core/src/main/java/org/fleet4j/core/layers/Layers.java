@@ -1,0 +1,248 @@
+package org.fleet4j.core.layers;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.fleet4j.core.ir.Block;
+import org.fleet4j.core.ir.IrException;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.tensor.DType;
+
+/**
+ * The layers API: builds a main program and, for its parameters, the startup program that initialises them.
+ * <pre>
+ * Program main = new Program(), startup = new Program();
+ * Layers nn = new Layers(main, startup);
+ * Var x = nn.data("x", DType.F32, -1, 784), y = nn.data("y", DType.I64, -1, 1);
+ * Var logits = nn.fc(nn.fc(x, 512, "relu"), 10, null);
+ * Var loss = nn.mean(nn.softmaxWithCrossEntropy(logits, y));
+ * </pre>
+ */
+public final class Layers {
+    private final Program main;
+    private final Program startup;
+    private long seedCounter;
+
+    public Layers(Program main, Program startup) {
+        this.main = main;
+        this.startup = startup;
+        main.setStartupProgram(startup);
+    }
+
+    public Program main() {
+        return main;
+    }
+
+    public Program startup() {
+        return startup;
+    }
+
+    private Block block() {
+        return main.globalBlock();
+    }
+
+    /** An input fed at every run; -1 marks a dimension known only then (the batch). */
+    public Var data(String name, DType dtype, long... shape) {
+        return block().createVar(name, dtype, shape).setData(true);
+    }
+
+    /** A trainable parameter, created in the main program and initialised by an op in the startup program. */
+    public Var createParameter(String name, DType dtype, long[] shape, Initializer init) {
+        Var p = block().createVar(name, dtype, shape).setParameter(true);
+        Var s = startup.globalBlock().createVar(name, dtype, shape).setParameter(true);
+        Initializer.OpDesc d = init.describe(shape, nextSeed());
+        Map<String, Object> attrs = new LinkedHashMap<>(d.attrs());
+        attrs.put("dtype", dtype.displayName());
+        startup.globalBlock().appendOp(d.type(), Map.of(), Map.of("Out", List.of(s.name())), attrs);
+        return p;
+    }
+
+    /** A persistable, non-trainable var (running statistics, counters) initialised to a constant. */
+    public Var createPersistable(String name, DType dtype, long[] shape, float value) {
+        Var p = block().createVar(name, dtype, shape).setPersistable(true).setStopGradient(true);
+        startup.globalBlock().createVar(name, dtype, shape).setPersistable(true);
+        startup.globalBlock().appendOp("fill_constant", Map.of(), Map.of("Out", List.of(name)),
+                Map.of("shape", shape, "dtype", dtype.displayName(), "value", value));
+        return p;
+    }
+
+    /** A different seed for every random op, all derived from the program's seed. */
+    public long nextSeed() {
+        return main.randomSeed() * 1_000_003L + (++seedCounter);
+    }
+
+    /** Appends one op whose outputs are fresh temporaries; returns them in slot order. */
+    public Var[] op(String type, Map<String, List<String>> inputs, List<String> outSlots, Map<String, Object> attrs) {
+        Map<String, List<String>> outs = new LinkedHashMap<>();
+        Var[] vars = new Var[outSlots.size()];
+        for (int i = 0; i < vars.length; i++) {
+            vars[i] = block().createTemp(type);
+            outs.put(outSlots.get(i), List.of(vars[i].name()));
+        }
+        block().appendOp(type, inputs, outs, attrs);
+        return vars;
+    }
+
+    private Var unary(String type, Var x, Map<String, Object> attrs) {
+        return op(type, Map.of("X", List.of(x.name())), List.of("Out"), attrs)[0];
+    }
+
+    private Var binary(String type, Var x, Var y) {
+        return op(type, Map.of("X", List.of(x.name()), "Y", List.of(y.name())), List.of("Out"), Map.of())[0];
+    }
+
+    /** Fully connected: act(x W + b), W [in, size] Xavier-initialised, b zeros. act may be null. */
+    public Var fc(Var x, int size, String act) {
+        return fc(x, size, act, Initializer.xavierUniform(), Initializer.constant(0f));
+    }
+
+    public Var fc(Var x, int size, String act, Initializer weightInit, Initializer biasInit) {
+        long[] xs = x.shape();
+        if (xs.length != 2) {
+            x = reshape(x, -1, flattenedWidth(xs));
+            xs = x.shape();
+        }
+        String prefix = main.uniqueName("fc");
+        Var w = createParameter(prefix + ".w_0", x.dtype(), new long[]{xs[1], size}, weightInit);
+        Var b = createParameter(prefix + ".b_0", x.dtype(), new long[]{size}, biasInit);
+        Var h = add(matmul(x, w, false, false, 1f), b);
+        return act == null ? h : activation(act, h);
+    }
+
+    private static long flattenedWidth(long[] s) {
+        long w = 1;
+        for (int i = 1; i < s.length; i++) {
+            if (s[i] < 0) {
+                throw new IrException("fc input " + java.util.Arrays.toString(s) + " has an unknown non-batch dimension");
+            }
+            w *= s[i];
+        }
+        return w;
+    }
+
+    public Var activation(String act, Var x) {
+        return switch (act) {
+            case "relu", "sigmoid", "tanh", "gelu", "softmax" -> unary(act, x, Map.of());
+            default -> throw new IrException("unknown activation '" + act + "' (relu, sigmoid, tanh, gelu, softmax)");
+        };
+    }
+
+    public Var matmul(Var x, Var y, boolean transposeX, boolean transposeY, float alpha) {
+        return op("matmul", Map.of("X", List.of(x.name()), "Y", List.of(y.name())), List.of("Out"),
+                Map.of("transpose_X", transposeX, "transpose_Y", transposeY, "alpha", alpha))[0];
+    }
+
+    public Var matmul(Var x, Var y) {
+        return matmul(x, y, false, false, 1f);
+    }
+
+    public Var add(Var x, Var y) {
+        return binary("elementwise_add", x, y);
+    }
+
+    public Var sub(Var x, Var y) {
+        return binary("elementwise_sub", x, y);
+    }
+
+    public Var mul(Var x, Var y) {
+        return binary("elementwise_mul", x, y);
+    }
+
+    public Var div(Var x, Var y) {
+        return binary("elementwise_div", x, y);
+    }
+
+    public Var relu(Var x) {
+        return unary("relu", x, Map.of());
+    }
+
+    public Var sigmoid(Var x) {
+        return unary("sigmoid", x, Map.of());
+    }
+
+    public Var tanh(Var x) {
+        return unary("tanh", x, Map.of());
+    }
+
+    public Var gelu(Var x) {
+        return unary("gelu", x, Map.of());
+    }
+
+    public Var softmax(Var x) {
+        return unary("softmax", x, Map.of());
+    }
+
+    /** The per-row loss [batch, 1] of softmax + cross entropy against integer labels. */
+    public Var softmaxWithCrossEntropy(Var logits, Var label) {
+        return op("softmax_with_cross_entropy", Map.of("Logits", List.of(logits.name()), "Label", List.of(label.name())),
+                List.of("Softmax", "Loss"), Map.of())[1];
+    }
+
+    public Var mean(Var x) {
+        return unary("mean", x, Map.of());
+    }
+
+    public Var sum(List<Var> xs) {
+        return op("sum", Map.of("X", xs.stream().map(Var::name).toList()), List.of("Out"), Map.of())[0];
+    }
+
+    public Var scale(Var x, float scale, float bias) {
+        return unary("scale", x, Map.of("scale", scale, "bias", bias));
+    }
+
+    /** Top-1 accuracy of scores [batch, classes] against labels [batch, 1], as a float scalar. */
+    public Var accuracy(Var scores, Var label) {
+        return op("accuracy", Map.of("Out", List.of(scores.name()), "Label", List.of(label.name())),
+                List.of("Accuracy"), Map.of())[0];
+    }
+
+    public Var reshape(Var x, long... shape) {
+        return unary("reshape", x, Map.of("shape", shape));
+    }
+
+    public Var concat(List<Var> xs, int axis) {
+        return op("concat", Map.of("X", xs.stream().map(Var::name).toList()), List.of("Out"), Map.of("axis", axis))[0];
+    }
+
+    /** Randomly zeroes elements with probability p in training and rescales the rest by 1/(1-p). */
+    public Var dropout(Var x, float p, boolean isTest) {
+        return op("dropout", Map.of("X", List.of(x.name())), List.of("Out", "Mask"),
+                Map.of("dropout_prob", p, "is_test", isTest, "seed", nextSeed()))[0];
+    }
+
+    /** Rows of a [vocab, dim] table for integer ids; is_sparse makes its gradient a SelectedRows. */
+    public Var embedding(Var ids, long vocab, long dim, boolean isSparse) {
+        String prefix = main.uniqueName("embedding");
+        Var w = createParameter(prefix + ".w_0", DType.F32, new long[]{vocab, dim}, Initializer.xavierUniform());
+        return op("lookup_table", Map.of("W", List.of(w.name()), "Ids", List.of(ids.name())), List.of("Out"),
+                Map.of("is_sparse", isSparse))[0];
+    }
+
+    /**
+     * Batch normalisation over the batch (and spatial) dims of x [N, C] or [N, C, H, W]: learnable scale and
+     * bias, running mean and variance updated in training and used when isTest.
+     */
+    public Var batchNorm(Var x, boolean isTest, float momentum, float epsilon) {
+        long c = x.shape()[1];
+        String prefix = main.uniqueName("batch_norm");
+        Var scale = createParameter(prefix + ".w_0", x.dtype(), new long[]{c}, Initializer.constant(1f));
+        Var bias = createParameter(prefix + ".b_0", x.dtype(), new long[]{c}, Initializer.constant(0f));
+        Var mean = createPersistable(prefix + ".w_1", x.dtype(), new long[]{c}, 0f);
+        Var var = createPersistable(prefix + ".w_2", x.dtype(), new long[]{c}, 1f);
+        Var y = block().createTemp("batch_norm");
+        Var savedMean = block().createTemp("batch_norm");
+        Var savedVar = block().createTemp("batch_norm");
+        block().appendOp("batch_norm",
+                Map.of("X", List.of(x.name()), "Scale", List.of(scale.name()), "Bias", List.of(bias.name()),
+                        "Mean", List.of(mean.name()), "Variance", List.of(var.name())),
+                Map.of("Y", List.of(y.name()), "MeanOut", List.of(mean.name()), "VarianceOut", List.of(var.name()),
+                        "SavedMean", List.of(savedMean.name()), "SavedVariance", List.of(savedVar.name())),
+                Map.of("is_test", isTest, "momentum", momentum, "epsilon", epsilon));
+        return y;
+    }
+
+    public Var batchNorm(Var x, boolean isTest) {
+        return batchNorm(x, isTest, 0.9f, 1e-5f);
+    }
+}

@@ -1,0 +1,19 @@
+package org.fleet4j.core.ops;
+
+/** Registers every op that ships with Fleet4J. */
+final class BuiltinOps {
+    private BuiltinOps() {
+    }
+
+    static void registerAll() {
+        ElementwiseOps.register();
+        ActivationOps.register();
+        MatmulOps.register();
+        LossOps.register();
+        ReduceOps.register();
+        MetricOps.register();
+        InitOps.register();
+        OptimizerOps.register();
+        ScheduleOps.register();
+    }
+}

@@ -1,0 +1,200 @@
+package org.fleet4j.core.ops;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import org.fleet4j.core.ir.AttrType;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.Shapes;
+import org.fleet4j.core.tensor.Tensor;
+
+/** elementwise_add / _sub / _mul / _div with numpy broadcasting (or Paddle's axis), and their gradients. */
+final class ElementwiseOps {
+    private ElementwiseOps() {
+    }
+
+    enum Kind { ADD, SUB, MUL, DIV }
+
+    static void register() {
+        for (Kind k : Kind.values()) {
+            String type = "elementwise_" + k.name().toLowerCase();
+            OpRegistry.register(OpSpec.builder(type)
+                    .in("X", "Y").out("Out")
+                    .attr("axis", AttrType.INT, -1)
+                    .shape(ctx -> {
+                        ctx.requireFloat("X");
+                        if (ctx.dtype("X") != ctx.dtype("Y")) {
+                            throw ctx.fail("X and Y must have the same dtype");
+                        }
+                        long[] out = Broadcast.outShape(ctx.shape("X"), ctx.shape("Y"), ctx.op().intAttr("axis"));
+                        if (out == null) {
+                            throw ctx.fail("shapes " + Shapes.str(ctx.shape("X")) + " and " + Shapes.str(ctx.shape("Y"))
+                                    + " do not broadcast");
+                        }
+                        ctx.set("Out", ctx.dtype("X"), out);
+                    })
+                    .kernel(op -> new Forward(k, op.intAttr("axis")))
+                    .gradKernel(op -> new Backward(k, op.intAttr("axis")))
+                    .build());
+        }
+    }
+
+    /** Index maps for one pair of input shapes, cached while the shapes stay the same. */
+    static final class Layout {
+        long[] xShape = {};
+        long[] yShape = {};
+        long[] outShape;
+        long rowLen;      // > 0: y repeats along rows of length rowLen and x has out's shape
+        int[] xMap;       // null: identity
+        int[] yMap;
+
+        void update(long[] x, long[] y, int axis) {
+            if (Arrays.equals(x, xShape) && Arrays.equals(y, yShape)) {
+                return;
+            }
+            xShape = x;
+            yShape = y;
+            long[] ya = Broadcast.align(y, x.length, axis);
+            outShape = Shapes.broadcast(x, ya);
+            if (outShape == null) {
+                throw new IllegalArgumentException("shapes " + Shapes.str(x) + " and " + Shapes.str(y) + " do not broadcast");
+            }
+            boolean xSame = Arrays.equals(x, outShape);
+            boolean ySame = Shapes.numel(y) == Shapes.numel(outShape);
+            xMap = xSame ? null : Broadcast.indexMap(outShape, Broadcast.strides(x, outShape));
+            yMap = ySame ? null : Broadcast.indexMap(outShape, Broadcast.strides(ya, outShape));
+            rowLen = xSame && !ySame ? Broadcast.trailingRowLength(outShape, ya) : -1;
+        }
+    }
+
+    static final class Forward implements Kernel {
+        private final Kind kind;
+        private final int axis;
+        private final Layout layout = new Layout();
+
+        Forward(Kind kind, int axis) {
+            this.kind = kind;
+            this.axis = axis;
+        }
+
+        @Override
+        public void run(KernelArgs a) {
+            Tensor x = a.in("X");
+            Tensor y = a.in("Y");
+            layout.update(x.shape(), y.shape(), axis);
+            Tensor out = a.out("Out", x.dtype(), layout.outShape);
+            if (x.dtype() != DType.F32) {
+                generic(x, y, out);
+                return;
+            }
+            MemorySegment xs = x.segment();
+            MemorySegment ys = y.segment();
+            MemorySegment os = out.segment();
+            long n = out.numel();
+            if (kind == Kind.ADD && layout.xMap == null && layout.yMap == null) {
+                F32.add(xs, ys, os, n);
+            } else if (kind == Kind.ADD && layout.rowLen > 0) {
+                F32.addRows(xs, ys, os, n / layout.rowLen, layout.rowLen);
+            } else {
+                int[] xm = layout.xMap;
+                int[] ym = layout.yMap;
+                for (int i = 0; i < n; i++) {
+                    float xv = F32.get(xs, xm == null ? i : xm[i]);
+                    float yv = F32.get(ys, ym == null ? i : ym[i]);
+                    F32.set(os, i, apply(kind, xv, yv));
+                }
+            }
+        }
+
+        private void generic(Tensor x, Tensor y, Tensor out) {
+            int[] xm = layout.xMap;
+            int[] ym = layout.yMap;
+            for (int i = 0; i < out.numel(); i++) {
+                double xv = x.getDouble(xm == null ? i : xm[i]);
+                double yv = y.getDouble(ym == null ? i : ym[i]);
+                out.setDouble(i, apply(kind, xv, yv));
+            }
+        }
+    }
+
+    static float apply(Kind k, float x, float y) {
+        return switch (k) {
+            case ADD -> x + y;
+            case SUB -> x - y;
+            case MUL -> x * y;
+            case DIV -> x / y;
+        };
+    }
+
+    static double apply(Kind k, double x, double y) {
+        return switch (k) {
+            case ADD -> x + y;
+            case SUB -> x - y;
+            case MUL -> x * y;
+            case DIV -> x / y;
+        };
+    }
+
+    static final class Backward implements Kernel {
+        private final Kind kind;
+        private final int axis;
+        private final Layout layout = new Layout();
+
+        Backward(Kind kind, int axis) {
+            this.kind = kind;
+            this.axis = axis;
+        }
+
+        @Override
+        public void run(KernelArgs a) {
+            Tensor x = a.in("X");
+            Tensor y = a.in("Y");
+            Tensor g = a.in("Out@GRAD");
+            layout.update(x.shape(), y.shape(), axis);
+            boolean wantX = a.hasOut("X@GRAD");
+            boolean wantY = a.hasOut("Y@GRAD");
+            Tensor gx = wantX ? a.outLike("X@GRAD", x) : null;
+            Tensor gy = wantY ? a.outLike("Y@GRAD", y) : null;
+            long n = g.numel();
+            if (kind == Kind.ADD && layout.rowLen > 0 && x.dtype() == DType.F32) {
+                if (wantX) {
+                    F32.copy(g.segment(), gx.segment(), n);
+                }
+                if (wantY) {
+                    F32.sumRows(g.segment(), gy.segment(), n / layout.rowLen, layout.rowLen);
+                }
+                return;
+            }
+            if (wantX) {
+                gx.fill(0);
+            }
+            if (wantY) {
+                gy.fill(0);
+            }
+            int[] xm = layout.xMap;
+            int[] ym = layout.yMap;
+            Tensor out = kind == Kind.DIV ? a.in("Out") : null;
+            for (int i = 0; i < n; i++) {
+                int xi = xm == null ? i : xm[i];
+                int yi = ym == null ? i : ym[i];
+                double gv = g.getDouble(i);
+                if (wantX) {
+                    double d = switch (kind) {
+                        case ADD, SUB -> gv;
+                        case MUL -> gv * y.getDouble(yi);
+                        case DIV -> gv / y.getDouble(yi);
+                    };
+                    gx.setDouble(xi, gx.getDouble(xi) + d);
+                }
+                if (wantY) {
+                    double d = switch (kind) {
+                        case ADD -> gv;
+                        case SUB -> -gv;
+                        case MUL -> gv * x.getDouble(xi);
+                        case DIV -> -gv * out.getDouble(i) / y.getDouble(yi);
+                    };
+                    gy.setDouble(yi, gy.getDouble(yi) + d);
+                }
+            }
+        }
+    }
+}

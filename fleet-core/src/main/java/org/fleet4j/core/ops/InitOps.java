@@ -1,0 +1,99 @@
+package org.fleet4j.core.ops;
+
+import java.util.SplittableRandom;
+import org.fleet4j.core.ir.AttrType;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.Tensor;
+
+/** Ops that create values: fill_constant, uniform_random, gaussian_random (seeded, reproducible). */
+final class InitOps {
+    private InitOps() {
+    }
+
+    static void register() {
+        OpRegistry.register(OpSpec.builder("fill_constant")
+                .out("Out")
+                .attr("shape", AttrType.LONGS, new long[0])
+                .attr("dtype", AttrType.STRING, "float32")
+                .attr("value", AttrType.FLOAT, 0f)
+                .shape(ctx -> ctx.set("Out", dtype(ctx), ctx.op().longsAttr("shape")))
+                .kernel(op -> {
+                    DType dt = DType.parse(op.stringAttr("dtype"));
+                    long[] shape = op.longsAttr("shape");
+                    float v = op.floatAttr("value");
+                    return a -> a.out("Out", dt, shape).fill(v);
+                })
+                .build());
+        OpRegistry.register(OpSpec.builder("uniform_random")
+                .out("Out")
+                .attr("shape", AttrType.LONGS, null)
+                .attr("dtype", AttrType.STRING, "float32")
+                .attr("min", AttrType.FLOAT, -1f)
+                .attr("max", AttrType.FLOAT, 1f)
+                .attr("seed", AttrType.LONG, 0L)
+                .shape(ctx -> {
+                    if (ctx.op().floatAttr("min") > ctx.op().floatAttr("max")) {
+                        throw ctx.fail("min must not exceed max");
+                    }
+                    ctx.set("Out", dtype(ctx), ctx.op().longsAttr("shape"));
+                })
+                .kernel(op -> {
+                    DType dt = DType.parse(op.stringAttr("dtype"));
+                    long[] shape = op.longsAttr("shape");
+                    float lo = op.floatAttr("min");
+                    float hi = op.floatAttr("max");
+                    long seed = op.<Long>attr("seed");
+                    return a -> {
+                        Tensor t = a.out("Out", dt, shape);
+                        SplittableRandom r = new SplittableRandom(seed);
+                        for (long i = 0; i < t.numel(); i++) {
+                            t.setDouble(i, lo + (hi - lo) * r.nextDouble());
+                        }
+                    };
+                })
+                .build());
+        OpRegistry.register(OpSpec.builder("gaussian_random")
+                .out("Out")
+                .attr("shape", AttrType.LONGS, null)
+                .attr("dtype", AttrType.STRING, "float32")
+                .attr("mean", AttrType.FLOAT, 0f)
+                .attr("std", AttrType.FLOAT, 1f)
+                .attr("seed", AttrType.LONG, 0L)
+                .shape(ctx -> {
+                    if (ctx.op().floatAttr("std") < 0) {
+                        throw ctx.fail("std must be >= 0");
+                    }
+                    ctx.set("Out", dtype(ctx), ctx.op().longsAttr("shape"));
+                })
+                .kernel(op -> {
+                    DType dt = DType.parse(op.stringAttr("dtype"));
+                    long[] shape = op.longsAttr("shape");
+                    float mean = op.floatAttr("mean");
+                    float std = op.floatAttr("std");
+                    long seed = op.<Long>attr("seed");
+                    return a -> {
+                        Tensor t = a.out("Out", dt, shape);
+                        SplittableRandom r = new SplittableRandom(seed);
+                        for (long i = 0; i < t.numel(); i++) {
+                            t.setDouble(i, mean + std * gaussian(r));
+                        }
+                    };
+                })
+                .build());
+    }
+
+    private static DType dtype(InferContext ctx) {
+        try {
+            return DType.parse(ctx.op().stringAttr("dtype"));
+        } catch (IllegalArgumentException e) {
+            throw ctx.fail(e.getMessage());
+        }
+    }
+
+    /** A standard normal sample (Box-Muller); SplittableRandom has no nextGaussian of its own on every JDK. */
+    static double gaussian(SplittableRandom r) {
+        double u1 = r.nextDouble();
+        double u2 = r.nextDouble();
+        return Math.sqrt(-2.0 * Math.log(1.0 - u1)) * Math.cos(2.0 * Math.PI * u2);
+    }
+}

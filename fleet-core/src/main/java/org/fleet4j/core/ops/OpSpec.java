@@ -1,0 +1,277 @@
+package org.fleet4j.core.ops;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.fleet4j.core.ir.AttrType;
+import org.fleet4j.core.ir.Block;
+import org.fleet4j.core.ir.IrException;
+import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.tensor.DType;
+
+/**
+ * Everything Fleet4J knows about one op type: its input and output slots, attributes with types and defaults,
+ * shape inference, CPU kernel, and (when differentiable) the kernel of its gradient op {@code <type>_grad}.
+ */
+public final class OpSpec {
+    private final String type;
+    private final List<String> inputs;
+    private final Set<String> optionalInputs;
+    private final Set<String> variadicInputs;
+    private final List<String> outputs;
+    private final Set<String> optionalOutputs;
+    private final Map<String, AttrDef> attrs;
+    private final Set<String> noGradInputs;
+    private final ShapeFn shapeFn;
+    private final KernelFactory kernel;
+    private final KernelFactory gradKernel;
+    private final ShapeFn gradShapeFn;
+
+    private OpSpec(Builder b) {
+        this.type = b.type;
+        this.inputs = List.copyOf(b.inputs);
+        this.optionalInputs = Set.copyOf(b.optionalInputs);
+        this.variadicInputs = Set.copyOf(b.variadicInputs);
+        this.outputs = List.copyOf(b.outputs);
+        this.optionalOutputs = Set.copyOf(b.optionalOutputs);
+        this.attrs = new LinkedHashMap<>(b.attrs);
+        this.noGradInputs = Set.copyOf(b.noGradInputs);
+        this.shapeFn = b.shapeFn;
+        this.kernel = b.kernel;
+        this.gradKernel = b.gradKernel;
+        this.gradShapeFn = b.gradShapeFn;
+    }
+
+    public static Builder builder(String type) {
+        return new Builder(type);
+    }
+
+    public String type() {
+        return type;
+    }
+
+    public List<String> inputs() {
+        return inputs;
+    }
+
+    public List<String> outputs() {
+        return outputs;
+    }
+
+    public Map<String, AttrDef> attrs() {
+        return attrs;
+    }
+
+    /** Whether backward can pass through this op. */
+    public boolean differentiable() {
+        return gradKernel != null;
+    }
+
+    /** Inputs that never get a gradient (labels, ids, indices). */
+    public boolean isNoGradInput(String slot) {
+        return noGradInputs.contains(slot);
+    }
+
+    public KernelFactory kernelFactory() {
+        return kernel;
+    }
+
+    /** The name of the gradient of a slot, as grad ops name their slots: "X@GRAD". */
+    public static String gradSlot(String slot) {
+        return slot + "@GRAD";
+    }
+
+    /** The spec of {@code <type>_grad}: inputs are the forward inputs, outputs and output grads; outputs are input grads. */
+    OpSpec gradSpec() {
+        Builder g = new Builder(type + "_grad");
+        for (String s : inputs) {
+            g.inputs.add(s);
+            g.optionalInputs.add(s);
+            if (variadicInputs.contains(s)) {
+                g.variadicInputs.add(s);
+            }
+        }
+        for (String s : outputs) {
+            g.inputs.add(s);
+            g.optionalInputs.add(s);
+        }
+        for (String s : outputs) {
+            g.inputs.add(gradSlot(s));
+            g.optionalInputs.add(gradSlot(s));
+        }
+        for (String s : inputs) {
+            g.outputs.add(gradSlot(s));
+            g.optionalOutputs.add(gradSlot(s));
+        }
+        g.attrs.putAll(attrs);
+        g.kernel = gradKernel;
+        g.shapeFn = ctx -> {
+            for (String s : inputs) {
+                for (int j = 0; j < ctx.count(s); j++) {
+                    Var x = ctx.input(s, j);
+                    ctx.set(gradSlot(s), j, x.dtype(), x.shape());
+                }
+            }
+            if (gradShapeFn != null) {
+                gradShapeFn.infer(ctx);
+            }
+        };
+        return new OpSpec(g);
+    }
+
+    /**
+     * Checks an op against this spec — slots, var existence, attribute names and types — fills in default
+     * attributes, creates missing output vars and infers their shapes. Returns the normalised op.
+     */
+    public Op check(Op op, Block block, int index) {
+        String where = "op #" + index + " " + type;
+        for (var e : op.inputs().entrySet()) {
+            String slot = e.getKey();
+            if (!inputs.contains(slot)) {
+                throw new IrException(where + " has no input slot '" + slot + "' (inputs: " + inputs + ")");
+            }
+            if (e.getValue().size() > 1 && !variadicInputs.contains(slot)) {
+                throw new IrException(where + ": input slot '" + slot + "' takes one var, got " + e.getValue());
+            }
+            for (String n : e.getValue()) {
+                if (!block.hasVar(n)) {
+                    block.var(n); // throws naming the var, with a suggestion
+                }
+            }
+        }
+        for (String slot : inputs) {
+            if (!optionalInputs.contains(slot) && op.input(slot).isEmpty()) {
+                throw new IrException(where + " needs input '" + slot + "'");
+            }
+        }
+        for (var e : op.outputs().entrySet()) {
+            if (!outputs.contains(e.getKey())) {
+                throw new IrException(where + " has no output slot '" + e.getKey() + "' (outputs: " + outputs + ")");
+            }
+            for (String n : e.getValue()) {
+                if (!block.hasVar(n)) {
+                    block.createVar(n, DType.F32);
+                }
+            }
+        }
+        for (String slot : outputs) {
+            if (!optionalOutputs.contains(slot) && op.output(slot).isEmpty()) {
+                throw new IrException(where + " needs output '" + slot + "'");
+            }
+        }
+        Map<String, Object> normalised = new LinkedHashMap<>();
+        for (var e : op.attrs().entrySet()) {
+            AttrDef def = attrs.get(e.getKey());
+            if (def == null) {
+                throw new IrException(where + " has no attribute '" + e.getKey() + "'"
+                        + (attrs.isEmpty() ? " (it takes none)" : " (attributes: " + attrs.keySet() + ")"));
+            }
+            try {
+                normalised.put(e.getKey(), def.type().coerce(e.getValue()));
+            } catch (IllegalArgumentException ex) {
+                throw new IrException(where + ": attribute '" + e.getKey() + "': " + ex.getMessage());
+            }
+        }
+        for (AttrDef def : attrs.values()) {
+            if (!normalised.containsKey(def.name())) {
+                if (def.defaultValue() == null) {
+                    throw new IrException(where + " needs attribute '" + def.name() + "' ("
+                            + def.type().name().toLowerCase() + ")");
+                }
+                normalised.put(def.name(), def.type().coerce(def.defaultValue()));
+            }
+        }
+        Op checked = new Op(type, op.inputs(), op.outputs(), normalised);
+        if (shapeFn != null) {
+            shapeFn.infer(new InferContext(checked, block, index));
+        }
+        return checked;
+    }
+
+    /** Fluent construction of a spec. */
+    public static final class Builder {
+        private final String type;
+        private final List<String> inputs = new ArrayList<>();
+        private final Set<String> optionalInputs = new LinkedHashSet<>();
+        private final Set<String> variadicInputs = new LinkedHashSet<>();
+        private final List<String> outputs = new ArrayList<>();
+        private final Set<String> optionalOutputs = new LinkedHashSet<>();
+        private final Map<String, AttrDef> attrs = new LinkedHashMap<>();
+        private final Set<String> noGradInputs = new LinkedHashSet<>();
+        private ShapeFn shapeFn;
+        private KernelFactory kernel;
+        private KernelFactory gradKernel;
+        private ShapeFn gradShapeFn;
+
+        private Builder(String type) {
+            this.type = type;
+        }
+
+        public Builder in(String... slots) {
+            inputs.addAll(List.of(slots));
+            return this;
+        }
+
+        public Builder optionalIn(String... slots) {
+            in(slots);
+            optionalInputs.addAll(List.of(slots));
+            return this;
+        }
+
+        public Builder variadicIn(String slot) {
+            inputs.add(slot);
+            variadicInputs.add(slot);
+            return this;
+        }
+
+        public Builder noGrad(String... slots) {
+            noGradInputs.addAll(List.of(slots));
+            return this;
+        }
+
+        public Builder out(String... slots) {
+            outputs.addAll(List.of(slots));
+            return this;
+        }
+
+        public Builder optionalOut(String... slots) {
+            out(slots);
+            optionalOutputs.addAll(List.of(slots));
+            return this;
+        }
+
+        public Builder attr(String name, AttrType type, Object defaultValue) {
+            attrs.put(name, new AttrDef(name, type, defaultValue));
+            return this;
+        }
+
+        public Builder shape(ShapeFn fn) {
+            this.shapeFn = fn;
+            return this;
+        }
+
+        public Builder kernel(KernelFactory k) {
+            this.kernel = k;
+            return this;
+        }
+
+        public Builder gradKernel(KernelFactory k) {
+            this.gradKernel = k;
+            return this;
+        }
+
+        /** Extra inference for the grad op beyond "an input's grad has the input's shape" (e.g. sparse grads). */
+        public Builder gradShape(ShapeFn fn) {
+            this.gradShapeFn = fn;
+            return this;
+        }
+
+        public OpSpec build() {
+            return new OpSpec(this);
+        }
+    }
+}

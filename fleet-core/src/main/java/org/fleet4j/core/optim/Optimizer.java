@@ -1,0 +1,94 @@
+package org.fleet4j.core.optim;
+
+import java.util.List;
+import java.util.Map;
+import org.fleet4j.core.autodiff.Backward;
+import org.fleet4j.core.autodiff.ParamGrad;
+import org.fleet4j.core.ir.Block;
+import org.fleet4j.core.ir.IrException;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.ops.LrSchedule;
+import org.fleet4j.core.tensor.DType;
+
+/**
+ * Turns a loss into training: appends backward, then the learning-rate schedule and one update op per
+ * parameter; moments and the step counter are persistable vars initialised by the startup program.
+ */
+public abstract class Optimizer {
+    /** The step counter every schedule reads; incremented once per run of the main program. */
+    public static final String STEP_VAR = "@LR_STEP@";
+
+    private final LrSchedule schedule;
+
+    protected Optimizer(LrSchedule schedule) {
+        this.schedule = schedule;
+    }
+
+    public LrSchedule schedule() {
+        return schedule;
+    }
+
+    /** A short name for logs ("sgd", "adam"). */
+    public abstract String name();
+
+    /** Appends backward and the updates; returns the parameters and their gradients. */
+    public List<ParamGrad> minimize(Var loss) {
+        List<ParamGrad> grads = Backward.appendBackward(loss);
+        applyGradients(loss.block().program(), grads);
+        return grads;
+    }
+
+    /** Appends the schedule, the updates and the step increment for gradients already in the program. */
+    public void applyGradients(Program main, List<ParamGrad> grads) {
+        Program startup = main.startupProgram();
+        if (startup == null) {
+            throw new IrException("the program has no startup program; build it with Layers(main, startup)");
+        }
+        Updates u = new Updates(main, startup);
+        Var step = u.persistable(STEP_VAR, DType.I64, new long[]{1}, 0f);
+        Var lr = main.globalBlock().createTemp("learning_rate");
+        main.globalBlock().appendOp("lr_schedule", Map.of("Step", List.of(step.name())),
+                Map.of("LearningRate", List.of(lr.name())), schedule.attrs());
+        for (ParamGrad pg : grads) {
+            appendUpdate(u, pg, lr.name());
+        }
+        main.globalBlock().appendOp("increment", Map.of("X", List.of(step.name())),
+                Map.of("Out", List.of(step.name())), Map.of());
+    }
+
+    protected abstract void appendUpdate(Updates u, ParamGrad pg, String lr);
+
+    /** Helpers for update ops: accumulators in both programs, and appending to the main block. */
+    protected static final class Updates {
+        private final Program main;
+        private final Program startup;
+
+        Updates(Program main, Program startup) {
+            this.main = main;
+            this.startup = startup;
+        }
+
+        public Block block() {
+            return main.globalBlock();
+        }
+
+        /** A persistable var in the main program, created (once) and filled with a constant by the startup program. */
+        public Var persistable(String name, DType dtype, long[] shape, float value) {
+            if (main.globalBlock().hasVar(name)) {
+                return main.globalBlock().var(name);
+            }
+            Var v = main.globalBlock().createVar(name, dtype, shape).setPersistable(true).setStopGradient(true);
+            startup.globalBlock().createVar(name, dtype, shape).setPersistable(true);
+            startup.globalBlock().appendOp("fill_constant", Map.of(), Map.of("Out", List.of(name)),
+                    Map.of("shape", shape, "dtype", dtype.displayName(), "value", value));
+            return v;
+        }
+
+        /** A zero-filled accumulator shaped like the parameter, named "param_suffix". */
+        public Var like(String param, String suffix) {
+            Var p = main.globalBlock().var(param);
+            return persistable(param + "_" + suffix, p.dtype(), p.shape(), 0f);
+        }
+    }
+}
