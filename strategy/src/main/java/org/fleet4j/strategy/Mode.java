@@ -1,0 +1,28 @@
+package org.fleet4j.strategy;
+
+/** How workers combine updates (the mode field). */
+public enum Mode {
+    COLLECTIVE("collective"),
+    PS("ps");
+
+    private final String spelling;
+
+    Mode(String spelling) {
+        this.spelling = spelling;
+    }
+
+    /** The name as strategy files write it. */
+    public String spelling() {
+        return spelling;
+    }
+
+    /** The constant whose file spelling is given (the schema has already checked it). */
+    public static Mode of(String spelling) {
+        for (Mode value : values()) {
+            if (value.spelling.equals(spelling)) {
+                return value;
+            }
+        }
+        throw new IllegalArgumentException("no Mode is spelt '" + spelling + "'");
+    }
+}

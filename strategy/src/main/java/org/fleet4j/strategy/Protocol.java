@@ -1,0 +1,30 @@
+package org.fleet4j.strategy;
+
+/** Parameter-server transport (the protocol field). */
+public enum Protocol {
+    GRPC("grpc"),
+    GRPC_PLUS_PLUS("grpc++"),
+    STAR_SERVER("star_server"),
+    STAR_SERVER_LITE("star_server_lite");
+
+    private final String spelling;
+
+    Protocol(String spelling) {
+        this.spelling = spelling;
+    }
+
+    /** The name as strategy files write it. */
+    public String spelling() {
+        return spelling;
+    }
+
+    /** The constant whose file spelling is given (the schema has already checked it). */
+    public static Protocol of(String spelling) {
+        for (Protocol value : values()) {
+            if (value.spelling.equals(spelling)) {
+                return value;
+            }
+        }
+        throw new IllegalArgumentException("no Protocol is spelt '" + spelling + "'");
+    }
+}
