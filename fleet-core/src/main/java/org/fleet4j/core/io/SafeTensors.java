@@ -1,0 +1,254 @@
+package org.fleet4j.core.io;
+
+import org.fleet4j.core.tensor.Shapes;
+import org.fleet4j.core.tensor.Tensor;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Checkpoints in the safetensors format (https://github.com/huggingface/safetensors): an 8-byte little-endian header
+ * length, a JSON header padded with spaces to a multiple of 8 bytes, then every tensor's raw little-endian bytes,
+ * back to back. Files written here load in Python with {@code safetensors.torch.load_file} or numpy, and back.
+ */
+public final class SafeTensors {
+    /** Largest slice moved per call, below the 2 GiB limit of a ByteBuffer. */
+    private static final long IO_CHUNK = 1L << 30;
+
+    private SafeTensors() {
+    }
+
+    /**
+     * Writes {@code tensors} (in map order) and {@code metadata} to {@code file} atomically: the bytes go to a
+     * temporary file in the same directory, which is flushed to disk and renamed over {@code file}, and then the
+     * directory is flushed. If anything fails the old file is untouched and the temporary file is removed.
+     */
+    public static void write(Path file, Map<String, Tensor> tensors, Map<String, String> metadata) {
+        requireLittleEndian(file);
+        Path target = file.toAbsolutePath();
+        Path dir = target.getParent();
+        if (dir == null || !Files.isDirectory(dir)) {
+            throw new CheckpointException(file, null, "directory " + dir + " does not exist");
+        }
+        List<Map.Entry<String, Tensor>> entries = new ArrayList<>(tensors.entrySet());
+        SafeTensorsHeader header = headerFor(file, entries, metadata);
+        byte[] json = header.encode();
+        Path temp = null;
+        String writing = null;
+        try {
+            temp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".tmp");
+            try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+                ByteBuffer prefix = ByteBuffer.allocate(8 + json.length).order(ByteOrder.LITTLE_ENDIAN);
+                prefix.putLong(json.length).put(json).flip();
+                writeFully(ch, prefix);
+                for (Map.Entry<String, Tensor> e : entries) {
+                    writing = e.getKey();
+                    writeSegment(ch, e.getValue().segment());
+                }
+                writing = null;
+                ch.force(true);
+            }
+            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            temp = null;
+            // The rename is durable only once the directory entry is on disk.
+            try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+                d.force(true);
+            }
+        } catch (IOException | RuntimeException e) {
+            deleteQuietly(temp, e);
+            String what = writing == null ? "cannot be written" : writing + " could not be written";
+            throw new CheckpointException(file, writing, what + " (" + e + "); the previous file, if any, is unchanged", e);
+        }
+    }
+
+    private static SafeTensorsHeader headerFor(Path file, List<Map.Entry<String, Tensor>> entries, Map<String, String> metadata) {
+        List<SafeTensorsHeader.Entry> out = new ArrayList<>();
+        long offset = 0;
+        for (Map.Entry<String, Tensor> e : entries) {
+            String name = e.getKey();
+            Tensor t = e.getValue();
+            if (name == null || name.isEmpty() || name.equals(SafeTensorsHeader.METADATA_KEY)) {
+                throw new CheckpointException(file, name, "'" + name + "' cannot name a tensor in a safetensors file");
+            }
+            if (t == null) {
+                throw new CheckpointException(file, name, name + " has no tensor (null)");
+            }
+            out.add(new SafeTensorsHeader.Entry(name, t.dtype(), t.shape(), offset, offset + t.byteSize()));
+            offset += t.byteSize();
+        }
+        Map<String, String> meta = new LinkedHashMap<>();
+        metadata.forEach((k, v) -> {
+            if (k == null || v == null) {
+                throw new CheckpointException(file, null, "metadata entry " + k + "=" + v + " is null; metadata maps strings to strings");
+            }
+            meta.put(k, v);
+        });
+        return new SafeTensorsHeader(out, meta);
+    }
+
+    /** All tensors of {@code file}, in the order of its header. */
+    public static Map<String, Tensor> read(Path file) {
+        return readCheckpoint(file).tensors();
+    }
+
+    /** All tensors of {@code file}, in the order of its header, with its metadata. */
+    public static Checkpoint readCheckpoint(Path file) {
+        requireLittleEndian(file);
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            long size = ch.size();
+            SafeTensorsHeader header = readHeader(file, ch, size);
+            long dataStart = size - dataBytes(header);
+            Map<String, Tensor> tensors = new LinkedHashMap<>();
+            for (SafeTensorsHeader.Entry e : header.entries()) {
+                Tensor t = Tensor.zeros(e.dtype(), e.shape());
+                readSegment(file, e.name(), ch, t.segment(), dataStart + e.begin());
+                tensors.put(e.name(), t);
+            }
+            return new Checkpoint(tensors, header.metadata());
+        } catch (NoSuchFileException e) {
+            throw new CheckpointException(file, null, "file does not exist", e);
+        } catch (IOException e) {
+            throw new CheckpointException(file, null, "cannot be read: " + e, e);
+        }
+    }
+
+    private static long dataBytes(SafeTensorsHeader header) {
+        return header.entries().stream().mapToLong(SafeTensorsHeader.Entry::byteSize).sum();
+    }
+
+    private static SafeTensorsHeader readHeader(Path file, FileChannel ch, long size) throws IOException {
+        if (size < 8) {
+            throw new CheckpointException(file, null, "file has " + size + " bytes, fewer than the 8-byte header length");
+        }
+        ByteBuffer lengthBytes = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+        readFully(file, null, ch, lengthBytes, 0);
+        long headerLength = lengthBytes.flip().getLong();
+        if (headerLength < 2 || headerLength > SafeTensorsHeader.MAX_HEADER_BYTES || headerLength > size - 8) {
+            throw new CheckpointException(file, null, "header length " + headerLength + " (the first 8 bytes, little-endian)"
+                    + " is impossible for a file of " + size + " bytes; this is not a safetensors file or it is truncated");
+        }
+        ByteBuffer json = ByteBuffer.allocate((int) headerLength);
+        readFully(file, null, ch, json, 8);
+        return SafeTensorsHeader.parse(file, json.array(), size - 8 - headerLength);
+    }
+
+    /**
+     * Fills {@code targets} from {@code file}, all or nothing: every target's presence, dtype and shape is checked
+     * against the file, and the file is read and validated whole, before any target is written. Strict loading also
+     * fails when the file lacks a target or holds a variable no target names; otherwise those are reported.
+     */
+    public static LoadReport loadInto(Path file, Map<String, Tensor> targets, boolean strict) {
+        Checkpoint checkpoint = readCheckpoint(file);
+        Map<String, Tensor> found = checkpoint.tensors();
+        List<String> loaded = new ArrayList<>();
+        List<String> missing = new ArrayList<>();
+        List<String> problems = new ArrayList<>();
+        String firstVariable = null;
+        for (Map.Entry<String, Tensor> e : targets.entrySet()) {
+            String name = e.getKey();
+            Tensor want = e.getValue();
+            Tensor have = found.get(name);
+            String problem = null;
+            if (have == null) {
+                missing.add(name);
+                if (strict) {
+                    problem = name + " is missing; the checkpoint holds " + summary(found.keySet());
+                }
+            } else if (have.dtype() != want.dtype()) {
+                problem = name + " has dtype " + have.dtype().displayName() + ", the program expects " + want.dtype().displayName();
+            } else if (!want.hasShape(have.shape())) {
+                problem = name + " has shape " + Shapes.str(have.shape()) + ", the program expects " + Shapes.str(want.shape());
+            } else {
+                loaded.add(name);
+            }
+            if (problem != null) {
+                problems.add(problem);
+                firstVariable = firstVariable == null ? name : firstVariable;
+            }
+        }
+        List<String> unexpected = found.keySet().stream().filter(n -> !targets.containsKey(n)).toList();
+        if (strict && !unexpected.isEmpty()) {
+            problems.add("holds variables the program does not have: " + summary(unexpected));
+            firstVariable = firstVariable == null ? unexpected.getFirst() : firstVariable;
+        }
+        if (problems.size() == 1) {
+            throw new CheckpointException(file, firstVariable, problems.getFirst() + "; nothing was loaded");
+        }
+        if (!problems.isEmpty()) {
+            throw new CheckpointException(file, firstVariable, problems.size() + " problems, nothing was loaded:\n  "
+                    + String.join("\n  ", problems));
+        }
+        for (String name : loaded) {
+            targets.get(name).copyFrom(found.get(name));
+        }
+        return new LoadReport(loaded, missing, unexpected);
+    }
+
+    private static String summary(java.util.Collection<String> names) {
+        List<String> list = List.copyOf(names);
+        if (list.isEmpty()) {
+            return "no variables";
+        }
+        return list.size() <= 8 ? String.join(", ", list)
+                : String.join(", ", list.subList(0, 8)) + " and " + (list.size() - 8) + " more";
+    }
+
+    private static void requireLittleEndian(Path file) {
+        if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
+            throw new CheckpointException(file, null, "safetensors stores little-endian bytes; this big-endian platform is not supported");
+        }
+    }
+
+    private static void writeSegment(FileChannel ch, MemorySegment segment) throws IOException {
+        for (long pos = 0; pos < segment.byteSize(); pos += IO_CHUNK) {
+            writeFully(ch, segment.asSlice(pos, Math.min(IO_CHUNK, segment.byteSize() - pos)).asByteBuffer());
+        }
+    }
+
+    private static void writeFully(FileChannel ch, ByteBuffer buffer) throws IOException {
+        while (buffer.hasRemaining()) {
+            ch.write(buffer);
+        }
+    }
+
+    private static void readSegment(Path file, String name, FileChannel ch, MemorySegment segment, long position) throws IOException {
+        for (long pos = 0; pos < segment.byteSize(); pos += IO_CHUNK) {
+            readFully(file, name, ch, segment.asSlice(pos, Math.min(IO_CHUNK, segment.byteSize() - pos)).asByteBuffer(), position + pos);
+        }
+    }
+
+    private static void readFully(Path file, String name, FileChannel ch, ByteBuffer buffer, long position) throws IOException {
+        long at = position;
+        while (buffer.hasRemaining()) {
+            int n = ch.read(buffer, at);
+            if (n < 0) {
+                throw new CheckpointException(file, name, (name == null ? "the header" : name) + " ends early at byte " + at
+                        + "; the file shrank while it was read");
+            }
+            at += n;
+        }
+    }
+
+    private static void deleteQuietly(Path temp, Exception failure) {
+        if (temp == null) {
+            return;
+        }
+        try {
+            Files.deleteIfExists(temp);
+        } catch (IOException e) {
+            failure.addSuppressed(e);
+        }
+    }
+}
