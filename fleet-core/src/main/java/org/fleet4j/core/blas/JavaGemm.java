@@ -176,8 +176,8 @@ public final class JavaGemm implements Gemm {
                             for (int ir = 0; ir < mc; ir += MR) {
                                 int rows = Math.min(MR, mc - ir);
                                 long cIdx = cOff + (long) (ic + ir) * ldc + jc + jr;
-                                microKernel(kc, ap, ir * kc, bp, bBase, alpha, betaHere, c, cIdx, ldc,
-                                        rows, cols, ws.edge);
+                                microKernel(kc, ap, ir * kc, bp, bBase, ws.tile);
+                                updateC(ws.tile, alpha, betaHere, c, cIdx, ldc, rows, cols);
                             }
                         }
                     }
@@ -202,11 +202,9 @@ public final class JavaGemm implements Gemm {
                         }
                     } else {
                         for (int p = 0; p < kc; p++) {
-                            long row = first + (long) p * ldb;
                             int at = base + p * NR;
-                            for (int jj = 0; jj < NR; jj++) {
-                                bp[at + jj] = jj < cols ? b.getAtIndex(FLOAT, row + jj) : 0f;
-                            }
+                            MemorySegment.copy(b, FLOAT, (first + (long) p * ldb) * Float.BYTES, bp, at, cols);
+                            Arrays.fill(bp, at + cols, at + NR, 0f);
                         }
                     }
                 } else {
@@ -248,15 +246,21 @@ public final class JavaGemm implements Gemm {
         }
     }
 
-    /** dst[base + p*width + w] = src[w*kc + p] for w < count, zero for count <= w < width. */
+    /**
+     * dst[base + p*width + w] = src[w*kc + p]: rows of kc floats become kc groups of width (zero-padded past
+     * count). Reading along rows keeps the inner loop long and unit-stride.
+     */
     private static void interleave(float[] src, int count, int width, int kc, float[] dst, int base) {
-        for (int p = 0; p < kc; p++) {
-            int at = base + p * width;
-            for (int w = 0; w < count; w++) {
-                dst[at + w] = src[w * kc + p];
+        for (int w = 0; w < count; w++) {
+            int from = w * kc;
+            int to = base + w;
+            for (int p = 0; p < kc; p++) {
+                dst[to + p * width] = src[from + p];
             }
-            for (int w = count; w < width; w++) {
-                dst[at + w] = 0f;
+        }
+        for (int w = count; w < width; w++) {
+            for (int p = 0; p < kc; p++) {
+                dst[base + w + p * width] = 0f;
             }
         }
     }
@@ -266,12 +270,10 @@ public final class JavaGemm implements Gemm {
     }
 
     /**
-     * C[rows x cols] = alpha * (A sliver x B sliver) + beta * C. The 12 accumulators stay in registers;
-     * a partial tile at the matrix edge goes through {@code edge} and is merged element by element.
+     * tile[MR x NR] = A sliver x B sliver. The 12 accumulators stay in registers; no vector crosses a call
+     * boundary, since a call that is not inlined would box it.
      */
-    private static void microKernel(int kc, float[] ap, int aBase, float[] bp, int bBase,
-                                    float alpha, float beta, MemorySegment c, long cIdx, int ldc,
-                                    int rows, int cols, float[] edge) {
+    private static void microKernel(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
         FloatVector c00 = FloatVector.zero(SPECIES), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
         FloatVector c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
         for (int p = 0; p < kc; p++) {
@@ -298,54 +300,49 @@ public final class JavaGemm implements Gemm {
             c50 = x.fma(b0, c50);
             c51 = x.fma(b1, c51);
         }
+        c00.intoArray(tile, 0);
+        c01.intoArray(tile, L);
+        c10.intoArray(tile, NR);
+        c11.intoArray(tile, NR + L);
+        c20.intoArray(tile, 2 * NR);
+        c21.intoArray(tile, 2 * NR + L);
+        c30.intoArray(tile, 3 * NR);
+        c31.intoArray(tile, 3 * NR + L);
+        c40.intoArray(tile, 4 * NR);
+        c41.intoArray(tile, 4 * NR + L);
+        c50.intoArray(tile, 5 * NR);
+        c51.intoArray(tile, 5 * NR + L);
+    }
+
+    /** C[rows x cols] = alpha * tile + beta * C, with vectors for whole tiles and element by element at edges. */
+    private static void updateC(float[] tile, float alpha, float beta, MemorySegment c, long cIdx, int ldc,
+                                int rows, int cols) {
         if (rows == MR && cols == NR) {
-            storeRow(c00, c01, alpha, beta, c, cIdx, 0, ldc);
-            storeRow(c10, c11, alpha, beta, c, cIdx, 1, ldc);
-            storeRow(c20, c21, alpha, beta, c, cIdx, 2, ldc);
-            storeRow(c30, c31, alpha, beta, c, cIdx, 3, ldc);
-            storeRow(c40, c41, alpha, beta, c, cIdx, 4, ldc);
-            storeRow(c50, c51, alpha, beta, c, cIdx, 5, ldc);
+            for (int i = 0; i < MR; i++) {
+                long off = (cIdx + (long) i * ldc) * Float.BYTES;
+                for (int v = 0; v < NR; v += L) {
+                    long at = off + (long) v * Float.BYTES;
+                    FloatVector x = FloatVector.fromArray(SPECIES, tile, i * NR + v).mul(alpha);
+                    if (beta != 0f) {
+                        x = FloatVector.fromMemorySegment(SPECIES, c, at, ORDER).mul(beta).add(x);
+                    }
+                    x.intoMemorySegment(c, at, ORDER);
+                }
+            }
             return;
         }
-        c00.intoArray(edge, 0);
-        c01.intoArray(edge, L);
-        c10.intoArray(edge, NR);
-        c11.intoArray(edge, NR + L);
-        c20.intoArray(edge, 2 * NR);
-        c21.intoArray(edge, 2 * NR + L);
-        c30.intoArray(edge, 3 * NR);
-        c31.intoArray(edge, 3 * NR + L);
-        c40.intoArray(edge, 4 * NR);
-        c41.intoArray(edge, 4 * NR + L);
-        c50.intoArray(edge, 5 * NR);
-        c51.intoArray(edge, 5 * NR + L);
         for (int i = 0; i < rows; i++) {
             for (int j = 0; j < cols; j++) {
                 long at = cIdx + (long) i * ldc + j;
-                float v = alpha * edge[i * NR + j];
+                float v = alpha * tile[i * NR + j];
                 c.setAtIndex(FLOAT, at, beta == 0f ? v : v + beta * c.getAtIndex(FLOAT, at));
             }
         }
     }
 
-    private static void storeRow(FloatVector lo, FloatVector hi, float alpha, float beta,
-                                 MemorySegment c, long cIdx, int row, int ldc) {
-        long off = (cIdx + (long) row * ldc) * Float.BYTES;
-        long offHi = off + (long) L * Float.BYTES;
-        lo = lo.mul(alpha);
-        hi = hi.mul(alpha);
-        if (beta != 0f) {
-            FloatVector betaV = FloatVector.broadcast(SPECIES, beta);
-            lo = FloatVector.fromMemorySegment(SPECIES, c, off, ORDER).fma(betaV, lo);
-            hi = FloatVector.fromMemorySegment(SPECIES, c, offHi, ORDER).fma(betaV, hi);
-        }
-        lo.intoMemorySegment(c, off, ORDER);
-        hi.intoMemorySegment(c, offHi, ORDER);
-    }
-
     /** Per-thread packing buffers, grown on demand and reused across calls. */
     private static final class Workspace {
-        final float[] edge = new float[MR * NR];
+        final float[] tile = new float[MR * NR];
         private float[] a = new float[0];
         private float[] b = new float[0];
         private float[] scratch = new float[0];

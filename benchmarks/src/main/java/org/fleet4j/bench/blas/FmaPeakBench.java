@@ -1,0 +1,64 @@
+package org.fleet4j.bench.blas;
+
+import java.util.concurrent.TimeUnit;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * One core's single-precision FMA throughput as Java can reach it: 12 independent FloatVector FMA chains
+ * (more than latency x pipes = 4 x 2 on Zen 3, so the FMA units, not the dependency chains, are the limit).
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector"})
+public class FmaPeakBench {
+
+    static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
+    static final int CHAINS = 12;
+    static final int STEPS = 4096;
+
+    public float x = 0.999f;
+    public float y = 1e-3f;
+
+    /** Floating-point operations in one invocation: STEPS x CHAINS FMAs of one vector, 2 per lane. */
+    static double flops() {
+        return 2.0 * STEPS * CHAINS * SPECIES.length();
+    }
+
+    @Benchmark
+    public float fma() {
+        FloatVector m = FloatVector.broadcast(SPECIES, x);
+        FloatVector d = FloatVector.broadcast(SPECIES, y);
+        FloatVector c0 = FloatVector.broadcast(SPECIES, 0f), c1 = c0.add(1f), c2 = c0.add(2f), c3 = c0.add(3f);
+        FloatVector c4 = c0.add(4f), c5 = c0.add(5f), c6 = c0.add(6f), c7 = c0.add(7f);
+        FloatVector c8 = c0.add(8f), c9 = c0.add(9f), c10 = c0.add(10f), c11 = c0.add(11f);
+        for (int i = 0; i < STEPS; i++) {
+            c0 = c0.fma(m, d);
+            c1 = c1.fma(m, d);
+            c2 = c2.fma(m, d);
+            c3 = c3.fma(m, d);
+            c4 = c4.fma(m, d);
+            c5 = c5.fma(m, d);
+            c6 = c6.fma(m, d);
+            c7 = c7.fma(m, d);
+            c8 = c8.fma(m, d);
+            c9 = c9.fma(m, d);
+            c10 = c10.fma(m, d);
+            c11 = c11.fma(m, d);
+        }
+        return c0.add(c1).add(c2).add(c3).add(c4).add(c5).add(c6).add(c7).add(c8).add(c9).add(c10).add(c11)
+                .reduceLanes(jdk.incubator.vector.VectorOperators.ADD);
+    }
+}
