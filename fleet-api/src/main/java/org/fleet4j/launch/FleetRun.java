@@ -1,0 +1,192 @@
+package org.fleet4j.launch;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.ParameterException;
+
+/**
+ * {@code bin/fleetrun}: starts one JVM per rank with its role in the environment, supervises them, and
+ * tears the whole job down when one fails. Bad input exits with code 2 and a one-line message.
+ */
+public final class FleetRun {
+    private static final int BAD_INPUT = 2;
+    private static final int LAUNCH_FAILED = 1;
+
+    private FleetRun() {
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    /**
+     * Runs the launcher: parses {@code args}, then starts the job (or the dry run) and waits for it.
+     *
+     * @param out where rank 0's output and the dry run go
+     * @param err where the launcher's own messages go
+     * @return the process exit code: 0, 2 for bad input, or the failed rank's exit code
+     */
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        LaunchOptions options = new LaunchOptions();
+        CommandLine cli = new CommandLine(options).setCaseInsensitiveEnumValuesAllowed(true);
+        cli.getCommandSpec().usageMessage().footer(footer());
+        boolean debug = wantsDebug(args);
+        try {
+            int programAt = programIndex(args, cli.getCommandSpec());
+            List<String> launcherArgs = new ArrayList<>(Arrays.asList(args).subList(0, Math.min(programAt, args.length)));
+            launcherArgs.remove("--");
+            List<String> programArgs = List.of();
+            if (programAt < args.length) {
+                launcherArgs.add("--");
+                launcherArgs.add(args[programAt]);
+                programArgs = Arrays.asList(args).subList(programAt + 1, args.length);
+            }
+            cli.parseArgs(launcherArgs.toArray(String[]::new));
+            if (cli.isUsageHelpRequested()) {
+                cli.usage(out);
+                return 0;
+            }
+            return launch(options, programArgs, out, err);
+        } catch (ParameterException e) {
+            return fail(err, e.getMessage().replace(System.lineSeparator(), "; ").strip() + " (see bin/fleetrun --help)", e, debug, BAD_INPUT);
+        } catch (LaunchException e) {
+            return fail(err, e.getMessage(), e, debug, BAD_INPUT);
+        } catch (IOException e) {
+            return fail(err, e.getMessage(), e, debug, LAUNCH_FAILED);
+        }
+    }
+
+    private static int launch(LaunchOptions options, List<String> programArgs, PrintStream out, PrintStream err) throws IOException {
+        String parameterServer = options.parameterServerOption();
+        if (parameterServer != null) {
+            throw new LaunchException(parameterServer + ": the parameter-server mode is not available yet; leave out"
+                    + " --server_num, --worker_num, --servers and --workers to train with collectives");
+        }
+        Path strategy = options.strategy == null ? null : existingFile(options.strategy, "--strategy");
+        if (options.nprocPerNode != null && options.nprocPerNode < 1) {
+            throw new LaunchException("--nproc_per_node " + options.nprocPerNode + ": expected at least 1");
+        }
+        DeviceSelection devices = DeviceSelection.parse(options.devices, options.nprocPerNode);
+        int nprocPerNode = devices.isGpu() ? devices.gpuIds().size() : options.nprocPerNode == null ? 1 : options.nprocPerNode;
+        if (options.dryRun) {
+            int nnodes = options.ips != null ? options.ips.size() : options.nnodes != null ? options.nnodes : 1;
+            if (nnodes < 1) {
+                throw new LaunchException("--nnodes " + nnodes + ": expected at least 1");
+            }
+            return StrategyDryRun.run(strategy, nnodes, nprocPerNode, devices.kind(), options.format.name().toLowerCase(Locale.ROOT), out, err);
+        }
+        if (options.program == null) {
+            throw new LaunchException("missing PROGRAM: name a built-in (" + String.join(", ", BuiltinPrograms.all().keySet())
+                    + "), a main class, or a jar (see bin/fleetrun --help)");
+        }
+        if (options.jobId.isBlank()) {
+            throw new LaunchException("--job_id: expected a non-empty name");
+        }
+        ClusterLayout layout = ClusterLayout.plan(options.ips, options.nnodes, options.nodeRank, options.master, options.startPort, nprocPerNode);
+        List<Path> classpath = launcherClasspath();
+        Program program = Program.resolve(options.program, classpath);
+        LaunchPlan plan = new LaunchPlan(layout, devices, program, programArgs, Path.of(System.getProperty("java.home"), "bin", "java"),
+                classpath, JvmArgs.split(options.jvmArgs), logDir(options.logDir), options.jobId, options.logLevel, strategy);
+        return new Job(plan, out, err).run();
+    }
+
+    /**
+     * Index in {@code args} of PROGRAM: the first word that is neither an option nor an option's value
+     * (or the word after {@code --}); {@code args.length} when there is none. Everything after it is the
+     * program's, even words that look like the launcher's options.
+     */
+    static int programIndex(String[] args, CommandSpec spec) {
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            if (arg.equals("--")) {
+                return i + 1;
+            }
+            if (arg.startsWith("-") && arg.length() > 1) {
+                OptionSpec option = arg.contains("=") ? null : spec.findOption(arg);
+                if (option != null && option.arity().min() > 0) {
+                    i++;
+                }
+                continue;
+            }
+            return i;
+        }
+        return args.length;
+    }
+
+    private static Path existingFile(String value, String flag) {
+        try {
+            Path path = Path.of(value).toAbsolutePath().normalize();
+            if (!Files.isRegularFile(path)) {
+                throw new LaunchException(flag + " " + value + ": file not found (looked for " + path + ")");
+            }
+            return path;
+        } catch (InvalidPathException e) {
+            throw new LaunchException(flag + " '" + value + "': not a valid path (" + e.getReason() + ")", e);
+        }
+    }
+
+    private static Path logDir(String value) {
+        try {
+            Path path = Path.of(value).toAbsolutePath().normalize();
+            if (Files.exists(path) && !Files.isDirectory(path)) {
+                throw new LaunchException("--log_dir " + value + ": " + path + " exists and is not a directory");
+            }
+            return path;
+        } catch (InvalidPathException e) {
+            throw new LaunchException("--log_dir '" + value + "': not a valid path (" + e.getReason() + ")", e);
+        }
+    }
+
+    /** The launcher's own classpath (bin/fleetrun: build/lib/*), which every rank shares. */
+    private static List<Path> launcherClasspath() {
+        return Arrays.stream(System.getProperty("java.class.path", "").split(File.pathSeparator))
+                .filter(entry -> !entry.isEmpty())
+                .map(entry -> Path.of(entry).toAbsolutePath())
+                .toList();
+    }
+
+    private static boolean wantsDebug(String[] args) {
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equalsIgnoreCase("--log_level=debug") || args[i].equals("--log_level") && i + 1 < args.length && args[i + 1].equalsIgnoreCase("debug")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static int fail(PrintStream err, String message, Exception e, boolean debug, int code) {
+        err.println("fleetrun: " + message);
+        if (debug) {
+            e.printStackTrace(err);
+        }
+        return code;
+    }
+
+    private static String[] footer() {
+        Map<String, String> builtins = BuiltinPrograms.all();
+        List<String> lines = new ArrayList<>();
+        lines.add("");
+        lines.add("Built-in programs:");
+        int width = builtins.keySet().stream().mapToInt(String::length).max().orElse(0);
+        builtins.forEach((name, mainClass) -> lines.add("  " + name + " ".repeat(width - name.length() + 2) + mainClass));
+        lines.add("");
+        lines.add("Examples:");
+        lines.add("  bin/fleetrun --nproc_per_node 1 mnist");
+        lines.add("  bin/fleetrun --nproc_per_node 2 --strategy strategy.yaml com.acme.Train --epochs 3");
+        lines.add("  bin/fleetrun --ips 10.0.0.1,10.0.0.2 --nproc_per_node 4 train.jar    # the same command on each host");
+        lines.add("Details: docs/LAUNCHER.md");
+        return lines.toArray(String[]::new);
+    }
+}

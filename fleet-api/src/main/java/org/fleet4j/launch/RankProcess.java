@@ -1,0 +1,96 @@
+package org.fleet4j.launch;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.Duration;
+
+/**
+ * One running rank JVM. Its stdout and stderr go to its workerlog; an echoed rank's output is also
+ * copied live to the console, each line prefixed with {@code [rank N]}.
+ */
+final class RankProcess {
+    private final RankSpec spec;
+    private final Process process;
+    private final Thread echo;
+
+    private RankProcess(RankSpec spec, Process process, Thread echo) {
+        this.spec = spec;
+        this.process = process;
+        this.echo = echo;
+    }
+
+    /** Starts the rank; {@code console} is where its output is echoed, or null to only log it. */
+    static RankProcess start(RankSpec spec, PrintStream console) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(spec.command()).redirectErrorStream(true);
+        RankEnvironment.OPTIONAL.forEach(builder.environment()::remove);
+        builder.environment().putAll(spec.environment());
+        if (console == null) {
+            builder.redirectOutput(ProcessBuilder.Redirect.to(spec.logFile().toFile()));
+        }
+        Process process = builder.start();
+        // A rank reading stdin sees end-of-file instead of waiting for input no one will type.
+        process.getOutputStream().close();
+        Thread echo = null;
+        if (console != null) {
+            OutputStream log = Files.newOutputStream(spec.logFile());
+            echo = Thread.ofPlatform().daemon().name("fleetrun-echo-rank-" + spec.globalRank())
+                    .start(() -> copy(process.getInputStream(), log, console, "[rank " + spec.globalRank() + "] "));
+        }
+        return new RankProcess(spec, process, echo);
+    }
+
+    private static void copy(InputStream from, OutputStream log, PrintStream console, String prefix) {
+        byte[] prefixBytes = prefix.getBytes(StandardCharsets.UTF_8);
+        byte[] buffer = new byte[8192];
+        boolean atLineStart = true;
+        try (from; log) {
+            int n;
+            while ((n = from.read(buffer)) >= 0) {
+                log.write(buffer, 0, n);
+                synchronized (console) {
+                    int lineStart = 0;
+                    for (int i = 0; i < n; i++) {
+                        if (atLineStart) {
+                            console.write(prefixBytes, 0, prefixBytes.length);
+                            atLineStart = false;
+                        }
+                        if (buffer[i] == '\n') {
+                            console.write(buffer, lineStart, i + 1 - lineStart);
+                            lineStart = i + 1;
+                            atLineStart = true;
+                        }
+                    }
+                    console.write(buffer, lineStart, n - lineStart);
+                    console.flush();
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("copying the output of " + prefix.trim() + " to its log and the console", e);
+        }
+    }
+
+    RankSpec spec() {
+        return spec;
+    }
+
+    Process process() {
+        return process;
+    }
+
+    /** Waits for the echo of an exited rank to reach the console and the log. */
+    void awaitOutput(Duration timeout) {
+        if (echo == null) {
+            return;
+        }
+        try {
+            echo.join(timeout);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

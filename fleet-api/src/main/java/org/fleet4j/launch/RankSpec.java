@@ -1,0 +1,13 @@
+package org.fleet4j.launch;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/** Everything needed to start one rank's JVM: its ranks, command line, environment and log file. */
+public record RankSpec(int globalRank, int localRank, List<String> command, Map<String, String> environment, Path logFile) {
+    public RankSpec {
+        command = List.copyOf(command);
+        environment = Map.copyOf(environment);
+    }
+}

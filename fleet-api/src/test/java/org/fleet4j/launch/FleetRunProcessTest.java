@@ -1,0 +1,227 @@
+package org.fleet4j.launch;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.StringReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The launcher as users run it: a separate JVM that starts real rank JVMs running {@link RoleProbe}. */
+class FleetRunProcessTest {
+    /** Rank JVMs in tests only record their role, so a small quick-starting JVM is enough. */
+    private static final String LIGHT_JVM = "-XX:TieredStopAtLevel=1 -Xshare:auto -XX:+UseSerialGC -Xmx64m";
+    private static final Duration JOB_TIMEOUT = Duration.ofSeconds(60);
+    /** Failure and signal teardown must finish well within what users are promised. */
+    private static final Duration TEARDOWN_TIMEOUT = Duration.ofSeconds(15);
+
+    @TempDir
+    Path work;
+    private Path probeDir;
+    private final Map<String, String> env = new HashMap<>();
+
+    @BeforeEach
+    void setUp() throws IOException {
+        probeDir = Files.createDirectories(work.resolve("probe"));
+        env.put("PROBE_DIR", probeDir.toString());
+    }
+
+    /** Every process a rank recorded must be gone: the launcher leaves nothing behind. */
+    @AfterEach
+    void noProcessOfTheJobIsLeft() throws IOException, InterruptedException {
+        List<Long> alive = new ArrayList<>();
+        try (Stream<Path> files = Files.list(probeDir)) {
+            for (Path file : files.filter(f -> f.getFileName().toString().endsWith(".pid")).toList()) {
+                long pid = Long.parseLong(Files.readString(file).trim());
+                if (!Await.gone(pid, Duration.ofSeconds(10))) {
+                    alive.add(pid);
+                    ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+                }
+            }
+        }
+        assertEquals(List.of(), alive, "processes of the job still alive after the launcher exited");
+    }
+
+    private LauncherRun launch(String... args) throws IOException {
+        List<String> all = new ArrayList<>(List.of("--jvm_args", LIGHT_JVM));
+        all.addAll(List.of(args));
+        return LauncherRun.javaMain(work, env, all);
+    }
+
+    private Properties role(int rank) throws IOException {
+        Properties role = new Properties();
+        role.load(new StringReader(Files.readString(probeDir.resolve("rank-" + rank + ".role"))));
+        return role;
+    }
+
+    private long pid(String name, LauncherRun launcher) throws IOException, InterruptedException {
+        return Long.parseLong(Await.file(probeDir.resolve(name), launcher).trim());
+    }
+
+    @Test
+    void oneRankGetsItsRoleLogsAndEchoedOutput() throws Exception {
+        LauncherRun launcher = launch("--nproc_per_node", "1", RoleProbe.class.getName());
+
+        assertEquals(0, launcher.awaitExit(JOB_TIMEOUT), launcher.stderr());
+        Properties role = role(0);
+        assertEquals("0", role.getProperty("env.FLEET_RANK"));
+        assertEquals("1", role.getProperty("env.FLEET_WORLD_SIZE"));
+        assertEquals("0", role.getProperty("env.FLEET_LOCAL_RANK"));
+        assertEquals("1", role.getProperty("env.FLEET_LOCAL_WORLD_SIZE"));
+        assertEquals("0", role.getProperty("env.FLEET_NODE_RANK"));
+        assertEquals("1", role.getProperty("env.FLEET_NNODES"));
+        assertEquals("127.0.0.1", role.getProperty("env.FLEET_HOST"));
+        assertEquals("default", role.getProperty("env.FLEET_JOB_ID"));
+        assertEquals("info", role.getProperty("env.FLEET_LOG_LEVEL"));
+        assertEquals(work.resolve("log").toString(), role.getProperty("env.FLEET_LOG_DIR"));
+        String master = role.getProperty("env.FLEET_MASTER");
+        assertTrue(master.matches("127\\.0\\.0\\.1:\\d+"), master);
+        assertEquals(master, role.getProperty("env.PADDLE_CURRENT_ENDPOINT"), "rank 0 hosts the store at its endpoint");
+        assertEquals(master, role.getProperty("env.PADDLE_TRAINER_ENDPOINTS"));
+        assertEquals("0", role.getProperty("env.PADDLE_TRAINER_ID"));
+        assertEquals("1", role.getProperty("env.PADDLE_TRAINERS_NUM"));
+        assertEquals("0", role.getProperty("env.PADDLE_RANK_IN_NODE"));
+        assertEquals("TRAINER", role.getProperty("env.TRAINING_ROLE"));
+        assertEquals(null, role.getProperty("env.FLEET_DEVICE_ID"));
+        assertEquals(null, role.getProperty("env.FLEET_STRATEGY"));
+
+        assertTrue(launcher.stdout().contains("[rank 0] hello from rank 0 of 1\n"), launcher.stdout());
+        assertTrue(launcher.stdout().contains("[rank 0] rank 0 writes to stderr too\n"), launcher.stdout());
+        String log = Files.readString(work.resolve("log/workerlog.0"));
+        assertTrue(log.contains("hello from rank 0 of 1\n") && log.contains("rank 0 writes to stderr too\n"), log);
+        assertFalse(log.contains("[rank 0]"), "the log holds the rank's own output, unprefixed");
+        String endpoints = Files.readString(work.resolve("log/endpoints.log"));
+        assertTrue(endpoints.contains("master " + master + "\n") && endpoints.contains("rank 0 local_rank 0 " + master + "\n"), endpoints);
+    }
+
+    @Test
+    void threeRanksGetDistinctRanksEndpointsAndDevices() throws Exception {
+        int port = FreePorts.consecutive(3);
+        Path strategy = Files.writeString(work.resolve("strategy.yaml"), "fuse_all_reduce_ops: true\n");
+        env.put("FLEET_DEVICE_ID", "stale value from the launcher's own environment");
+        LauncherRun launcher = LauncherRun.javaMain(work, env, List.of(
+                "--devices", "2,0,1", "--start_port", Integer.toString(port), "--job_id", "j7", "--log_dir", "logs/run1",
+                "--log_level", "warn", "--strategy", "strategy.yaml", "--jvm_args", LIGHT_JVM + " -Dprobe.flag='a b'",
+                RoleProbe.class.getName()));
+
+        assertEquals(0, launcher.awaitExit(JOB_TIMEOUT), launcher.stderr());
+        String all = "127.0.0.1:" + port + ",127.0.0.1:" + (port + 1) + ",127.0.0.1:" + (port + 2);
+        List<String> deviceIds = List.of("2", "0", "1");
+        for (int rank = 0; rank < 3; rank++) {
+            Properties role = role(rank);
+            assertEquals(Integer.toString(rank), role.getProperty("env.FLEET_RANK"));
+            assertEquals(Integer.toString(rank), role.getProperty("env.FLEET_LOCAL_RANK"));
+            assertEquals("3", role.getProperty("env.FLEET_WORLD_SIZE"));
+            assertEquals("3", role.getProperty("env.FLEET_LOCAL_WORLD_SIZE"));
+            assertEquals("127.0.0.1:" + port, role.getProperty("env.FLEET_MASTER"));
+            assertEquals(all, role.getProperty("env.PADDLE_TRAINER_ENDPOINTS"));
+            assertEquals("127.0.0.1:" + (port + rank), role.getProperty("env.PADDLE_CURRENT_ENDPOINT"));
+            assertEquals(deviceIds.get(rank), role.getProperty("env.FLEET_DEVICE_ID"));
+            assertEquals("gpu", role.getProperty("env.FLEET_DEVICE"));
+            assertEquals("j7", role.getProperty("env.FLEET_JOB_ID"));
+            assertEquals("warn", role.getProperty("env.FLEET_LOG_LEVEL"));
+            assertEquals(strategy.toString(), role.getProperty("env.FLEET_STRATEGY"));
+            assertEquals(work.resolve("logs/run1").toString(), role.getProperty("env.FLEET_LOG_DIR"));
+            assertEquals("a b", role.getProperty("property.probe.flag"), "--jvm_args is split like a shell would");
+            String log = Files.readString(work.resolve("logs/run1/workerlog." + rank));
+            assertTrue(log.contains("hello from rank " + rank + " of 3\n"), log);
+        }
+        assertTrue(launcher.stdout().contains("[rank 0] hello from rank 0 of 3"), launcher.stdout());
+        assertFalse(launcher.stdout().contains("hello from rank 1") || launcher.stdout().contains("hello from rank 2"),
+                "only rank 0 is echoed: " + launcher.stdout());
+        assertFalse(launcher.stderr().contains("fleetrun: job"), "--log_level warn silences the launcher's info lines");
+        String endpoints = Files.readString(work.resolve("logs/run1/endpoints.log"));
+        assertTrue(endpoints.contains("rank 2 local_rank 2 127.0.0.1:" + (port + 2) + " gpu 1\n"), endpoints);
+    }
+
+    @Test
+    void programArgumentsPassThroughUntouched() throws Exception {
+        List<String> programArgs = List.of("--nproc_per_node", "5", "--", "a b", "", "--log_level=debug", "ünïcode", "-x");
+        List<String> args = new ArrayList<>(List.of(RoleProbe.class.getName()));
+        args.addAll(programArgs);
+        LauncherRun launcher = launch(args.toArray(String[]::new));
+
+        assertEquals(0, launcher.awaitExit(JOB_TIMEOUT), launcher.stderr());
+        Properties role = role(0);
+        assertEquals("1", role.getProperty("env.FLEET_WORLD_SIZE"), "flags after PROGRAM are the program's");
+        assertEquals(Integer.toString(programArgs.size()), role.getProperty("args.count"));
+        for (int i = 0; i < programArgs.size(); i++) {
+            assertEquals(programArgs.get(i), role.getProperty("args." + i));
+        }
+    }
+
+    @Test
+    void failedRankExitCodeBecomesTheLaunchersExitCode() throws Exception {
+        env.put("PROBE_FAIL_RANK", "1");
+        env.put("PROBE_FAIL_MODE", "exit:7");
+        LauncherRun launcher = launch("--nproc_per_node", "2", RoleProbe.class.getName());
+
+        assertEquals(7, launcher.awaitExit(JOB_TIMEOUT), launcher.stderr());
+        assertTrue(launcher.stderr().contains("rank 1 (pid " + pid("rank-1.pid", launcher) + ") exited with code 7"), launcher.stderr());
+    }
+
+    @Test
+    void rankThatThrowsStopsTheOthersAndShowsItsLogTail() throws Exception {
+        env.put("PROBE_FAIL_RANK", "2");
+        env.put("PROBE_WAIT", "1");
+        LauncherRun launcher = launch("--nproc_per_node", "3", RoleProbe.class.getName());
+        long survivor0 = pid("rank-0.pid", launcher);
+        long survivor1 = pid("rank-1.pid", launcher);
+
+        int code = launcher.awaitExit(TEARDOWN_TIMEOUT.plus(Duration.ofSeconds(10)));
+        assertEquals(1, code, "an uncaught exception exits the JVM with 1: " + launcher.stderr());
+        String err = launcher.stderr();
+        assertTrue(err.contains("fleetrun: rank 2 (pid "), err);
+        assertTrue(err.contains("exited with code 1; stopping the other 2 running rank(s)"), err);
+        assertTrue(err.contains("last 20 lines of " + work.resolve("log/workerlog.2")), err);
+        assertTrue(err.contains("    Exception in thread \"main\" java.lang.IllegalStateException: probe failure on purpose in rank 2"), err);
+        assertTrue(Await.gone(survivor0, Duration.ZERO) && Await.gone(survivor1, Duration.ZERO), "the other ranks are stopped before fleetrun exits");
+    }
+
+    @Test
+    void rankKilledBySigkillStopsTheJob() throws Exception {
+        env.put("PROBE_WAIT", "1");
+        LauncherRun launcher = launch("--nproc_per_node", "2", RoleProbe.class.getName());
+        long rank0 = pid("rank-0.pid", launcher);
+        long rank1 = pid("rank-1.pid", launcher);
+
+        ProcessHandle.of(rank1).orElseThrow().destroyForcibly();
+
+        assertEquals(128 + 9, launcher.awaitExit(TEARDOWN_TIMEOUT), launcher.stderr());
+        assertTrue(launcher.stderr().contains("rank 1 (pid " + rank1 + ") was killed by signal 9 (SIGKILL, exit code 137)"), launcher.stderr());
+        assertTrue(launcher.stderr().contains("    hello from rank 1 of 2"), "log tail of the killed rank: " + launcher.stderr());
+        assertTrue(Await.gone(rank0, Duration.ZERO), "rank 0 is stopped before fleetrun exits");
+    }
+
+    @Test
+    void sigtermToTheLauncherStopsEveryRankAndTheirChildren() throws Exception {
+        env.put("PROBE_WAIT", "1");
+        env.put("PROBE_CHILD", "1");
+        LauncherRun launcher = launch("--nproc_per_node", "2", RoleProbe.class.getName());
+        List<Long> job = List.of(pid("rank-0.pid", launcher), pid("rank-1.pid", launcher),
+                pid("rank-0.child.pid", launcher), pid("rank-1.child.pid", launcher));
+
+        // Through the handle: Process.destroy() would also close the pipes that capture the launcher's output.
+        launcher.process().toHandle().destroy();
+
+        int code = launcher.awaitExit(TEARDOWN_TIMEOUT);
+        assertEquals(128 + 15, code, launcher.stderr());
+        assertTrue(launcher.stderr().contains("fleetrun: stopping job default: terminating 2 running rank(s)"), launcher.stderr());
+        for (long pid : job) {
+            assertTrue(Await.gone(pid, Duration.ZERO), "process " + pid + " outlived the launcher");
+        }
+    }
+}
