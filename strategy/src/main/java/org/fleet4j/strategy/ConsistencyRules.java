@@ -14,10 +14,12 @@ final class ConsistencyRules {
     }
 
     static List<String> problems(DistributedStrategy s) {
+        // a_sync defaults to true as in Paddle, so only an explicit a_sync: true asks for asynchronous training.
         List<String> problems = new ArrayList<>();
         if (s.get(StrategySchema.MODE).equals("collective")) {
             List<Field<?>> psOnly = s.settings().keySet().stream()
-                    .filter(f -> f == StrategySchema.A_SYNC || "a_sync_configs".equals(f.group())).toList();
+                    .filter(f -> f == StrategySchema.A_SYNC && s.get(StrategySchema.A_SYNC) || "a_sync_configs".equals(f.group()))
+                    .toList();
             if (!psOnly.isEmpty()) {
                 problems.add(at(s, psOnly.getFirst()) + String.join(", ", psOnly.stream().map(Field::key).toList())
                         + (psOnly.size() == 1 ? " applies" : " apply") + " only to mode ps, but mode is collective"

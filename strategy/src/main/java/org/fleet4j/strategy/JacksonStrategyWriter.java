@@ -10,9 +10,9 @@ import java.util.Map;
 
 /** Writes the settings of a strategy as YAML or JSON, nested by group. */
 final class JacksonStrategyWriter {
+    // Strings stay quoted: unquoted, a name like 123 or yes would read back as a number or a boolean.
     private static final ObjectMapper YAML = new ObjectMapper(YAMLFactory.builder()
             .disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)
-            .enable(YAMLGenerator.Feature.MINIMIZE_QUOTES)
             .build());
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
