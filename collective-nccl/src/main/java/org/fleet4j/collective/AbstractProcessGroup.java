@@ -1,0 +1,283 @@
+package org.fleet4j.collective;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Argument checks, call numbering, ordering and failure handling shared by every backend. A backend implements
+ * the {@code run*} methods, which execute synchronously on whichever thread the {@link OpQueue} picks and throw
+ * {@link CollectiveException} naming the peers when something goes wrong. After the first failure the group is
+ * broken: every later call fails at once with the original reason.
+ */
+public abstract class AbstractProcessGroup implements ProcessGroup {
+    protected final GroupContext ctx;
+    private final OpQueue queue;
+    private final long[] sendSeq;
+    private final long[] recvSeq;
+    private final Map<String, Integer> subgroupCounts = new HashMap<>();
+    private final List<AutoCloseable> closeAlso = new ArrayList<>();
+    private long collectiveSeq;
+    private volatile CollectiveException broken;
+    private volatile boolean closed;
+
+    protected AbstractProcessGroup(GroupContext ctx) {
+        this.ctx = ctx;
+        this.queue = new OpQueue(ctx.name());
+        this.sendSeq = new long[ctx.size()];
+        this.recvSeq = new long[ctx.size()];
+    }
+
+    @Override
+    public String name() {
+        return ctx.name();
+    }
+
+    @Override
+    public int rank() {
+        return ctx.rank();
+    }
+
+    @Override
+    public int size() {
+        return ctx.size();
+    }
+
+    @Override
+    public GroupOptions options() {
+        return ctx.options();
+    }
+
+    public GroupContext context() {
+        return ctx;
+    }
+
+    protected abstract void runAllreduce(OpCall call, MemorySegment buffer);
+
+    protected abstract void runBroadcast(OpCall call, MemorySegment buffer);
+
+    protected abstract void runReduce(OpCall call, MemorySegment buffer);
+
+    protected abstract void runAllgather(OpCall call, MemorySegment send, MemorySegment recv);
+
+    protected abstract void runReduceScatter(OpCall call, MemorySegment send, MemorySegment recv);
+
+    protected abstract void runBarrier(OpCall call);
+
+    protected abstract void runSend(OpCall call, MemorySegment buffer, int dst);
+
+    protected abstract void runRecv(OpCall call, MemorySegment buffer, int src);
+
+    /** Called once, on the first failure: wake or disconnect peers so that they fail fast too. */
+    protected abstract void abort(CollectiveException reason);
+
+    /** Releases the backend's resources. */
+    protected abstract void release();
+
+    @Override
+    public Work allreduce(MemorySegment buffer, DataType dtype, ReduceOp op) {
+        OpCall call = collective(OpKind.ALLREDUCE, dtype, Objects.requireNonNull(op, "op"), -1, count(buffer, dtype, "buffer"));
+        return submit(call, () -> runAllreduce(call, buffer));
+    }
+
+    @Override
+    public Work broadcast(MemorySegment buffer, DataType dtype, int root) {
+        OpCall call = collective(OpKind.BROADCAST, dtype, null, checkRank(root, "root"), count(buffer, dtype, "buffer"));
+        return submit(call, () -> runBroadcast(call, buffer));
+    }
+
+    @Override
+    public Work reduce(MemorySegment buffer, DataType dtype, ReduceOp op, int root) {
+        OpCall call = collective(OpKind.REDUCE, dtype, Objects.requireNonNull(op, "op"), checkRank(root, "root"),
+                count(buffer, dtype, "buffer"));
+        return submit(call, () -> runReduce(call, buffer));
+    }
+
+    @Override
+    public Work allgather(MemorySegment send, MemorySegment recv, DataType dtype) {
+        long n = count(send, dtype, "send buffer");
+        long total = count(recv, dtype, "recv buffer");
+        if (total != n * size()) {
+            throw new IllegalArgumentException("allgather on " + ctx + ": recv buffer holds " + total + " elements, expected "
+                    + size() + " x " + n + " (group size x send count)");
+        }
+        OpCall call = collective(OpKind.ALLGATHER, dtype, null, -1, n);
+        return submit(call, () -> runAllgather(call, send, recv));
+    }
+
+    @Override
+    public Work reduceScatter(MemorySegment send, MemorySegment recv, DataType dtype, ReduceOp op) {
+        long n = count(recv, dtype, "recv buffer");
+        long total = count(send, dtype, "send buffer");
+        if (total != n * size()) {
+            throw new IllegalArgumentException("reduce_scatter on " + ctx + ": send buffer holds " + total
+                    + " elements, expected " + size() + " x " + n + " (group size x recv count)");
+        }
+        OpCall call = collective(OpKind.REDUCE_SCATTER, dtype, Objects.requireNonNull(op, "op"), -1, n);
+        return submit(call, () -> runReduceScatter(call, send, recv));
+    }
+
+    @Override
+    public Work barrier() {
+        OpCall call = collective(OpKind.BARRIER, DataType.I32, null, -1, 0);
+        return submit(call, () -> runBarrier(call));
+    }
+
+    @Override
+    public Work send(MemorySegment buffer, DataType dtype, int dst) {
+        checkPeer(dst, "dst");
+        long n = count(buffer, dtype, "buffer");
+        OpCall call;
+        synchronized (this) {
+            call = new OpCall(OpKind.SEND_RECV, dtype, null, -1, n, sendSeq[dst]++);
+        }
+        return submit(call, () -> runSend(call, buffer, dst));
+    }
+
+    @Override
+    public Work recv(MemorySegment buffer, DataType dtype, int src) {
+        checkPeer(src, "src");
+        long n = count(buffer, dtype, "buffer");
+        OpCall call;
+        synchronized (this) {
+            call = new OpCall(OpKind.SEND_RECV, dtype, null, -1, n, recvSeq[src]++);
+        }
+        return submit(call, () -> runRecv(call, buffer, src));
+    }
+
+    @Override
+    public ProcessGroup subgroup(int... ranks) {
+        int[] sorted = ranks.clone();
+        Arrays.sort(sorted);
+        for (int i = 0; i < sorted.length; i++) {
+            checkRank(sorted[i], "subgroup rank");
+            if (i > 0 && sorted[i] == sorted[i - 1]) {
+                throw new IllegalArgumentException("subgroup of " + ctx + " lists rank " + sorted[i] + " twice");
+            }
+        }
+        int myIndex = Arrays.binarySearch(sorted, rank());
+        if (myIndex < 0) {
+            throw new IllegalArgumentException("rank " + rank() + " is not in subgroup " + Arrays.toString(sorted)
+                    + " of " + ctx + "; only the members call subgroup");
+        }
+        String list = Arrays.toString(sorted).replace(" ", "");
+        int nth;
+        synchronized (subgroupCounts) {
+            nth = subgroupCounts.merge(list, 1, Integer::sum);
+        }
+        int[] global = new int[sorted.length];
+        String[] hosts = new String[sorted.length];
+        for (int i = 0; i < sorted.length; i++) {
+            global[i] = ctx.globalRanks()[sorted[i]];
+            hosts[i] = ctx.hostKeys()[sorted[i]];
+        }
+        GroupContext sub = new GroupContext(ctx.jobId(), ctx.name() + "/" + list + "#" + nth, myIndex, global, hosts,
+                ctx.store(), ctx.jobToken(), ctx.bindHost(), ctx.options());
+        return ProcessGroups.create(sub);
+    }
+
+    @Override
+    public ProcessGroup newGroup(String name, GroupOptions options) {
+        if (name == null || name.isBlank() || name.contains("/")) {
+            throw new IllegalArgumentException("group name '" + name + "' must be non-empty and contain no '/'");
+        }
+        return ProcessGroups.create(new GroupContext(ctx.jobId(), name, ctx.rank(), ctx.globalRanks(), ctx.hostKeys(),
+                ctx.store(), ctx.jobToken(), ctx.bindHost(), options));
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        queue.close(new CollectiveException(ctx + " was closed before the operation started"));
+        release();
+        for (AutoCloseable c : closeAlso) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                System.getLogger(AbstractProcessGroup.class.getName())
+                        .log(System.Logger.Level.WARNING, "closing " + c + " with " + ctx + " failed: " + e);
+            }
+        }
+    }
+
+    /** Closes {@code resource} together with this group (the store of the default group, the parts of a composite). */
+    void alsoClose(AutoCloseable resource) {
+        closeAlso.add(resource);
+    }
+
+    private synchronized OpCall collective(OpKind kind, DataType dtype, ReduceOp op, int root, long count) {
+        Objects.requireNonNull(dtype, "dtype");
+        return new OpCall(kind, dtype, op, root, count, collectiveSeq++);
+    }
+
+    private Work submit(OpCall call, Runnable body) {
+        String description = call + " on " + ctx;
+        Work w = new Work(description, () -> execute(call, body), queue);
+        queue.submit(w);
+        return w;
+    }
+
+    private void execute(OpCall call, Runnable body) {
+        CollectiveException b = broken;
+        if (b != null) {
+            throw new CollectiveException(call + " on " + ctx + " not started: the group failed earlier: " + b.getMessage(), b);
+        }
+        try {
+            body.run();
+        } catch (CollectiveException e) {
+            fail(e);
+            throw e;
+        } catch (RuntimeException | Error e) {
+            CollectiveException wrapped = new CollectiveException(call + " on " + ctx + " failed: " + e, e);
+            fail(wrapped);
+            throw wrapped;
+        }
+    }
+
+    private void fail(CollectiveException e) {
+        boolean first;
+        synchronized (this) {
+            first = broken == null;
+            if (first) {
+                broken = e;
+            }
+        }
+        if (first) {
+            abort(e);
+        }
+    }
+
+    private long count(MemorySegment buffer, DataType dtype, String what) {
+        Objects.requireNonNull(buffer, what);
+        Objects.requireNonNull(dtype, "dtype");
+        if (buffer.byteSize() % dtype.byteSize() != 0) {
+            throw new IllegalArgumentException(what + " of " + buffer.byteSize() + " bytes is not a whole number of "
+                    + dtype.displayName() + " elements (" + dtype.byteSize() + " bytes each)");
+        }
+        if (buffer.isReadOnly() && !what.startsWith("send")) {
+            throw new IllegalArgumentException(what + " is read-only; collectives write into their buffers");
+        }
+        return buffer.byteSize() / dtype.byteSize();
+    }
+
+    private int checkRank(int r, String what) {
+        if (r < 0 || r >= size()) {
+            throw new IllegalArgumentException(what + " " + r + " is outside 0.." + (size() - 1) + " of " + ctx);
+        }
+        return r;
+    }
+
+    private void checkPeer(int r, String what) {
+        checkRank(r, what);
+        if (r == rank()) {
+            throw new IllegalArgumentException(what + " " + r + " is this rank itself on " + ctx);
+        }
+    }
+}

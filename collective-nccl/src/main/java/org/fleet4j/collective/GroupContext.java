@@ -1,0 +1,32 @@
+package org.fleet4j.collective;
+
+import org.fleet4j.collective.store.Store;
+
+import java.util.Arrays;
+
+/**
+ * Everything a backend needs to build one group: its name (unique within the job), this process's rank in it,
+ * the job-wide ranks of its members, their host keys (equal keys = same machine), the store, the job token
+ * that every data connection must present, and the address to listen on for TCP.
+ */
+public record GroupContext(String jobId, String name, int rank, int[] globalRanks, String[] hostKeys, Store store,
+                           byte[] jobToken, String bindHost, GroupOptions options) {
+
+    public int size() {
+        return globalRanks.length;
+    }
+
+    /** Store keys of this group live under this prefix so that groups never see each other's keys. */
+    public String key(String suffix) {
+        return "g/" + name + "/" + suffix;
+    }
+
+    public boolean allOnOneHost() {
+        return Arrays.stream(hostKeys).distinct().count() == 1;
+    }
+
+    @Override
+    public String toString() {
+        return "group '" + name + "' (rank " + rank + " of " + size() + ")";
+    }
+}

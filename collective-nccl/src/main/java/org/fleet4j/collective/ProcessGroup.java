@@ -1,0 +1,65 @@
+package org.fleet4j.collective;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * One communicator: a fixed set of ranks that run collectives together. Every call returns at once with a
+ * {@link Work} handle; calls on one group complete in issue order, and separate groups run concurrently.
+ * Buffers are {@link MemorySegment}s whose size is a whole number of elements of the given dtype; every rank
+ * must issue the same calls in the same order with the same sizes, dtypes, ops and roots (checked when
+ * {@link GroupOptions#verifyCalls()} is on). An operation may run on the group's progress thread, so buffers must
+ * be accessible from any thread (global, automatic or shared arenas, not confined ones) and must not be touched
+ * until the operation's {@link Work} is done.
+ */
+public interface ProcessGroup extends AutoCloseable {
+    String name();
+
+    int rank();
+
+    int size();
+
+    /** The backend actually in use (never AUTO). */
+    Backend backend();
+
+    GroupOptions options();
+
+    /** In place: every rank ends with the element-wise reduction of all ranks' buffers. */
+    Work allreduce(MemorySegment buffer, DataType dtype, ReduceOp op);
+
+    /** In place: every rank ends with root's buffer. */
+    Work broadcast(MemorySegment buffer, DataType dtype, int root);
+
+    /** In place on root, which ends with the reduction; other ranks' buffers are left unchanged. */
+    Work reduce(MemorySegment buffer, DataType dtype, ReduceOp op, int root);
+
+    /** {@code recv} (size x send) ends with every rank's {@code send} in rank order; send may be recv's own slot. */
+    Work allgather(MemorySegment send, MemorySegment recv, DataType dtype);
+
+    /** {@code send} holds size equal blocks; rank r's {@code recv} ends with the reduction of everyone's block r. */
+    Work reduceScatter(MemorySegment send, MemorySegment recv, DataType dtype, ReduceOp op);
+
+    /** Completes on a rank only once every rank has issued it. */
+    Work barrier();
+
+    /**
+     * Sends the buffer to rank {@code dst}, which must issue a matching {@link #recv}. A large send may wait until
+     * the receiver takes the data, so two ranks exchanging data should order their send and recv oppositely.
+     */
+    Work send(MemorySegment buffer, DataType dtype, int dst);
+
+    /** Receives into the buffer what rank {@code src} sends with a matching {@link #send}. */
+    Work recv(MemorySegment buffer, DataType dtype, int src);
+
+    /**
+     * A new communicator of the given ranks (numbered in this group), for hierarchical schemes. Only the listed
+     * ranks call it, all with the same list.
+     */
+    ProcessGroup subgroup(int... ranks);
+
+    /** A further communicator over the same ranks (one per channel); every rank calls it with the same name. */
+    ProcessGroup newGroup(String name, GroupOptions options);
+
+    /** Releases sockets, shared memory and the progress thread; operations not yet started fail. */
+    @Override
+    void close();
+}

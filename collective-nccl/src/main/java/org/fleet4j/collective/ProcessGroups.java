@@ -1,0 +1,130 @@
+package org.fleet4j.collective;
+
+import org.fleet4j.collective.shm.ShmProcessGroup;
+import org.fleet4j.collective.store.Store;
+import org.fleet4j.collective.store.TcpStore;
+import org.fleet4j.collective.tcp.TcpProcessGroup;
+
+import java.net.InetSocketAddress;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Entry point: rendezvous through the store, agree on the job token, learn where every rank lives, and open the
+ * default group with the backend that locality (or the options) selects.
+ */
+public final class ProcessGroups {
+    static final String DEFAULT_GROUP = "default";
+
+    private ProcessGroups() {
+    }
+
+    /** Opens the default group for the role the launcher put in the environment (a world of one without one). */
+    public static ProcessGroup init(GroupOptions options) {
+        return init(JobRole.fromEnvironment(), options);
+    }
+
+    /** As the launcher would describe it; host and job id come from FLEET_HOST and FLEET_JOB_ID when set. */
+    public static ProcessGroup init(int rank, int worldSize, int localRank, int localWorldSize, int nodeRank,
+                                    String masterHostPort, GroupOptions options) {
+        Map<String, String> env = System.getenv();
+        return init(new JobRole(rank, worldSize, localRank, localWorldSize, nodeRank, masterHostPort,
+                env.getOrDefault("FLEET_HOST", "127.0.0.1"), env.getOrDefault("FLEET_JOB_ID", "fleet4j")), options);
+    }
+
+    public static ProcessGroup init(JobRole role, GroupOptions options) {
+        Duration timeout = options.timeout();
+        Store store;
+        if (role.master() == null) {
+            store = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), role.jobId(), timeout);
+        } else {
+            InetSocketAddress master = TcpStore.parseHostPort(role.master(), "master address");
+            store = role.rank() == 0
+                    ? TcpStore.host(new InetSocketAddress(master.getHostString(), master.getPort()), role.jobId(), timeout)
+                    : TcpStore.connect(master.getHostString(), master.getPort(), role.jobId(), timeout);
+        }
+        try {
+            return init(role, store, options, true);
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Opens the default group on a store the caller already has; {@code ownsStore}: closing the group closes it.
+     * The job token is created by rank 0 and read by the others; only holders of it may open data connections.
+     */
+    public static ProcessGroup init(JobRole role, Store store, GroupOptions options, boolean ownsStore) {
+        Duration timeout = options.timeout();
+        byte[] token;
+        if (role.rank() == 0) {
+            token = new byte[16];
+            new SecureRandom().nextBytes(token);
+            store.set("job/token", token);
+        } else {
+            token = store.get("job/token", timeout);
+        }
+        store.setString("job/node/" + role.rank(), Integer.toString(role.nodeRank()));
+        List<String> keys = new ArrayList<>();
+        for (int r = 0; r < role.worldSize(); r++) {
+            keys.add("job/node/" + r);
+        }
+        store.waitFor(keys, timeout);
+        String[] hosts = new String[role.worldSize()];
+        int[] ranks = new int[role.worldSize()];
+        for (int r = 0; r < role.worldSize(); r++) {
+            hosts[r] = "node" + store.getString("job/node/" + r, timeout);
+            ranks[r] = r;
+        }
+        GroupContext ctx = new GroupContext(role.jobId(), DEFAULT_GROUP, role.rank(), ranks, hosts, store, token,
+                role.host(), options);
+        AbstractProcessGroup group = create(ctx);
+        if (ownsStore) {
+            group.alsoClose(store);
+        }
+        return group;
+    }
+
+    /** Builds a group for {@code ctx}, choosing the backend by locality when the options say AUTO. */
+    static AbstractProcessGroup create(GroupContext ctx) {
+        long uses = ctx.store().add(ctx.key("opened-by/" + ctx.rank()), 1);
+        if (uses > 1) {
+            throw new IllegalArgumentException("group name '" + ctx.name() + "' is already in use in job '" + ctx.jobId()
+                    + "'; give each communicator its own name");
+        }
+        Backend backend = switch (ctx.options().backend()) {
+            case AUTO -> ctx.allOnOneHost() ? Backend.SHM : (everyHostHasPeers(ctx) ? Backend.HIERARCHICAL : Backend.TCP);
+            case SHM -> {
+                if (!ctx.allOnOneHost()) {
+                    throw new IllegalArgumentException("backend shm asked for " + ctx + " whose ranks are on several hosts "
+                            + distinctHosts(ctx) + "; use tcp or hierarchical");
+                }
+                yield Backend.SHM;
+            }
+            default -> ctx.options().backend();
+        };
+        return switch (backend) {
+            case SHM -> new ShmProcessGroup(ctx);
+            case TCP -> new TcpProcessGroup(ctx);
+            case HIERARCHICAL -> HierarchicalProcessGroup.open(ctx);
+            case AUTO -> throw new AssertionError();
+        };
+    }
+
+    private static boolean everyHostHasPeers(GroupContext ctx) {
+        Map<String, Integer> perHost = new HashMap<>();
+        for (String h : ctx.hostKeys()) {
+            perHost.merge(h, 1, Integer::sum);
+        }
+        return perHost.values().stream().allMatch(c -> c > 1);
+    }
+
+    private static List<String> distinctHosts(GroupContext ctx) {
+        return java.util.Arrays.stream(ctx.hostKeys()).distinct().toList();
+    }
+}

@@ -1,0 +1,94 @@
+package org.fleet4j.collective;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Handle on one issued operation. Operations of a group run one at a time in issue order, on the group's progress
+ * thread or, when the caller waits for an operation that is next in line, on the caller's thread (which saves two
+ * thread hand-offs on small messages).
+ */
+public final class Work {
+    private final String description;
+    private final Runnable body;
+    private final OpQueue queue;
+    private final CompletableFuture<Void> result = new CompletableFuture<>();
+
+    Work(String description, Runnable body, OpQueue queue) {
+        this.description = description;
+        this.body = body;
+        this.queue = queue;
+    }
+
+    /** A handle that is already finished, for operations that have nothing to do. */
+    static Work completed(String description) {
+        Work w = new Work(description, () -> { }, null);
+        w.result.complete(null);
+        return w;
+    }
+
+    public boolean isDone() {
+        return result.isDone();
+    }
+
+    /** The failure, once the operation has failed; empty while it runs or after success. */
+    public Optional<Throwable> error() {
+        if (!result.isCompletedExceptionally()) {
+            return Optional.empty();
+        }
+        try {
+            result.join();
+            return Optional.empty();
+        } catch (Exception e) {
+            return Optional.of(e.getCause() == null ? e : e.getCause());
+        }
+    }
+
+    /**
+     * Waits until the operation finishes and rethrows its failure. If this thread ends up running the operation
+     * itself, the group's own timeout bounds it instead of {@code timeout}.
+     */
+    public void await(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!result.isDone() && queue != null && queue.runNextIfFree(this)) {
+            // ran an operation (ours or one issued before it); loop until ours is done or someone else runs it
+        }
+        try {
+            result.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            throw new CollectiveException("timed out after " + timeout.toMillis() + " ms waiting for " + description
+                    + " (it is still pending; the group's own timeout will fail it if peers do not take part)");
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof CollectiveException ce) {
+                throw new CollectiveException(ce.getMessage(), ce);
+            }
+            throw new CollectiveException(description + " failed: " + cause, cause);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CollectiveException("interrupted while waiting for " + description, e);
+        }
+    }
+
+    void run() {
+        try {
+            body.run();
+            result.complete(null);
+        } catch (Throwable t) {
+            result.completeExceptionally(t);
+        }
+    }
+
+    void fail(Throwable t) {
+        result.completeExceptionally(t);
+    }
+
+    @Override
+    public String toString() {
+        return description + (isDone() ? (error().isPresent() ? " [failed]" : " [done]") : " [pending]");
+    }
+}

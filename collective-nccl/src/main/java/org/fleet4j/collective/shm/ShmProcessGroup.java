@@ -1,0 +1,452 @@
+package org.fleet4j.collective.shm;
+
+import org.fleet4j.collective.AbstractProcessGroup;
+import org.fleet4j.collective.Backend;
+import org.fleet4j.collective.CollectiveException;
+import org.fleet4j.collective.GroupContext;
+import org.fleet4j.collective.OpCall;
+import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.collective.reduce.Reductions;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Collectives among ranks of one host through a memory-mapped file: no sockets on the data path. Each operation
+ * runs in rounds of at most one slot per rank. In a round of allreduce every rank copies its chunk into its slot
+ * and raises its "arrived" flag; rank r then reduces share r of the chunk across all slots (vectorised) and raises
+ * "reduced"; everyone copies the reduced shares out and raises "done", which frees the slots for the next round.
+ * Flags are monotonically increasing round numbers written with release and read with acquire semantics.
+ * Waiting spins briefly, then yields, then parks, and checks the deadline, the abort flag and whether the
+ * awaited ranks' processes still run.
+ */
+public final class ShmProcessGroup extends AbstractProcessGroup {
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    private static final int SPINS = 4_000;
+    private static final int YIELDS = 20_000;
+    private static final long PARK_NANOS = 50_000;
+    private static final long LIVENESS_CHECK_NANOS = 100_000_000;
+
+    private final Arena arena = Arena.ofShared();
+    private final ShmLayout layout;
+    private final MemorySegment shm;
+    private final Path file;
+    private final long[] peerPid;
+    private final long[] sendCount;
+    private final long[] recvCount;
+    private long round;
+
+    public ShmProcessGroup(GroupContext ctx) {
+        super(ctx);
+        int n = size();
+        Duration timeout = ctx.options().timeout();
+        String pathKey = ctx.key("shm/path");
+        try {
+            if (rank() == 0) {
+                Path dir = ShmFiles.directory();
+                ShmFiles.removeStale(dir);
+                long slot = ctx.options().shmSlotBytes();
+                layout = new ShmLayout(n, slot, Math.min(slot, 256 << 10));
+                file = ShmFiles.newFile(dir, ctx.jobId(), ctx.name(), new SecureRandom().nextLong());
+                try (FileChannel fc = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                        StandardOpenOption.WRITE)) {
+                    shm = fc.map(FileChannel.MapMode.READ_WRITE, 0, layout.size, arena);
+                }
+                shm.set(ValueLayout.JAVA_LONG, ShmLayout.H_SIZE, layout.size);
+                shm.set(ValueLayout.JAVA_LONG, ShmLayout.H_RANKS, n);
+                shm.set(ValueLayout.JAVA_LONG, ShmLayout.H_SLOT, layout.slotBytes);
+                shm.set(ValueLayout.JAVA_LONG, ShmLayout.H_MBOX, layout.mboxBytes);
+                LONG.setRelease(shm, ShmLayout.H_MAGIC, ShmLayout.MAGIC);
+                ctx.store().setString(pathKey, file.toString());
+            } else {
+                file = Path.of(ctx.store().getString(pathKey, timeout));
+                try (FileChannel fc = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                    MemorySegment mapped = fc.map(FileChannel.MapMode.READ_WRITE, 0, fc.size(), arena);
+                    if ((long) LONG.getAcquire(mapped, ShmLayout.H_MAGIC) != ShmLayout.MAGIC
+                            || mapped.get(ValueLayout.JAVA_LONG, ShmLayout.H_RANKS) != n
+                            || mapped.get(ValueLayout.JAVA_LONG, ShmLayout.H_SIZE) != fc.size()) {
+                        throw new CollectiveException(ctx + ": shared-memory file " + file
+                                + " is not a segment for " + n + " ranks (another job's file?)");
+                    }
+                    layout = new ShmLayout(n, mapped.get(ValueLayout.JAVA_LONG, ShmLayout.H_SLOT),
+                            mapped.get(ValueLayout.JAVA_LONG, ShmLayout.H_MBOX));
+                    shm = mapped;
+                }
+            }
+            LONG.setRelease(shm, layout.ctrl(rank()) + ShmLayout.C_PID, ProcessHandle.current().pid());
+            ctx.store().setString(ctx.key("shm/mapped/" + rank()), "1");
+            if (rank() == 0) {
+                List<String> keys = new ArrayList<>();
+                for (int r = 0; r < n; r++) {
+                    keys.add(ctx.key("shm/mapped/" + r));
+                }
+                ctx.store().waitFor(keys, timeout);
+                // every rank has it mapped: unlink now, so nothing is left behind even if the job is killed
+                Files.deleteIfExists(file);
+            }
+        } catch (NoSuchFileException e) {
+            arena.close();
+            throw new CollectiveException(ctx + ": shared-memory file " + e.getFile() + " is gone: "
+                    + "are all ranks of this group really on one host (same /dev/shm)?", e);
+        } catch (IOException e) {
+            arena.close();
+            throw new CollectiveException(ctx + ": cannot set up shared memory in " + ShmFiles.directory() + ": " + e, e);
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+        peerPid = new long[n];
+        sendCount = new long[n];
+        recvCount = new long[n];
+    }
+
+    @Override
+    public Backend backend() {
+        return Backend.SHM;
+    }
+
+    // ---- rounds ----------------------------------------------------------------------------------------------
+
+    private long flag(int r, long field) {
+        return (long) LONG.getAcquire(shm, layout.ctrl(r) + field);
+    }
+
+    private void raise(long field, long value) {
+        LONG.setRelease(shm, layout.ctrl(rank()) + field, value);
+    }
+
+    /** Starts a round: waits until every rank has finished reading the slots of the previous one. */
+    private long beginRound(OpCall call, long deadline) {
+        long t = ++round;
+        for (int i = 0; i < size(); i++) {
+            if (i != rank()) {
+                awaitFlag(i, layout.ctrl(i) + ShmLayout.C_DONE, t - 1, call, "finish previous round", deadline);
+            }
+        }
+        return t;
+    }
+
+    private void arrive(OpCall call, long t) {
+        long c = layout.ctrl(rank());
+        shm.set(ValueLayout.JAVA_LONG, c + ShmLayout.C_SEQ, call.seq());
+        shm.set(ValueLayout.JAVA_LONG, c + ShmLayout.C_FP_HIGH, call.fingerprintHigh());
+        shm.set(ValueLayout.JAVA_LONG, c + ShmLayout.C_FP_LOW, call.fingerprintLow());
+        raise(ShmLayout.C_ARRIVED, t);
+    }
+
+    /** Waits until every rank has arrived in round t, and checks that they all issued the same call. */
+    private void awaitArrivals(OpCall call, long t, long deadline) {
+        for (int i = 0; i < size(); i++) {
+            if (i == rank()) {
+                continue;
+            }
+            long c = layout.ctrl(i);
+            awaitFlag(i, c + ShmLayout.C_ARRIVED, t, call, "arrive", deadline);
+            if (ctx.options().verifyCalls()) {
+                long seq = shm.get(ValueLayout.JAVA_LONG, c + ShmLayout.C_SEQ);
+                long high = shm.get(ValueLayout.JAVA_LONG, c + ShmLayout.C_FP_HIGH);
+                long low = shm.get(ValueLayout.JAVA_LONG, c + ShmLayout.C_FP_LOW);
+                if (seq != call.seq() || !call.matches(high, low)) {
+                    throw new CollectiveException("mismatched calls on " + ctx + ": this rank issued " + call + " but rank "
+                            + i + " issued " + OpCall.describe(high, low, seq)
+                            + "; every rank must issue the same calls in the same order");
+                }
+            }
+        }
+    }
+
+    private void awaitFlag(int peer, long offset, long target, OpCall call, String phase, long deadline) {
+        if ((long) LONG.getAcquire(shm, offset) >= target) {
+            return;
+        }
+        int spins = 0;
+        long nextLiveness = System.nanoTime() + LIVENESS_CHECK_NANOS;
+        while ((long) LONG.getAcquire(shm, offset) < target) {
+            spins++;
+            if (spins < SPINS) {
+                Thread.onSpinWait();
+                continue;
+            }
+            if (spins < SPINS + YIELDS) {
+                Thread.yield();
+            } else {
+                LockSupport.parkNanos(PARK_NANOS);
+            }
+            if ((spins & 63) != 0) {
+                continue;
+            }
+            long now = System.nanoTime();
+            long abort = (long) LONG.getAcquire(shm, ShmLayout.H_ABORT);
+            if (abort != 0) {
+                throw new CollectiveException(call + " on " + ctx + " failed: rank " + (abort - 1)
+                        + " hit an error and aborted the group (see its log); ranks [" + (abort - 1) + "] did not finish");
+            }
+            if (now >= nextLiveness) {
+                nextLiveness = now + LIVENESS_CHECK_NANOS;
+                checkAlive(peer, call, phase);
+            }
+            if (now - deadline >= 0) {
+                throw new CollectiveException(call + " on " + ctx + " timed out after " + ctx.options().timeout().toMillis()
+                        + " ms in phase '" + phase + "': ranks " + laggards(offset - layout.ctrl(peer), target, peer)
+                        + " did not take part");
+            }
+        }
+    }
+
+    private List<Integer> laggards(long field, long target, int fallback) {
+        List<Integer> late = new ArrayList<>();
+        if (field >= 0 && field < ShmLayout.CTRL_STRIDE) {
+            for (int i = 0; i < size(); i++) {
+                if (i != rank() && flag(i, field) < target) {
+                    late.add(i);
+                }
+            }
+        }
+        if (late.isEmpty()) {
+            late.add(fallback);
+        }
+        return late;
+    }
+
+    private void checkAlive(int peer, OpCall call, String phase) {
+        if (peerPid[peer] == 0) {
+            peerPid[peer] = flag(peer, ShmLayout.C_PID);
+        }
+        long pid = peerPid[peer];
+        if (pid != 0 && !ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+            throw new CollectiveException(call + " on " + ctx + " failed in phase '" + phase + "': rank " + peer
+                    + " (pid " + pid + ") exited or was killed; ranks [" + peer + "] did not take part");
+        }
+    }
+
+    private long deadline() {
+        return System.nanoTime() + ctx.options().timeout().toNanos();
+    }
+
+    private long slotElems(OpCall call) {
+        return layout.slotBytes / call.dtype().byteSize();
+    }
+
+    // ---- collectives -----------------------------------------------------------------------------------------
+
+    @Override
+    protected void runAllreduce(OpCall call, MemorySegment buffer) {
+        reduceRounds(call, buffer, -1);
+    }
+
+    @Override
+    protected void runReduce(OpCall call, MemorySegment buffer) {
+        reduceRounds(call, buffer, call.root());
+    }
+
+    /** Allreduce when {@code root} is -1, else reduce to root (other ranks' buffers stay as they were). */
+    private void reduceRounds(OpCall call, MemorySegment buffer, int root) {
+        if (size() == 1) {
+            return;
+        }
+        int n = size();
+        int r = rank();
+        int es = call.dtype().byteSize();
+        long deadline = deadline();
+        long mySlot = layout.slot(r);
+        for (long off = 0; off < call.count(); off += slotElems(call)) {
+            long c = Math.min(slotElems(call), call.count() - off);
+            long t = beginRound(call, deadline);
+            MemorySegment.copy(buffer, off * es, shm, mySlot, c * es);
+            arrive(call, t);
+            awaitArrivals(call, t, deadline);
+            long lo = c * r / n;
+            long share = c * (r + 1) / n - lo;
+            for (int k = 1; k < n; k++) {
+                int i = (r + k) % n;
+                Reductions.combine(shm, mySlot + lo * es, shm, layout.slot(i) + lo * es, share, call.dtype(), call.op());
+            }
+            if (call.op() == ReduceOp.AVG) {
+                Reductions.divide(shm, mySlot + lo * es, share, call.dtype(), n);
+            }
+            raise(ShmLayout.C_REDUCED, t);
+            if (root < 0 || root == r) {
+                for (int k = 0; k < n; k++) {
+                    int j = (r + k) % n;
+                    long jlo = c * j / n;
+                    long jshare = c * (j + 1) / n - jlo;
+                    if (j != r) {
+                        awaitFlag(j, layout.ctrl(j) + ShmLayout.C_REDUCED, t, call, "reduce", deadline);
+                    }
+                    MemorySegment.copy(shm, layout.slot(j) + jlo * es, buffer, (off + jlo) * es, jshare * es);
+                }
+            }
+            raise(ShmLayout.C_DONE, t);
+        }
+    }
+
+    @Override
+    protected void runBroadcast(OpCall call, MemorySegment buffer) {
+        if (size() == 1) {
+            return;
+        }
+        int es = call.dtype().byteSize();
+        long deadline = deadline();
+        long rootSlot = layout.slot(call.root());
+        boolean root = rank() == call.root();
+        for (long off = 0; off < call.count(); off += slotElems(call)) {
+            long c = Math.min(slotElems(call), call.count() - off);
+            long t = beginRound(call, deadline);
+            if (root) {
+                MemorySegment.copy(buffer, off * es, shm, rootSlot, c * es);
+            }
+            arrive(call, t);
+            awaitArrivals(call, t, deadline);
+            if (!root) {
+                MemorySegment.copy(shm, rootSlot, buffer, off * es, c * es);
+            }
+            raise(ShmLayout.C_DONE, t);
+        }
+    }
+
+    @Override
+    protected void runAllgather(OpCall call, MemorySegment send, MemorySegment recv) {
+        int es = call.dtype().byteSize();
+        long m = call.count();
+        if (size() == 1) {
+            MemorySegment.copy(send, 0, recv, 0, m * es);
+            return;
+        }
+        long deadline = deadline();
+        for (long off = 0; off < m; off += slotElems(call)) {
+            long c = Math.min(slotElems(call), m - off);
+            long t = beginRound(call, deadline);
+            MemorySegment.copy(send, off * es, shm, layout.slot(rank()), c * es);
+            arrive(call, t);
+            awaitArrivals(call, t, deadline);
+            for (int j = 0; j < size(); j++) {
+                MemorySegment.copy(shm, layout.slot(j), recv, (j * m + off) * es, c * es);
+            }
+            raise(ShmLayout.C_DONE, t);
+        }
+    }
+
+    @Override
+    protected void runReduceScatter(OpCall call, MemorySegment send, MemorySegment recv) {
+        int n = size();
+        int r = rank();
+        int es = call.dtype().byteSize();
+        long m = call.count();
+        if (n == 1) {
+            MemorySegment.copy(send, 0, recv, 0, m * es);
+            return;
+        }
+        long deadline = deadline();
+        long perRound = Math.max(1, slotElems(call) / n);
+        long mySlot = layout.slot(r);
+        for (long off = 0; off < m; off += perRound) {
+            long c = Math.min(perRound, m - off);
+            long t = beginRound(call, deadline);
+            for (int j = 0; j < n; j++) {
+                MemorySegment.copy(send, (j * m + off) * es, shm, mySlot + j * c * es, c * es);
+            }
+            arrive(call, t);
+            awaitArrivals(call, t, deadline);
+            MemorySegment.copy(shm, mySlot + r * c * es, recv, off * es, c * es);
+            for (int k = 1; k < n; k++) {
+                int i = (r + k) % n;
+                Reductions.combine(recv, off * es, shm, layout.slot(i) + r * c * es, c, call.dtype(), call.op());
+            }
+            if (call.op() == ReduceOp.AVG) {
+                Reductions.divide(recv, off * es, c, call.dtype(), n);
+            }
+            raise(ShmLayout.C_DONE, t);
+        }
+    }
+
+    @Override
+    protected void runBarrier(OpCall call) {
+        if (size() == 1) {
+            return;
+        }
+        long deadline = deadline();
+        long t = beginRound(call, deadline);
+        arrive(call, t);
+        awaitArrivals(call, t, deadline);
+        raise(ShmLayout.C_DONE, t);
+    }
+
+    // ---- point to point --------------------------------------------------------------------------------------
+
+    @Override
+    protected void runSend(OpCall call, MemorySegment buffer, int dst) {
+        long box = layout.mailbox(rank(), dst);
+        long deadline = deadline();
+        long total = call.count() * call.dtype().byteSize();
+        long off = 0;
+        do {
+            long bytes = Math.min(layout.mboxBytes, total - off);
+            long k = ++sendCount[dst];
+            awaitFlag(dst, box + ShmLayout.M_ACKED, k - 1, call, "send to rank " + dst, deadline);
+            MemorySegment.copy(buffer, off, shm, box + ShmLayout.MBOX_HEADER, bytes);
+            shm.set(ValueLayout.JAVA_LONG, box + ShmLayout.M_SEQ, call.seq());
+            shm.set(ValueLayout.JAVA_LONG, box + ShmLayout.M_FP_HIGH, call.fingerprintHigh());
+            shm.set(ValueLayout.JAVA_LONG, box + ShmLayout.M_FP_LOW, call.fingerprintLow());
+            shm.set(ValueLayout.JAVA_LONG, box + ShmLayout.M_BYTES, bytes);
+            LONG.setRelease(shm, box + ShmLayout.M_POSTED, k);
+            off += bytes;
+        } while (off < total);
+    }
+
+    @Override
+    protected void runRecv(OpCall call, MemorySegment buffer, int src) {
+        long box = layout.mailbox(src, rank());
+        long deadline = deadline();
+        long total = call.count() * call.dtype().byteSize();
+        long off = 0;
+        do {
+            long bytes = Math.min(layout.mboxBytes, total - off);
+            long k = ++recvCount[src];
+            awaitFlag(src, box + ShmLayout.M_POSTED, k, call, "receive from rank " + src, deadline);
+            long seq = shm.get(ValueLayout.JAVA_LONG, box + ShmLayout.M_SEQ);
+            long high = shm.get(ValueLayout.JAVA_LONG, box + ShmLayout.M_FP_HIGH);
+            long low = shm.get(ValueLayout.JAVA_LONG, box + ShmLayout.M_FP_LOW);
+            long sent = shm.get(ValueLayout.JAVA_LONG, box + ShmLayout.M_BYTES);
+            if (ctx.options().verifyCalls() && (seq != call.seq() || !call.matches(high, low) || sent != bytes)) {
+                throw new CollectiveException("mismatched calls on " + ctx + ": this rank issued recv " + call + " from rank "
+                        + src + " but it sent " + OpCall.describe(high, low, seq));
+            }
+            MemorySegment.copy(shm, box + ShmLayout.MBOX_HEADER, buffer, off, bytes);
+            LONG.setRelease(shm, box + ShmLayout.M_ACKED, k);
+            off += bytes;
+        } while (off < total);
+    }
+
+    // ---- lifecycle -------------------------------------------------------------------------------------------
+
+    @Override
+    protected void abort(CollectiveException reason) {
+        LONG.compareAndSet(shm, ShmLayout.H_ABORT, 0L, rank() + 1L);
+    }
+
+    @Override
+    protected void release() {
+        try {
+            if (rank() == 0) {
+                Files.deleteIfExists(file);
+            }
+        } catch (IOException e) {
+            System.getLogger(ShmProcessGroup.class.getName()).log(System.Logger.Level.WARNING,
+                    "cannot remove shared-memory file " + file + ": " + e);
+        }
+        arena.close();
+    }
+}
