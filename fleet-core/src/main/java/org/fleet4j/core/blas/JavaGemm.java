@@ -84,8 +84,11 @@ public final class JavaGemm implements Gemm {
             scale(m, n, beta, c, cOffsetElems, ldc);
             return;
         }
-        Problem whole = new Problem(transA, transB, m, n, k, alpha, a, aOffsetElems, lda,
-                b, bOffsetElems, ldb, beta, c, cOffsetElems, ldc);
+        Problem whole = transposedFits(m, n)
+                ? new Problem(!transB, !transA, n, m, k, alpha, b, bOffsetElems, ldb,
+                        a, aOffsetElems, lda, beta, c, cOffsetElems, 1, ldc)
+                : new Problem(transA, transB, m, n, k, alpha, a, aOffsetElems, lda,
+                        b, bOffsetElems, ldb, beta, c, cOffsetElems, ldc, 1);
         int t = threads;
         ExecutorService workers = pool;
         if (t == 1 || workers == null || (long) m * n * k < 64L * 64 * 64 || !shareable(a, b, c)) {
@@ -93,6 +96,20 @@ public final class JavaGemm implements Gemm {
             return;
         }
         runParallel(whole.split(t), workers);
+    }
+
+    /**
+     * Whether computing C^T = op(B)^T op(A)^T wastes clearly less of the MR x NR micro-tile than C = op(A) op(B):
+     * true for narrow outputs such as a 10-class layer (n = 10 fills 10/16 of a tile column; m = 64 fills all).
+     */
+    static boolean transposedFits(int m, int n) {
+        double direct = fill(m, MR) * fill(n, NR);
+        double transposed = fill(n, MR) * fill(m, NR);
+        return transposed > 1.15 * direct;
+    }
+
+    private static double fill(int extent, int unit) {
+        return extent / (double) roundUp(extent, unit);
     }
 
     /** Confined segments belong to the calling thread alone, so only shared memory is split among workers. */
@@ -128,11 +145,14 @@ public final class JavaGemm implements Gemm {
         }
     }
 
-    /** One independent sgemm: the whole call, or one stripe of C when several threads share it. */
+    /**
+     * One independent sgemm: the whole call, or one stripe of C when several threads share it. C's element
+     * (i, j) is at {@code cOff + i * cRowStride + j * cColStride}, so a problem can also fill C transposed.
+     */
     private record Problem(boolean transA, boolean transB, int m, int n, int k,
                            float alpha, MemorySegment a, long aOff, int lda,
                            MemorySegment b, long bOff, int ldb,
-                           float beta, MemorySegment c, long cOff, int ldc) {
+                           float beta, MemorySegment c, long cOff, long cRowStride, long cColStride) {
 
         /** Stripes of C's columns (rows when C is too narrow), each a multiple of the micro-tile. */
         List<Problem> split(int parts) {
@@ -147,11 +167,11 @@ public final class JavaGemm implements Gemm {
                 if (byColumns) {
                     long bShift = transB ? (long) start * ldb : start;
                     out.add(new Problem(transA, transB, m, size, k, alpha, a, aOff, lda,
-                            b, bOff + bShift, ldb, beta, c, cOff + start, ldc));
+                            b, bOff + bShift, ldb, beta, c, cOff + start * cColStride, cRowStride, cColStride));
                 } else {
                     long aShift = transA ? start : (long) start * lda;
                     out.add(new Problem(transA, transB, size, n, k, alpha, a, aOff + aShift, lda,
-                            b, bOff, ldb, beta, c, cOff + (long) start * ldc, ldc));
+                            b, bOff, ldb, beta, c, cOff + start * cRowStride, cRowStride, cColStride));
                 }
             }
             return out;
@@ -175,9 +195,9 @@ public final class JavaGemm implements Gemm {
                             int bBase = jr * kc;
                             for (int ir = 0; ir < mc; ir += MR) {
                                 int rows = Math.min(MR, mc - ir);
-                                long cIdx = cOff + (long) (ic + ir) * ldc + jc + jr;
+                                long cIdx = cOff + (ic + ir) * cRowStride + (jc + jr) * cColStride;
                                 microKernel(kc, ap, ir * kc, bp, bBase, ws.tile);
-                                updateC(ws.tile, alpha, betaHere, c, cIdx, ldc, rows, cols);
+                                updateC(ws.tile, alpha, betaHere, c, cIdx, cRowStride, cColStride, rows, cols);
                             }
                         }
                     }
@@ -314,12 +334,15 @@ public final class JavaGemm implements Gemm {
         c51.intoArray(tile, 5 * NR + L);
     }
 
-    /** C[rows x cols] = alpha * tile + beta * C, with vectors for whole tiles and element by element at edges. */
-    private static void updateC(float[] tile, float alpha, float beta, MemorySegment c, long cIdx, int ldc,
-                                int rows, int cols) {
-        if (rows == MR && cols == NR) {
+    /**
+     * C[rows x cols] = alpha * tile + beta * C: vectors for whole tiles of row-major C, element by element at
+     * edges and when C is filled transposed.
+     */
+    private static void updateC(float[] tile, float alpha, float beta, MemorySegment c, long cIdx,
+                                long rowStride, long colStride, int rows, int cols) {
+        if (rows == MR && cols == NR && colStride == 1) {
             for (int i = 0; i < MR; i++) {
-                long off = (cIdx + (long) i * ldc) * Float.BYTES;
+                long off = (cIdx + i * rowStride) * Float.BYTES;
                 for (int v = 0; v < NR; v += L) {
                     long at = off + (long) v * Float.BYTES;
                     FloatVector x = FloatVector.fromArray(SPECIES, tile, i * NR + v).mul(alpha);
@@ -333,7 +356,7 @@ public final class JavaGemm implements Gemm {
         }
         for (int i = 0; i < rows; i++) {
             for (int j = 0; j < cols; j++) {
-                long at = cIdx + (long) i * ldc + j;
+                long at = cIdx + i * rowStride + j * colStride;
                 float v = alpha * tile[i * NR + j];
                 c.setAtIndex(FLOAT, at, beta == 0f ? v : v + beta * c.getAtIndex(FLOAT, at));
             }

@@ -21,7 +21,8 @@ class JavaGemmTest extends GemmContractTest {
     void twoThreadsGiveBitIdenticalResults() {
         GemmCase c = new GemmCase(true, false, 257, 301, 290, 1f, 0.5f, 1, 2, 3, 4, 5, 6, 99L);
         GemmCase wide = new GemmCase(false, true, 7, 20, 33, 1f, 0f, 0, 0, 0, 0, 0, 0, 98L);
-        for (GemmCase one : new GemmCase[]{c, wide}) {
+        GemmCase narrow = new GemmCase(false, false, 300, 10, 50, 1f, 1f, 0, 0, 0, 0, 0, 0, 97L);
+        for (GemmCase one : new GemmCase[]{c, wide, narrow}) {
             try (Arena arena = Arena.ofShared()) {
                 GemmCase.Buffers serial = one.allocate(arena);
                 GemmCase.Buffers parallel = one.allocate(arena);
@@ -38,6 +39,16 @@ class JavaGemmTest extends GemmContractTest {
                 }
             }
         }
+    }
+
+    /** The contract's shapes with n = 10 and n = 1 go through the transposed path; these pin that down. */
+    @Test
+    void narrowOutputsAreComputedTransposed() {
+        assertEquals(true, JavaGemm.transposedFits(64, 10));
+        assertEquals(true, JavaGemm.transposedFits(784, 10));
+        assertEquals(true, JavaGemm.transposedFits(7, 1));
+        assertEquals(false, JavaGemm.transposedFits(64, 512));
+        assertEquals(false, JavaGemm.transposedFits(10, 64));
     }
 
     @Test
