@@ -43,7 +43,7 @@ public record Constraint(String description, Predicate<Object> test) {
 
     /** For a list of fractions: each in [0, 1). */
     public static Constraint eachInHalfOpenUnit() {
-        return new Constraint("each at least 0 and below 1", value -> {
+        return new Constraint("a list whose entries are all at least 0 and below 1", value -> {
             for (Object item : (List<?>) value) {
                 double v = ((Number) item).doubleValue();
                 if (!(v >= 0 && v < 1)) {

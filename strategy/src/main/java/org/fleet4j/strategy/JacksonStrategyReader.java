@@ -43,7 +43,7 @@ final class JacksonStrategyReader {
         }
         if (first != JsonToken.START_OBJECT) {
             throw new StrategyException(source + ":" + line() + ": the file must hold a mapping of keys to values,"
-                    + " but it starts with " + parser.getText());
+                    + " but it holds " + (first == JsonToken.START_ARRAY ? "a list" : "the single value " + parser.getText()));
         }
         readObject("");
         if (parser.nextToken() != null) {

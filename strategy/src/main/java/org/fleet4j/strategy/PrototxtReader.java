@@ -160,7 +160,7 @@ final class PrototxtReader {
         if (c == '"' || c == '\'') {
             return string(c);
         }
-        if (":{}<>[],;".indexOf(c) >= 0) {
+        if (":{}<>[],;=".indexOf(c) >= 0) {
             pos++;
             return new Token(Kind.PUNCT, String.valueOf(c), line);
         }

@@ -296,7 +296,9 @@ public final class StrategySchema {
      * a field of that name (for "k_steps" written outside its group), or where to look.
      */
     static String unknownKeyHint(String given) {
-        Optional<String> nearest = KeySuggester.nearest(given, BY_NAME.keySet());
+        List<String> candidates = new ArrayList<>(BY_NAME.keySet());
+        GROUPS.forEach(g -> candidates.add(g.name()));
+        Optional<String> nearest = KeySuggester.nearest(given, candidates);
         if (nearest.isPresent()) {
             return "did you mean " + nearest.get() + "?";
         }
