@@ -15,5 +15,10 @@ final class BuiltinOps {
         InitOps.register();
         OptimizerOps.register();
         ScheduleOps.register();
+        ReshapeOp.register();
+        ConcatOp.register();
+        DropoutOp.register();
+        LookupTableOp.register();
+        BatchNormOp.register();
     }
 }

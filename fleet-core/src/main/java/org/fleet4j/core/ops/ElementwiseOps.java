@@ -40,8 +40,9 @@ final class ElementwiseOps {
 
     /** Index maps for one pair of input shapes, cached while the shapes stay the same. */
     static final class Layout {
-        long[] xShape = {};
-        long[] yShape = {};
+        // null, not {}: scalar inputs have shape {} and must still compute the maps on the first call
+        long[] xShape;
+        long[] yShape;
         long[] outShape;
         long rowLen;      // > 0: y repeats along rows of length rowLen and x has out's shape
         int[] xMap;       // null: identity
