@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.fleet4j.strategy.StrategyCli;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
@@ -85,7 +86,7 @@ public final class FleetRun {
             if (nnodes < 1) {
                 throw new LaunchException("--nnodes " + nnodes + ": expected at least 1");
             }
-            return StrategyDryRun.run(strategy, nnodes, nprocPerNode, devices.kind(), options.format.name().toLowerCase(Locale.ROOT), out, err);
+            return StrategyCli.dryRun(strategy, nnodes, nprocPerNode, devices.kind(), options.format.name().toLowerCase(Locale.ROOT), out, err);
         }
         if (options.program == null) {
             throw new LaunchException("missing PROGRAM: name a built-in (" + String.join(", ", BuiltinPrograms.all().keySet())

@@ -224,4 +224,60 @@ class FleetRunProcessTest {
             assertTrue(Await.gone(pid, Duration.ZERO), "process " + pid + " outlived the launcher");
         }
     }
+
+    @Test
+    void twoLaunchersOnLoopbackFormOneJob() throws Exception {
+        int port = FreePorts.consecutive(2);
+        List<String> common = List.of("--jvm_args", LIGHT_JVM, "--ips", "127.0.0.1,127.0.0.1", "--nproc_per_node", "2",
+                "--start_port", Integer.toString(port));
+        List<LauncherRun> nodes = new ArrayList<>();
+        for (int node = 0; node < 2; node++) {
+            List<String> args = new ArrayList<>(common);
+            args.addAll(List.of("--rank", Integer.toString(node), "--log_dir", "node" + node, RoleProbe.class.getName()));
+            nodes.add(LauncherRun.javaMain(work, env, args));
+        }
+
+        for (LauncherRun node : nodes) {
+            assertEquals(0, node.awaitExit(JOB_TIMEOUT), node.stderr());
+        }
+        String endpoints = "127.0.0.1:" + port + ",127.0.0.1:" + (port + 1) + ",127.0.0.1:" + port + ",127.0.0.1:" + (port + 1);
+        for (int rank = 0; rank < 4; rank++) {
+            Properties role = role(rank);
+            assertEquals(Integer.toString(rank / 2), role.getProperty("env.FLEET_NODE_RANK"));
+            assertEquals(Integer.toString(rank % 2), role.getProperty("env.FLEET_LOCAL_RANK"));
+            assertEquals("4", role.getProperty("env.FLEET_WORLD_SIZE"));
+            assertEquals("2", role.getProperty("env.FLEET_NNODES"));
+            assertEquals("127.0.0.1:" + port, role.getProperty("env.FLEET_MASTER"));
+            assertEquals(endpoints, role.getProperty("env.PADDLE_TRAINER_ENDPOINTS"));
+            assertTrue(Files.exists(work.resolve("node" + (rank / 2) + "/workerlog." + rank)), "global rank names the log");
+        }
+        assertTrue(nodes.get(0).stdout().contains("[rank 0] hello from rank 0 of 4"), nodes.get(0).stdout());
+        assertFalse(nodes.get(1).stdout().contains("[rank"), "node 1 has no rank 0 to echo: " + nodes.get(1).stdout());
+    }
+
+    @Test
+    void jarIsRunByItsMainClassWithTheJarOnTheClasspath() throws Exception {
+        Path jar = JarPrograms.build(work.resolve("jarbuild"), work.resolve("app.jar"), "jarprobe.Main", """
+                package jarprobe;
+
+                import java.nio.file.Files;
+                import java.nio.file.Path;
+                import java.util.Arrays;
+
+                public class Main {
+                    public static void main(String[] args) throws Exception {
+                        String rank = System.getenv("FLEET_RANK");
+                        Files.writeString(Path.of(System.getenv("PROBE_DIR"), "rank-" + rank + ".pid"), Long.toString(ProcessHandle.current().pid()));
+                        System.out.println("jar main on rank " + rank + " args " + Arrays.toString(args));
+                    }
+                }
+                """);
+
+        LauncherRun launcher = launch("--nproc_per_node", "2", "app.jar", "x", "--y");
+
+        assertEquals(0, launcher.awaitExit(JOB_TIMEOUT), launcher.stderr());
+        assertTrue(launcher.stdout().contains("[rank 0] jar main on rank 0 args [x, --y]\n"), launcher.stdout());
+        assertTrue(Files.readString(work.resolve("log/workerlog.1")).contains("jar main on rank 1 args [x, --y]\n"));
+        assertTrue(Files.exists(jar));
+    }
 }

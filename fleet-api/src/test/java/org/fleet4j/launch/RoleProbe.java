@@ -29,9 +29,10 @@ public final class RoleProbe {
             writeAtomically(dir.resolve("rank-" + rank + ".child.pid"), Long.toString(child.pid()));
         }
         writeAtomically(dir.resolve("rank-" + rank + ".role"), describe(args));
-        writeAtomically(dir.resolve("rank-" + rank + ".pid"), Long.toString(ProcessHandle.current().pid()));
         System.out.println("hello from rank " + rank + " of " + world);
         System.err.println("rank " + rank + " writes to stderr too");
+        // Last: tests take the PID file as the sign that everything above has happened.
+        writeAtomically(dir.resolve("rank-" + rank + ".pid"), Long.toString(ProcessHandle.current().pid()));
 
         if (rank.equals(System.getenv("PROBE_FAIL_RANK"))) {
             for (int r = 0; r < world; r++) {
