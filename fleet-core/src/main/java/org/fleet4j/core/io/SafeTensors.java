@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -196,7 +197,7 @@ public final class SafeTensors {
         return new LoadReport(loaded, missing, unexpected);
     }
 
-    private static String summary(java.util.Collection<String> names) {
+    private static String summary(Collection<String> names) {
         List<String> list = List.copyOf(names);
         if (list.isEmpty()) {
             return "no variables";

@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Shapes;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -105,7 +106,7 @@ final class SafeTensorsHeader {
             root = JSON.readTree(json);
         } catch (JacksonException e) {
             throw new CheckpointException(file, null, "header is not valid JSON: " + e.getOriginalMessage(), e);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new CheckpointException(file, null, "header cannot be parsed: " + e.getMessage(), e);
         }
         if (root == null || !root.isObject()) {

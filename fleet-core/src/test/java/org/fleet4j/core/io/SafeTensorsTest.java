@@ -9,12 +9,14 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.AbstractMap;
+import java.util.AbstractSet;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -60,8 +62,8 @@ class SafeTensorsTest {
             Tensor a = actual.get(name);
             assertEquals(e.dtype(), a.dtype(), name);
             assertArrayEquals(e.shape(), a.shape(), name);
-            assertArrayEquals(e.segment().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
-                    a.segment().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), name);
+            assertArrayEquals(e.segment().toArray(ValueLayout.JAVA_BYTE),
+                    a.segment().toArray(ValueLayout.JAVA_BYTE), name);
         }
     }
 
@@ -263,7 +265,7 @@ class SafeTensorsTest {
         Map<String, Tensor> failing = new AbstractMap<>() {
             @Override
             public Set<Entry<String, Tensor>> entrySet() {
-                return new java.util.AbstractSet<>() {
+                return new AbstractSet<>() {
                     @Override
                     public Iterator<Entry<String, Tensor>> iterator() {
                         Iterator<Entry<String, Tensor>> inner = everyDtype().entrySet().iterator();
