@@ -1,0 +1,107 @@
+package org.fleet4j.launch;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.jar.JarFile;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The real {@code bin/fleetrun} script. It runs from build/lib, which {@code ./mvnw -q package
+ * -DskipTests} fills; the end-to-end test is skipped when build/lib is missing or holds an older build
+ * of the launcher than the one under test.
+ */
+class BinFleetrunTest {
+    private static final Path REPO = Path.of("").toAbsolutePath().getParent();
+    private static final Path SCRIPT = REPO.resolve("bin/fleetrun");
+    private static final Path LAUNCHER_CLASS = Path.of("org/fleet4j/launch/FleetRun.class");
+
+    @TempDir
+    Path work;
+
+    @Test
+    void runsAJobFromBuildLib() throws Exception {
+        assumeTrue(buildLibHoldsThisLauncher(), "skipped: " + REPO.resolve("build/lib")
+                + " is missing or older than this build; run ./mvnw -q package -DskipTests first");
+        Path probeDir = Files.createDirectories(work.resolve("probe"));
+        // The script puts CLASSPATH after build/lib, which is how the test's probe program reaches the ranks.
+        Map<String, String> env = Map.of("PROBE_DIR", probeDir.toString(), "CLASSPATH", Path.of("target/test-classes").toAbsolutePath().toString());
+        LauncherRun launcher = LauncherRun.start(List.of(SCRIPT.toString(), "--nproc_per_node", "2",
+                "--jvm_args", "-XX:TieredStopAtLevel=1 -Xmx64m", RoleProbe.class.getName(), "--epochs", "3"), work, env);
+
+        assertEquals(0, launcher.awaitExit(Duration.ofSeconds(60)), launcher.stderr());
+        assertTrue(launcher.stdout().contains("[rank 0] hello from rank 0 of 2"), launcher.stdout());
+        assertTrue(Files.readString(work.resolve("log/workerlog.1")).contains("hello from rank 1 of 2"));
+        String role = Files.readString(probeDir.resolve("rank-1.role"));
+        assertTrue(role.contains("args.0=--epochs") && role.contains("args.1=3"), role);
+        assertTrue(role.contains("classpath=" + REPO.resolve("build/lib").toString().replace(":", "\\:")), "ranks run from build/lib: " + role);
+        try (Stream<Path> pids = Files.list(probeDir)) {
+            for (Path pid : pids.filter(f -> f.toString().endsWith(".pid")).toList()) {
+                assertTrue(Await.gone(Long.parseLong(Files.readString(pid).trim()), Duration.ofSeconds(10)), pid + " outlived the job");
+            }
+        }
+    }
+
+    @Test
+    void badFlagThroughTheScriptExitsWith2() throws Exception {
+        assumeTrue(buildLibHoldsThisLauncher(), "skipped: " + REPO.resolve("build/lib") + " is missing or older than this build");
+        LauncherRun launcher = LauncherRun.start(List.of(SCRIPT.toString(), "--nproc_per_node", "two", "mnist"), work, Map.of());
+
+        assertEquals(2, launcher.awaitExit(Duration.ofSeconds(30)));
+        assertTrue(launcher.stderr().contains("fleetrun: Invalid value for option '--nproc_per_node': 'two' is not an int"), launcher.stderr());
+        assertTrue(!launcher.stderr().contains("\tat "), "no stack trace: " + launcher.stderr());
+    }
+
+    @Test
+    void missingBuildLibSaysHowToBuild() throws Exception {
+        Path copy = Files.createDirectories(work.resolve("checkout/bin")).resolve("fleetrun");
+        Files.copy(SCRIPT, copy);
+        assertTrue(copy.toFile().setExecutable(true));
+        // A JDK 25 is found first (the one running this test), so the missing jars are what is reported.
+        LauncherRun launcher = LauncherRun.start(List.of(copy.toString(), "mnist"), work,
+                Map.of("JAVA_HOME", System.getProperty("java.home")));
+
+        assertEquals(2, launcher.awaitExit(Duration.ofSeconds(30)));
+        assertTrue(launcher.stderr().contains(work.resolve("checkout/build/lib") + " has no Fleet4J jars; build them first: (cd "
+                + work.resolve("checkout") + " && ./mvnw -q package -DskipTests)"), launcher.stderr());
+    }
+
+    /** True when build/lib's fleet4j-api jar has the very launcher class this test run compiled. */
+    private static boolean buildLibHoldsThisLauncher() throws IOException {
+        Path compiled = Path.of("target/classes").resolve(LAUNCHER_CLASS);
+        Optional<Path> jar = apiJar();
+        if (jar.isEmpty() || !Files.exists(compiled)) {
+            return false;
+        }
+        try (JarFile file = new JarFile(jar.get().toFile())) {
+            var entry = file.getJarEntry(LAUNCHER_CLASS.toString());
+            if (entry == null) {
+                return false;
+            }
+            try (InputStream in = file.getInputStream(entry)) {
+                return java.util.Arrays.equals(in.readAllBytes(), Files.readAllBytes(compiled));
+            }
+        }
+    }
+
+    private static Optional<Path> apiJar() throws IOException {
+        Path lib = REPO.resolve("build/lib");
+        if (!Files.isDirectory(lib)) {
+            return Optional.empty();
+        }
+        try (Stream<Path> jars = Files.list(lib)) {
+            return jars.filter(p -> p.getFileName().toString().matches("fleet4j-api-.*\\.jar")).findFirst();
+        }
+    }
+}
