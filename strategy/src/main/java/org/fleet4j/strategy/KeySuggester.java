@@ -15,7 +15,9 @@ final class KeySuggester {
         String best = null;
         int bestDistance = Integer.MAX_VALUE;
         for (String candidate : candidates) {
-            int d = distance(lower, candidate.toLowerCase(Locale.ROOT));
+            String other = candidate.toLowerCase(Locale.ROOT);
+            // A truncated key ("nccl_comm") is plausible, though less so than a one-letter typo.
+            int d = lower.length() >= 4 && other.startsWith(lower) ? Math.min(2, distance(lower, other)) : distance(lower, other);
             if (d < bestDistance) {
                 best = candidate;
                 bestDistance = d;
