@@ -16,21 +16,21 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * Pure-Java sgemm on the Vector API, organised like GotoBLAS/BLIS: panels of op(B) ({@code KC x NC}) and
  * op(A) ({@code MC x KC}) are packed into contiguous arrays so that the register-blocked micro-kernel
- * ({@code MR x NR} = 6 rows x 2 vectors, 12 accumulators) streams both with unit stride out of L1/L2.
+ * ({@code MR x NR} = 2 rows x 4 vectors, 8 accumulators) streams both with unit stride out of L1/L2.
  * Packing also absorbs every transpose, so one micro-kernel serves all four combinations.
  */
 public final class JavaGemm implements Gemm {
 
     static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
     private static final int L = SPECIES.length();
-    static final int MR = 6;
-    static final int NR = 2 * L;
+    static final int MR = 2;
+    static final int NR = 4 * L;
     /** Depth of one packed panel: a KC x NR sliver of B (16 KiB with 256-bit vectors) stays in L1. */
-    private static final int KC = 256;
-    /** Rows of A packed at once: MC x KC floats (120 KiB) stay in L2. */
-    private static final int MC = 20 * MR;
-    /** Columns of B packed at once: KC x NC floats (3 MiB with 256-bit vectors) live in L3. */
-    private static final int NC = 192 * NR;
+    private static final int KC = 128;
+    /** Rows of A packed at once: MC x KC floats (128 KiB) stay in L2. */
+    private static final int MC = 128 * MR;
+    /** Columns of B packed at once: KC x NC floats (2 MiB with 256-bit vectors) live in L3. */
+    private static final int NC = 128 * NR;
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
     private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
@@ -216,9 +216,10 @@ public final class JavaGemm implements Gemm {
                         for (int p = 0; p < kc; p++) {
                             long byteOff = (first + (long) p * ldb) * Float.BYTES;
                             int at = base + p * NR;
-                            FloatVector.fromMemorySegment(SPECIES, b, byteOff, ORDER).intoArray(bp, at);
-                            FloatVector.fromMemorySegment(SPECIES, b, byteOff + (long) L * Float.BYTES, ORDER)
-                                    .intoArray(bp, at + L);
+                            for (int v = 0; v < NR; v += L) {
+                                FloatVector.fromMemorySegment(SPECIES, b, byteOff + (long) v * Float.BYTES, ORDER)
+                                        .intoArray(bp, at + v);
+                            }
                         }
                     } else {
                         for (int p = 0; p < kc; p++) {
@@ -290,48 +291,41 @@ public final class JavaGemm implements Gemm {
     }
 
     /**
-     * tile[MR x NR] = A sliver x B sliver. The 12 accumulators stay in registers; no vector crosses a call
-     * boundary, since a call that is not inlined would box it.
+     * tile[MR x NR] = A sliver x B sliver, with 8 accumulators in registers. The tile is 2 x 4 vectors rather than
+     * the classic 6 x 2: C2 schedules every broadcast of an iteration up front, and with 6 rows the 12
+     * accumulators, 2 B vectors and 6 broadcasts need more than x86's 16 vector registers, so an accumulator
+     * spills and its store-to-load round trip halves the speed. No vector crosses a call boundary either: a
+     * call that is not inlined would box it.
      */
     private static void microKernel(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
-        FloatVector c00 = FloatVector.zero(SPECIES), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-        FloatVector c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+        FloatVector c00 = FloatVector.zero(SPECIES), c01 = c00, c02 = c00, c03 = c00;
+        FloatVector c10 = c00, c11 = c00, c12 = c00, c13 = c00;
         for (int p = 0; p < kc; p++) {
             int ai = aBase + p * MR;
             int bi = bBase + p * NR;
             FloatVector b0 = FloatVector.fromArray(SPECIES, bp, bi);
             FloatVector b1 = FloatVector.fromArray(SPECIES, bp, bi + L);
+            FloatVector b2 = FloatVector.fromArray(SPECIES, bp, bi + 2 * L);
+            FloatVector b3 = FloatVector.fromArray(SPECIES, bp, bi + 3 * L);
             FloatVector x = FloatVector.broadcast(SPECIES, ap[ai]);
             c00 = x.fma(b0, c00);
             c01 = x.fma(b1, c01);
+            c02 = x.fma(b2, c02);
+            c03 = x.fma(b3, c03);
             x = FloatVector.broadcast(SPECIES, ap[ai + 1]);
             c10 = x.fma(b0, c10);
             c11 = x.fma(b1, c11);
-            x = FloatVector.broadcast(SPECIES, ap[ai + 2]);
-            c20 = x.fma(b0, c20);
-            c21 = x.fma(b1, c21);
-            x = FloatVector.broadcast(SPECIES, ap[ai + 3]);
-            c30 = x.fma(b0, c30);
-            c31 = x.fma(b1, c31);
-            x = FloatVector.broadcast(SPECIES, ap[ai + 4]);
-            c40 = x.fma(b0, c40);
-            c41 = x.fma(b1, c41);
-            x = FloatVector.broadcast(SPECIES, ap[ai + 5]);
-            c50 = x.fma(b0, c50);
-            c51 = x.fma(b1, c51);
+            c12 = x.fma(b2, c12);
+            c13 = x.fma(b3, c13);
         }
         c00.intoArray(tile, 0);
         c01.intoArray(tile, L);
+        c02.intoArray(tile, 2 * L);
+        c03.intoArray(tile, 3 * L);
         c10.intoArray(tile, NR);
         c11.intoArray(tile, NR + L);
-        c20.intoArray(tile, 2 * NR);
-        c21.intoArray(tile, 2 * NR + L);
-        c30.intoArray(tile, 3 * NR);
-        c31.intoArray(tile, 3 * NR + L);
-        c40.intoArray(tile, 4 * NR);
-        c41.intoArray(tile, 4 * NR + L);
-        c50.intoArray(tile, 5 * NR);
-        c51.intoArray(tile, 5 * NR + L);
+        c12.intoArray(tile, NR + 2 * L);
+        c13.intoArray(tile, NR + 3 * L);
     }
 
     /**

@@ -17,10 +17,13 @@ import org.junit.jupiter.api.TestFactory;
 /** What every {@link Gemm} must do; one subclass per implementation. */
 abstract class GemmContractTest {
 
-    /** Odd sizes around the micro-tile (6 x 16) and the cache blocks (MC 120, KC 256), plus the MLP's. */
+    /**
+     * Odd sizes around JavaGemm's micro-tile (2 x 32 with 256-bit vectors) and cache blocks (KC 128, MC 256,
+     * NC 4096), plus the MLP's.
+     */
     private static final int[][] SHAPES = {
-            {1, 1, 1}, {1, 7, 33}, {7, 1, 65}, {33, 65, 7}, {65, 33, 1}, {6, 16, 8}, {12, 32, 256},
-            {13, 17, 300}, {130, 40, 19}, {121, 47, 513}, {3, 3100, 5},
+            {1, 1, 1}, {1, 7, 33}, {7, 1, 65}, {33, 65, 7}, {65, 33, 1}, {6, 16, 8}, {2, 32, 128}, {12, 64, 256},
+            {13, 17, 300}, {270, 64, 19}, {121, 47, 513}, {3, 4200, 5},
             {64, 10, 512}, {64, 512, 784}, {784, 10, 64},
     };
     private static final float[][] ALPHA_BETA = {{1f, 0f}, {1f, 1f}, {-0.5f, 2f}, {1.5f, -0.25f}};
