@@ -3,6 +3,7 @@ package org.fleet4j.launch;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
@@ -13,8 +14,6 @@ import java.util.Locale;
 import java.util.Map;
 import org.fleet4j.strategy.StrategyCli;
 import picocli.CommandLine;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.ParameterException;
 
 /**
@@ -45,27 +44,21 @@ public final class FleetRun {
         cli.getCommandSpec().usageMessage().footer(footer());
         boolean debug = wantsDebug(args);
         try {
-            int programAt = programIndex(args, cli.getCommandSpec());
-            List<String> launcherArgs = new ArrayList<>(Arrays.asList(args).subList(0, Math.min(programAt, args.length)));
-            launcherArgs.remove("--");
-            List<String> programArgs = List.of();
-            if (programAt < args.length) {
-                launcherArgs.add("--");
-                launcherArgs.add(args[programAt]);
-                programArgs = Arrays.asList(args).subList(programAt + 1, args.length);
-            }
-            cli.parseArgs(launcherArgs.toArray(String[]::new));
+            CommandLineSplit split = CommandLineSplit.of(args, cli.getCommandSpec());
+            cli.parseArgs(split.forParser());
             if (cli.isUsageHelpRequested()) {
                 cli.usage(out);
                 return 0;
             }
-            return launch(options, programArgs, out, err);
+            return launch(options, split.programArgs(), out, err);
         } catch (ParameterException e) {
             return fail(err, e.getMessage().replace(System.lineSeparator(), "; ").strip() + " (see bin/fleetrun --help)", e, debug, BAD_INPUT);
         } catch (LaunchException e) {
             return fail(err, e.getMessage(), e, debug, BAD_INPUT);
         } catch (IOException e) {
             return fail(err, e.getMessage(), e, debug, LAUNCH_FAILED);
+        } catch (UncheckedIOException e) {
+            return fail(err, e.getMessage() + ": " + e.getCause().getMessage(), e, debug, LAUNCH_FAILED);
         }
     }
 
@@ -101,29 +94,6 @@ public final class FleetRun {
         LaunchPlan plan = new LaunchPlan(layout, devices, program, programArgs, Path.of(System.getProperty("java.home"), "bin", "java"),
                 classpath, JvmArgs.split(options.jvmArgs), logDir(options.logDir), options.jobId, options.logLevel, strategy);
         return new Job(plan, out, err).run();
-    }
-
-    /**
-     * Index in {@code args} of PROGRAM: the first word that is neither an option nor an option's value
-     * (or the word after {@code --}); {@code args.length} when there is none. Everything after it is the
-     * program's, even words that look like the launcher's options.
-     */
-    static int programIndex(String[] args, CommandSpec spec) {
-        for (int i = 0; i < args.length; i++) {
-            String arg = args[i];
-            if (arg.equals("--")) {
-                return i + 1;
-            }
-            if (arg.startsWith("-") && arg.length() > 1) {
-                OptionSpec option = arg.contains("=") ? null : spec.findOption(arg);
-                if (option != null && option.arity().min() > 0) {
-                    i++;
-                }
-                continue;
-            }
-            return i;
-        }
-        return args.length;
     }
 
     private static Path existingFile(String value, String flag) {

@@ -25,7 +25,7 @@ public final class Job {
     private static final int TAIL_LINES = 20;
     private static final int SIGTERM_EXIT = 128 + 15;
     /** How often the launcher notes the processes its ranks started, so orphans of a dead rank are still found. */
-    private static final long TRACK_MILLIS = 200;
+    private static final long TRACK_MILLIS = 500;
 
     private final LaunchPlan plan;
     private final PrintStream console;
@@ -47,8 +47,12 @@ public final class Job {
 
     /** Runs the job and returns the launcher's exit code: 0, or the failed rank's code. */
     public int run() throws IOException {
-        Files.createDirectories(plan.logDir());
-        Files.writeString(plan.logDir().resolve("endpoints.log"), plan.endpointsReport());
+        try {
+            Files.createDirectories(plan.logDir());
+            Files.writeString(plan.logDir().resolve("endpoints.log"), plan.endpointsReport());
+        } catch (IOException e) {
+            throw new IOException("cannot write the logs to --log_dir " + plan.logDir() + ": " + e, e);
+        }
         Thread hook = new Thread(this::stopOnSignal, "fleetrun-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         BlockingQueue<RankProcess> exited = new LinkedBlockingQueue<>();

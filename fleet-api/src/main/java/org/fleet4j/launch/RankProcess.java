@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -44,14 +43,19 @@ final class RankProcess {
         return new RankProcess(spec, process, echo);
     }
 
+    /**
+     * Copies the rank's output to its log and, line-prefixed, to the console until the rank closes it.
+     * Keeps draining even when the log cannot be written, so the rank never blocks on a full pipe.
+     */
     private static void copy(InputStream from, OutputStream log, PrintStream console, String prefix) {
         byte[] prefixBytes = prefix.getBytes(StandardCharsets.UTF_8);
         byte[] buffer = new byte[8192];
         boolean atLineStart = true;
-        try (from; log) {
+        OutputStream logOrNull = log;
+        try (from) {
             int n;
             while ((n = from.read(buffer)) >= 0) {
-                log.write(buffer, 0, n);
+                logOrNull = writeLog(logOrNull, buffer, n, console, prefix);
                 synchronized (console) {
                     int lineStart = 0;
                     for (int i = 0; i < n; i++) {
@@ -69,8 +73,37 @@ final class RankProcess {
                     console.flush();
                 }
             }
+        } catch (IOException closed) {
+            // the rank's end of the pipe is gone: nothing more to copy
+        } finally {
+            writeLog(logOrNull, buffer, 0, console, prefix);
+            closeLog(logOrNull);
+        }
+    }
+
+    /** Writes to the log; returns null (and says so once) when the log cannot be written. */
+    private static OutputStream writeLog(OutputStream log, byte[] bytes, int length, PrintStream console, String prefix) {
+        if (log == null) {
+            return null;
+        }
+        try {
+            log.write(bytes, 0, length);
+            return log;
         } catch (IOException e) {
-            throw new UncheckedIOException("copying the output of " + prefix.trim() + " to its log and the console", e);
+            console.println("fleetrun: cannot write the log of " + prefix.trim() + " any more (" + e.getMessage() + "); still echoing it here");
+            closeLog(log);
+            return null;
+        }
+    }
+
+    private static void closeLog(OutputStream log) {
+        if (log == null) {
+            return;
+        }
+        try {
+            log.close();
+        } catch (IOException ignored) {
+            // the write errors were reported already
         }
     }
 
