@@ -48,6 +48,8 @@ public final class SafeTensors {
         byte[] json = header.encode();
         Path temp = null;
         String writing = null;
+        boolean renamed = false;
+        CheckpointException failure = null;
         try {
             temp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".tmp");
             try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE)) {
@@ -62,15 +64,22 @@ public final class SafeTensors {
                 ch.force(true);
             }
             Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            temp = null;
+            renamed = true;
             // The rename is durable only once the directory entry is on disk.
             try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
                 d.force(true);
             }
         } catch (IOException | RuntimeException e) {
-            deleteQuietly(temp, e);
-            String what = writing == null ? "cannot be written" : writing + " could not be written";
-            throw new CheckpointException(file, writing, what + " (" + e + "); the previous file, if any, is unchanged", e);
+            String problem = renamed
+                    ? "was written, but flushing its directory failed (" + e + "); a crash now may lose the new file"
+                    : (writing == null ? "cannot be written" : writing + " could not be written")
+                    + " (" + e + "); the previous file, if any, is unchanged";
+            failure = new CheckpointException(file, writing, problem, e);
+            throw failure;
+        } finally {
+            if (!renamed && temp != null) {
+                deleteTemporary(temp, failure);
+            }
         }
     }
 
@@ -242,14 +251,13 @@ public final class SafeTensors {
         }
     }
 
-    private static void deleteQuietly(Path temp, Exception failure) {
-        if (temp == null) {
-            return;
-        }
+    private static void deleteTemporary(Path temp, CheckpointException failure) {
         try {
             Files.deleteIfExists(temp);
         } catch (IOException e) {
-            failure.addSuppressed(e);
+            if (failure != null) {
+                failure.addSuppressed(e);
+            }
         }
     }
 }
