@@ -3,11 +3,20 @@ package org.fleet4j.collective;
 import java.util.ArrayDeque;
 import java.util.concurrent.locks.LockSupport;
 
-/** Runs a group's operations strictly one after another in issue order, on a progress thread or a waiting caller. */
+/**
+ * Runs a group's operations strictly one after another in issue order, on a progress thread or a waiting caller.
+ * Submitting does not wake the progress thread while it is polling: a caller that waits right away (the common
+ * synchronous use) runs the operation itself with no thread hand-off and no extra thread competing for a core,
+ * and an operation nobody waits for is started by the next poll, at most {@link #POLL_NANOS} later. After
+ * {@link #IDLE_NANOS} without work the progress thread sleeps until a submit wakes it.
+ */
 final class OpQueue implements AutoCloseable {
+    private static final long POLL_NANOS = 200_000;
+    private static final long IDLE_NANOS = 200_000_000;
     private final ArrayDeque<Work> pending = new ArrayDeque<>();
     private final Thread progress;
     private boolean headRunning;
+    private volatile boolean sleeping;
     private volatile boolean closed;
 
     OpQueue(String groupName) {
@@ -22,7 +31,9 @@ final class OpQueue implements AutoCloseable {
             }
             pending.add(w);
         }
-        LockSupport.unpark(progress);
+        if (sleeping) {
+            LockSupport.unpark(progress);
+        }
     }
 
     /** Runs the head operation if nobody is running one and {@code target} is still queued; true if it ran one. */
@@ -41,30 +52,40 @@ final class OpQueue implements AutoCloseable {
 
     private void runHead(Work head) {
         head.run();
-        boolean more;
         synchronized (this) {
             pending.poll();
             headRunning = false;
-            more = !pending.isEmpty();
-        }
-        if (more) {
-            LockSupport.unpark(progress);
         }
     }
 
     private void progressLoop() {
+        long idleSince = System.nanoTime();
         while (!closed) {
             Work head = null;
+            boolean empty;
             synchronized (this) {
-                if (!headRunning && !pending.isEmpty()) {
+                empty = pending.isEmpty();
+                if (!headRunning && !empty) {
                     headRunning = true;
                     head = pending.peek();
                 }
             }
             if (head != null) {
                 runHead(head);
+                idleSince = System.nanoTime();
+            } else if (!empty || System.nanoTime() - idleSince < IDLE_NANOS) {
+                LockSupport.parkNanos(this, POLL_NANOS);
             } else {
-                LockSupport.park(this);
+                sleeping = true;
+                // re-check after announcing sleep, so a submit racing with it is not missed
+                synchronized (this) {
+                    empty = pending.isEmpty();
+                }
+                if (empty && !closed) {
+                    LockSupport.park(this);
+                }
+                sleeping = false;
+                idleSince = System.nanoTime();
             }
         }
     }

@@ -4,7 +4,8 @@ package org.fleet4j.collective.shm;
  * Byte layout of a group's shared segment. Every flag sits on its own cache line so that ranks spinning on one
  * flag do not slow down the rank writing another.
  * <pre>
- * header   magic, size, ranks, slot bytes, mailbox bytes; abort (rank + 1 of the first rank that failed)
+ * header   magic, size, ranks, slot bytes, mailbox bytes; abort (rank + 1 of the first rank that failed) and
+ *          that rank's error message, so the others can say why
  * control  per rank: pid | arrived + seq + fingerprint | reduced | done     (256 bytes each)
  * slots    per rank: slotBytes of staging for one pipeline round            (page aligned)
  * mailbox  per ordered pair (src, dst): posted + fingerprint | acked | data  (point-to-point)
@@ -18,7 +19,11 @@ final class ShmLayout {
     static final long H_SLOT = 24;
     static final long H_MBOX = 32;
     static final long H_ABORT = 64;
-    static final long HEADER = 128;
+    static final long H_ABORT_CLAIM = 72;
+    static final long H_REASON_LENGTH = 80;
+    static final long H_REASON = 1024;
+    static final int REASON_BYTES = 2048;
+    static final long HEADER = 4096;
 
     static final long CTRL_STRIDE = 256;
     static final long C_PID = 0;

@@ -14,6 +14,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -35,8 +36,9 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class ShmProcessGroup extends AbstractProcessGroup {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
-    private static final int SPINS = 4_000;
-    private static final int YIELDS = 20_000;
+    /** Busy-wait this long (peers in step arrive within microseconds), then yield the core, then sleep. */
+    private static final long SPIN_NANOS = 2_000_000;
+    private static final long YIELD_NANOS = 20_000_000;
     private static final long PARK_NANOS = 50_000;
     private static final long LIVENESS_CHECK_NANOS = 100_000_000;
 
@@ -172,31 +174,29 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
         if ((long) LONG.getAcquire(shm, offset) >= target) {
             return;
         }
+        long start = System.nanoTime();
+        long nextLiveness = start + LIVENESS_CHECK_NANOS;
         int spins = 0;
-        long nextLiveness = System.nanoTime() + LIVENESS_CHECK_NANOS;
         while ((long) LONG.getAcquire(shm, offset) < target) {
-            spins++;
-            if (spins < SPINS) {
+            if ((++spins & 127) != 0) {
                 Thread.onSpinWait();
                 continue;
             }
-            if (spins < SPINS + YIELDS) {
-                Thread.yield();
-            } else {
-                LockSupport.parkNanos(PARK_NANOS);
-            }
-            if ((spins & 63) != 0) {
-                continue;
-            }
             long now = System.nanoTime();
+            long waited = now - start;
+            if (waited > YIELD_NANOS) {
+                LockSupport.parkNanos(PARK_NANOS);
+            } else if (waited > SPIN_NANOS) {
+                Thread.yield();
+            }
             long abort = (long) LONG.getAcquire(shm, ShmLayout.H_ABORT);
             if (abort != 0) {
-                throw new CollectiveException(call + " on " + ctx + " failed: rank " + (abort - 1)
-                        + " hit an error and aborted the group (see its log); ranks [" + (abort - 1) + "] did not finish");
+                throw new CollectiveException(call + " on " + ctx + " failed because rank " + (abort - 1)
+                        + " aborted the group after: " + abortReason());
             }
             if (now >= nextLiveness) {
                 nextLiveness = now + LIVENESS_CHECK_NANOS;
-                checkAlive(peer, call, phase);
+                checkAlive(call, phase);
             }
             if (now - deadline >= 0) {
                 throw new CollectiveException(call + " on " + ctx + " timed out after " + ctx.options().timeout().toMillis()
@@ -221,14 +221,26 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
         return late;
     }
 
-    private void checkAlive(int peer, OpCall call, String phase) {
-        if (peerPid[peer] == 0) {
-            peerPid[peer] = flag(peer, ShmLayout.C_PID);
+    /** Fails if any peer's process has exited: the rank we wait on may itself be stuck waiting for the dead one. */
+    private void checkAlive(OpCall call, String phase) {
+        List<String> dead = new ArrayList<>();
+        List<Integer> deadRanks = new ArrayList<>();
+        for (int i = 0; i < size(); i++) {
+            if (i == rank()) {
+                continue;
+            }
+            if (peerPid[i] == 0) {
+                peerPid[i] = flag(i, ShmLayout.C_PID);
+            }
+            long pid = peerPid[i];
+            if (pid != 0 && !ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+                dead.add("rank " + i + " (pid " + pid + ")");
+                deadRanks.add(i);
+            }
         }
-        long pid = peerPid[peer];
-        if (pid != 0 && !ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
-            throw new CollectiveException(call + " on " + ctx + " failed in phase '" + phase + "': rank " + peer
-                    + " (pid " + pid + ") exited or was killed; ranks [" + peer + "] did not take part");
+        if (!dead.isEmpty()) {
+            throw new CollectiveException(call + " on " + ctx + " failed in phase '" + phase + "': " + String.join(", ", dead)
+                    + " exited or was killed; ranks " + deadRanks + " did not take part");
         }
     }
 
@@ -432,9 +444,24 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
 
     // ---- lifecycle -------------------------------------------------------------------------------------------
 
+    /** Publishes the first failure with its message, so that ranks still waiting fail at once and can say why. */
     @Override
     protected void abort(CollectiveException reason) {
-        LONG.compareAndSet(shm, ShmLayout.H_ABORT, 0L, rank() + 1L);
+        if (!LONG.compareAndSet(shm, ShmLayout.H_ABORT_CLAIM, 0L, 1L)) {
+            return;
+        }
+        byte[] msg = String.valueOf(reason.getMessage()).getBytes(StandardCharsets.UTF_8);
+        int len = Math.min(msg.length, ShmLayout.REASON_BYTES);
+        MemorySegment.copy(msg, 0, shm, ValueLayout.JAVA_BYTE, ShmLayout.H_REASON, len);
+        shm.set(ValueLayout.JAVA_LONG, ShmLayout.H_REASON_LENGTH, len);
+        LONG.setRelease(shm, ShmLayout.H_ABORT, rank() + 1L);
+    }
+
+    private String abortReason() {
+        int len = (int) shm.get(ValueLayout.JAVA_LONG, ShmLayout.H_REASON_LENGTH);
+        byte[] msg = new byte[Math.max(0, Math.min(len, ShmLayout.REASON_BYTES))];
+        MemorySegment.copy(shm, ValueLayout.JAVA_BYTE, ShmLayout.H_REASON, msg, 0, msg.length);
+        return new String(msg, StandardCharsets.UTF_8);
     }
 
     @Override

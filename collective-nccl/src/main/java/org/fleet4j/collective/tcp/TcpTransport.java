@@ -37,6 +37,7 @@ final class TcpTransport implements AutoCloseable {
     private static final byte HELLO = 1;
     private static final byte DATA = 2;
     private static final byte BYE = 3;
+    private static final byte ABORT = 4;
     /** type + seq + fingerprint (2 words). */
     static final int DATA_HEADER = 1 + 8 + 8 + 8;
     private static final long HELLO_TIMEOUT_MS = 10_000;
@@ -211,10 +212,13 @@ final class TcpTransport implements AutoCloseable {
     /** Fails every waiter on this transport and drops the connections, so that peers fail fast too. */
     void abort(CollectiveException reason) {
         aborted = reason;
+        byte[] msg = String.valueOf(reason.getMessage()).getBytes(StandardCharsets.UTF_8);
         for (int j = 0; j < peers.length; j++) {
             inboxes[j].offer(new Closed(j, false, "was disconnected after a failure"));
-            if (peers[j] != null) {
-                peers[j].close();
+            Channel ch = peers[j];
+            if (ch != null && ch.isActive()) {
+                ByteBuf frame = ch.alloc().buffer(5 + msg.length).writeInt(1 + msg.length).writeByte(ABORT).writeBytes(msg);
+                ch.writeAndFlush(frame).addListener(f -> ch.close());
             }
         }
     }
@@ -260,6 +264,16 @@ final class TcpTransport implements AutoCloseable {
             byte type = frame.readByte();
             if (type == DATA) {
                 inboxes[peer].offer(frame);
+                return;
+            }
+            if (type == ABORT) {
+                String reason = frame.toString(StandardCharsets.UTF_8);
+                frame.release();
+                saidBye = true;
+                Closed c = new Closed(peer, false, "aborted the group after: " + reason);
+                for (BlockingQueue<Object> inbox : inboxes) {
+                    inbox.offer(c);
+                }
                 return;
             }
             frame.release();
