@@ -97,7 +97,8 @@ public final class Backward {
         }
 
         List<ParamGrad> result = new ArrayList<>();
-        for (Var v : block.vars()) {
+        // a copy: summing a parameter's several gradient contributions creates vars
+        for (Var v : new ArrayList<>(block.vars())) {
             if (v.isParameter() && requiresGrad.contains(v.name())) {
                 String g = finalGrad(block, v.name(), contributions);
                 if (g != null) {
