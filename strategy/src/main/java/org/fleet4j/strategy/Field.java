@@ -121,7 +121,10 @@ public final class Field<T> {
             return "one of " + String.join(", ", choices);
         }
         String range = constraint.description();
-        return range.isEmpty() ? kind.expected() : kind.expected() + ", " + range;
+        if (range.isEmpty()) {
+            return kind.expected();
+        }
+        return range.startsWith("a ") ? range : kind.expected() + ", " + range;
     }
 
     /** The value converted from what a file wrote, range-checked. */
