@@ -35,7 +35,7 @@ final class DryRunReport {
     static String json(EffectiveStrategy effective) {
         World world = effective.world();
         Map<String, Object> root = new LinkedHashMap<>();
-        root.put("world", Map.of("nodes", world.nodes(), "ranks_per_node", world.ranksPerNode(),
+        root.put("world", ordered("nodes", world.nodes(), "ranks_per_node", world.ranksPerNode(),
                 "world_size", world.size(), "device", world.device()));
         Map<String, Object> values = new LinkedHashMap<>();
         effective.snapshot().values().forEach((field, value) -> values.put(field.key(), value));

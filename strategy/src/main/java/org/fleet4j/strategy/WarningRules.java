@@ -24,7 +24,7 @@ final class WarningRules {
                         "only cuDNN on GPUs reads it, and this world runs on cpu"));
                 return;
             }
-            FieldGroup group = StrategySchema.findGroup(String.valueOf(field.group())).orElse(null);
+            FieldGroup group = field.group() == null ? null : StrategySchema.findGroup(field.group()).orElseThrow();
             if (group != null && group.enabledBy() != null && !requested.get(group.enabledBy())) {
                 warnings.add(new StrategyWarning(field.key(), value, StrategyWarning.Kind.NO_EFFECT,
                         group.enabledBy().key() + " is off, so the settings of " + group.name() + " are not used"));

@@ -85,7 +85,15 @@ class StrategyCliTest {
         assertTrue(root.get("changes").get(0).get("reason").textValue().startsWith("a single worker"));
         assertEquals(1, root.get("world").get("world_size").intValue());
         assertEquals("gpu", root.get("world").get("device").textValue());
+        assertEquals(List.of("nodes", "ranks_per_node", "world_size", "device"), iterable(root.get("world").fieldNames()));
+        assertEquals(List.of("world", "effective", "changes", "warnings"), iterable(root.fieldNames()));
         assertTrue(root.get("warnings").isArray());
+    }
+
+    private static List<String> iterable(java.util.Iterator<String> names) {
+        List<String> out = new ArrayList<>();
+        names.forEachRemaining(out::add);
+        return out;
     }
 
     @Test
