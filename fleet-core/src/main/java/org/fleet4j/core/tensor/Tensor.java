@@ -4,6 +4,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -337,12 +338,22 @@ public final class Tensor {
         sb.append(']');
     }
 
+    /** Five significant digits without trailing zeros: 4.5, 0.33333, 1.2346e+08. */
+    private static String compact(double v) {
+        String s = String.format(Locale.ROOT, "%.5g", v);
+        if (s.contains("e") || !s.contains(".")) {
+            return s;
+        }
+        s = s.replaceAll("0+$", "");
+        return s.endsWith(".") ? s + "0" : s;
+    }
+
     private void appendElement(StringBuilder sb, long i) {
         if (dtype == DType.I32 || dtype == DType.I64) {
             sb.append(getLong(i));
         } else {
             double v = getDouble(i);
-            sb.append(v == Math.rint(v) && Math.abs(v) < 1e7 ? String.format("%.1f", v) : String.format("%.5g", v));
+            sb.append(v == Math.rint(v) && Math.abs(v) < 1e7 ? String.format(Locale.ROOT, "%.1f", v) : compact(v));
         }
     }
 }
