@@ -22,6 +22,8 @@ import java.util.function.Consumer;
  * the same values. Values are checked when set; combinations are checked by {@link #validate()},
  * by {@link #load} and by {@link EffectiveStrategy#resolve}, which also applies the world's rules.
  *
+ * <p>Not thread-safe: build it on one thread and hand {@link #snapshot()}s to others.
+ *
  * <pre>{@code
  * DistributedStrategy strategy = new DistributedStrategy()
  *         .fuseGradSizeInMB(16)

@@ -1,7 +1,7 @@
 package org.fleet4j.strategy;
 
 /** How workers combine updates (the mode field). */
-public enum Mode {
+public enum Mode implements Spelled {
     COLLECTIVE("collective"),
     PS("ps");
 
@@ -11,7 +11,7 @@ public enum Mode {
         this.spelling = spelling;
     }
 
-    /** The name as strategy files write it. */
+    @Override
     public String spelling() {
         return spelling;
     }

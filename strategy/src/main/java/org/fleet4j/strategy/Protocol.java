@@ -1,7 +1,7 @@
 package org.fleet4j.strategy;
 
 /** Parameter-server transport (the protocol field). */
-public enum Protocol {
+public enum Protocol implements Spelled {
     GRPC("grpc"),
     GRPC_PLUS_PLUS("grpc++"),
     STAR_SERVER("star_server"),
@@ -13,7 +13,7 @@ public enum Protocol {
         this.spelling = spelling;
     }
 
-    /** The name as strategy files write it. */
+    @Override
     public String spelling() {
         return spelling;
     }

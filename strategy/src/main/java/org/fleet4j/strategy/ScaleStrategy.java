@@ -1,7 +1,7 @@
 package org.fleet4j.strategy;
 
 /** How gradients of all workers are combined (gradient_scale_configs.scale_strategy). */
-public enum ScaleStrategy {
+public enum ScaleStrategy implements Spelled {
     AVG("avg"),
     SUM("sum");
 
@@ -11,7 +11,7 @@ public enum ScaleStrategy {
         this.spelling = spelling;
     }
 
-    /** The name as strategy files write it. */
+    @Override
     public String spelling() {
         return spelling;
     }

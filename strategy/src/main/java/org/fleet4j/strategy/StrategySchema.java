@@ -235,7 +235,7 @@ public final class StrategySchema {
 
 
     static final List<FieldGroup> GROUPS = List.of(
-            new FieldGroup("a_sync_configs", "parameter-server communicator settings (used when mode is ps)", A_SYNC),
+            new FieldGroup("a_sync_configs", "parameter-server communicator settings (used when mode is ps)", null),
             new FieldGroup("amp_configs", "automatic mixed precision settings (used when amp is on)", AMP),
             new FieldGroup("gradient_merge_configs", "gradient merge settings (used when gradient_merge is on)", GRADIENT_MERGE),
             new FieldGroup("recompute_configs", "recompute settings (used when recompute is on)", RECOMPUTE),

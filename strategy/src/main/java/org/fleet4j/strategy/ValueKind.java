@@ -97,6 +97,9 @@ public enum ValueKind {
                 if (value instanceof String s) {
                     yield choice(s, choices);
                 }
+                if (value instanceof Spelled spelled) {
+                    yield choice(spelled.spelling(), choices);
+                }
                 throw javaType(value);
             }
             case STRING_LIST, FLOAT_LIST -> {

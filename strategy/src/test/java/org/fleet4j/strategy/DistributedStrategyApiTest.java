@@ -37,6 +37,15 @@ class DistributedStrategyApiTest {
     }
 
     @Test
+    void choiceFieldsTakeTheirJavaEnumsByKeyToo() {
+        DistributedStrategy s = new DistributedStrategy().set("mode", Mode.PS).set("protocol", Protocol.STAR_SERVER_LITE);
+        assertEquals("ps", s.get(StrategySchema.MODE));
+        assertEquals(Protocol.STAR_SERVER_LITE, s.protocol());
+        assertEquals("mode: 'star_server' is not allowed; allowed: collective, ps",
+                assertThrows(StrategyException.class, () -> s.set("mode", Protocol.STAR_SERVER)).getMessage());
+    }
+
+    @Test
     void groupViewsWriteThroughToTheStrategy() {
         DistributedStrategy s = new DistributedStrategy();
         s.localsgdConfigs().kSteps(8).beginStep(100);
