@@ -1,0 +1,99 @@
+package org.fleet4j.examples;
+
+import java.nio.file.Files;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import org.fleet4j.core.blas.Blas;
+import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.optim.SGD;
+import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.fleet.cli.ProgramMain;
+import org.fleet4j.fleet.metrics.Summary;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The built-in {@code mlp_perf} program: training throughput of an MLP on random data (forward, backward and an
+ * SGD update per step), timed per step after a warm-up.
+ */
+@Command(name = "mlp_perf", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Measures MLP training throughput on random data.")
+public final class MlpPerf implements Callable<Integer> {
+    @Option(names = "--layers", description = "layer widths (default ${DEFAULT-VALUE})")
+    String layers = "784,512,512,10";
+    @Option(names = "--batch_size", description = "samples per step (default ${DEFAULT-VALUE})")
+    int batchSize = 64;
+    @Option(names = "--steps", description = "timed steps (default ${DEFAULT-VALUE})")
+    int steps = 200;
+    @Option(names = "--warmup", description = "untimed steps first (default ${DEFAULT-VALUE})")
+    int warmup = 50;
+    @Option(names = "--threads", description = "BLAS threads (default ${DEFAULT-VALUE})")
+    int threads = 1;
+    @Option(names = "--seed", description = "seed of parameters and data (default ${DEFAULT-VALUE})")
+    long seed = 1;
+    @Option(names = "--log_dir", description = "where summary.json goes (default: FLEET_LOG_DIR or log)")
+    String logDir;
+    @Option(names = "--log_level", description = "info or debug")
+    String logLevel = "info";
+
+    public static void main(String[] args) {
+        System.exit(ProgramMain.run("mlp_perf", new MlpPerf(), args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Rank rank = Rank.fromEnvironment(logDir);
+        rank.requireSingle("mlp_perf");
+        int[] widths = Mlp.parseLayers(layers);
+        if (batchSize < 1 || steps < 1 || warmup < 0 || threads < 1) {
+            throw new IllegalArgumentException("--batch_size, --steps and --threads must be at least 1, --warmup at least 0");
+        }
+        Blas.get().setThreads(threads);
+        System.out.println(Blas.get().description());
+        Mlp net = Mlp.build(widths, seed);
+        new SGD(0.01).minimize(net.loss());
+        Executor exe = new Executor();
+        Scope scope = new Scope();
+        exe.run(net.startup(), scope);
+        SplittableRandom r = new SplittableRandom(seed);
+        Tensor x = Tensor.zeros(batchSize, widths[0]);
+        Tensor y = Tensor.zeros(org.fleet4j.core.tensor.DType.I64, batchSize, 1);
+        for (long i = 0; i < x.numel(); i++) {
+            x.setFloat(i, (float) r.nextDouble());
+        }
+        for (long i = 0; i < batchSize; i++) {
+            y.setLong(i, r.nextInt(widths[widths.length - 1]));
+        }
+        Map<String, Tensor> feed = Training.feed(net, x, y);
+        List<String> fetch = List.of(net.loss().name());
+        for (int i = 0; i < warmup; i++) {
+            exe.run(net.main(), scope, feed, fetch);
+        }
+        double[] ms = new double[steps];
+        long t0 = System.nanoTime();
+        for (int i = 0; i < steps; i++) {
+            long s = System.nanoTime();
+            exe.run(net.main(), scope, feed, fetch);
+            ms[i] = (System.nanoTime() - s) / 1e6;
+        }
+        double total = (System.nanoTime() - t0) / 1e9;
+        double[] sorted = ms.clone();
+        Arrays.sort(sorted);
+        double median = sorted[steps / 2];
+        double samplesPerSec = (double) batchSize * steps / total;
+        System.out.printf(Locale.ROOT, "mlp_perf: layers %s batch %d: %.3f ms/step (median of %d), %,.0f samples/s%n",
+                layers, batchSize, median, steps, samplesPerSec);
+        Files.createDirectories(rank.logDir());
+        new Summary().put("program", "mlp_perf").put("world_size", rank.worldSize()).put("layers", layers)
+                .put("batch_size", batchSize).put("steps", steps).put("warmup", warmup).put("threads", threads)
+                .put("step_ms", median).put("step_ms_mean", total * 1e3 / steps).put("samples_per_sec", samplesPerSec)
+                .put("blas", Blas.get().name())
+                .write(rank.logDir().resolve("summary.json"));
+        return 0;
+    }
+}

@@ -1,0 +1,174 @@
+package org.fleet4j.examples;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.fleet4j.core.blas.Blas;
+import org.fleet4j.core.data.Batch;
+import org.fleet4j.core.data.DataLoader;
+import org.fleet4j.core.data.MnistDataset;
+import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.io.SafeTensors;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.optim.Optimizer;
+import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.fleet.cli.ProgramMain;
+import org.fleet4j.fleet.metrics.LossCurve;
+import org.fleet4j.fleet.metrics.ProgressBar;
+import org.fleet4j.fleet.metrics.Summary;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** The built-in {@code mnist} program: an MLP 784-512-512-10 trained on MNIST digits, then tested. */
+@Command(name = "mnist", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Trains an MLP (784-512-512-10, ReLU) on MNIST and reports test accuracy.")
+public final class Mnist implements Callable<Integer> {
+    @Option(names = "--epochs", description = "passes over the training set (default ${DEFAULT-VALUE})")
+    int epochs = 2;
+    @Option(names = "--steps", description = "total training steps; overrides --epochs")
+    Integer steps;
+    @Option(names = "--batch_size", description = "samples per rank per step (default ${DEFAULT-VALUE})")
+    int batchSize = 64;
+    @Option(names = "--global_batch", description = "samples per step over all ranks, split between them")
+    Integer globalBatch;
+    @Option(names = "--optimizer", description = "sgd, momentum or adam (default ${DEFAULT-VALUE})")
+    String optimizer = "momentum";
+    @Option(names = "--lr", description = "learning rate (default ${DEFAULT-VALUE})")
+    double lr = 0.05;
+    @Option(names = "--seed", description = "seed of initialisation and shuffling (default ${DEFAULT-VALUE})")
+    long seed = 1;
+    @Option(names = "--data_dir", description = "folder with the four MNIST IDX files (default: the bundled digits)")
+    Path dataDir;
+    @Option(names = "--log_dir", description = "where summary.json and loss_curve.png go (default: FLEET_LOG_DIR or log)")
+    String logDir;
+    @Option(names = "--save_checkpoint", description = "write the trained parameters to this safetensors file")
+    Path saveCheckpoint;
+    @Option(names = "--load_checkpoint", description = "start from the parameters in this safetensors file")
+    Path loadCheckpoint;
+    @Option(names = "--log_level", description = "info or debug (debug shows stack traces)")
+    String logLevel = "info";
+
+    public static void main(String[] args) {
+        System.exit(ProgramMain.run("mnist", new Mnist(), args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Rank rank = Rank.fromEnvironment(logDir);
+        rank.requireSingle("mnist");
+        int global = globalBatch != null ? globalBatch : batchSize * rank.worldSize();
+        if (batchSize < 1 || global < 1) {
+            throw new IllegalArgumentException("--batch_size and --global_batch must be at least 1");
+        }
+        if (epochs < 1 && steps == null) {
+            throw new IllegalArgumentException("--epochs must be at least 1, got " + epochs);
+        }
+        if (steps != null && steps < 1) {
+            throw new IllegalArgumentException("--steps must be at least 1, got " + steps);
+        }
+        PrintStream out = System.out;
+        MnistDataset train = dataDir == null ? MnistDataset.bundled(MnistDataset.Split.TRAIN)
+                : MnistDataset.load(dataDir, MnistDataset.Split.TRAIN);
+        MnistDataset test = dataDir == null ? MnistDataset.bundled(MnistDataset.Split.TEST)
+                : MnistDataset.load(dataDir, MnistDataset.Split.TEST);
+        out.println(Blas.get().description());
+        out.printf(Locale.ROOT, "mnist: %d training and %d test digits; MLP 784-512-512-10; %s lr %s; global batch %d%n",
+                train.size(), test.size(), optimizer, lr, global);
+
+        Mlp net = Mlp.build(new int[]{784, 512, 512, 10}, seed);
+        Optimizer opt = Training.optimizer(optimizer, lr);
+        opt.minimize(net.loss());
+        Executor exe = new Executor();
+        Scope scope = new Scope();
+        exe.run(net.startup(), scope);
+        if (loadCheckpoint != null) {
+            SafeTensors.loadInto(loadCheckpoint, parameters(net, scope), true);
+            out.println("mnist: loaded parameters from " + loadCheckpoint);
+        }
+
+        DataLoader loader = DataLoader.builder(train, global).shuffle(seed).dropLast(true)
+                .shard(rank.rank(), rank.worldSize()).build();
+        int perEpoch = loader.stepsPerEpoch();
+        int totalSteps = steps != null ? steps : epochs * perEpoch;
+        int totalEpochs = (totalSteps + perEpoch - 1) / perEpoch;
+        LossCurve curve = new LossCurve();
+        boolean tty = ProgressBar.consoleIsInteractive();
+        int done = 0;
+        long samples = 0;
+        double lastLoss = Double.NaN;
+        long t0 = System.nanoTime();
+        for (int epoch = 0; epoch < totalEpochs && done < totalSteps; epoch++) {
+            int inEpoch = Math.min(perEpoch, totalSteps - done);
+            ProgressBar bar = new ProgressBar(out, tty, String.format(Locale.ROOT, "epoch %d/%d", epoch + 1, totalEpochs), inEpoch);
+            long epochSamples = 0;
+            int i = 0;
+            for (Batch b : loader.epoch(epoch)) {
+                if (i == inEpoch) {
+                    break;
+                }
+                Map<String, Tensor> r = exe.run(net.main(), scope, Training.feed(net, b.field(0), b.field(1)),
+                        List.of(net.loss().name()));
+                lastLoss = r.get(net.loss().name()).getFloat(0);
+                if (!Double.isFinite(lastLoss)) {
+                    throw new IllegalStateException("the loss became " + lastLoss + " at step " + (done + 1)
+                            + "; try a smaller --lr");
+                }
+                curve.add(lastLoss);
+                epochSamples += b.size();
+                i++;
+                bar.update(i, lastLoss, epochSamples);
+            }
+            done += i;
+            samples += epochSamples;
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        double accuracy = evaluate(net, exe, scope, test);
+        double trainAccuracy = evaluate(net, exe, scope, train);
+        double l2 = Training.paramsL2(net.main(), scope);
+        out.printf(Locale.ROOT, "test accuracy %.4f on %d digits (train %.4f); final loss %.4f; %,.0f samples/s%n",
+                accuracy, test.size(), trainAccuracy, lastLoss, samples / seconds);
+
+        Files.createDirectories(rank.logDir());
+        curve.writePng(rank.logDir().resolve("loss_curve.png"), "mnist training loss");
+        new Summary().put("program", "mnist").put("world_size", rank.worldSize()).put("steps", done)
+                .put("epochs", totalEpochs).put("global_batch", global).put("batch_size", global / rank.worldSize())
+                .put("optimizer", opt.name()).put("lr", lr).put("seed", seed).put("final_loss", lastLoss)
+                .put("test_accuracy", accuracy).put("train_accuracy", trainAccuracy).put("samples_per_sec", samples / seconds).put("params_l2", l2)
+                .put("train_seconds", seconds).put("blas", Blas.get().name())
+                .write(rank.logDir().resolve("summary.json"));
+        if (saveCheckpoint != null) {
+            SafeTensors.write(saveCheckpoint, parameters(net, scope), Map.of("program", "mnist", "steps", "" + done));
+            out.println("mnist: saved parameters to " + saveCheckpoint);
+        }
+        out.println("mnist: wrote " + rank.logDir().resolve("summary.json") + " and loss_curve.png");
+        return 0;
+    }
+
+    private static Map<String, Tensor> parameters(Mlp net, Scope scope) {
+        Map<String, Tensor> m = new LinkedHashMap<>();
+        for (Var v : net.main().globalBlock().vars()) {
+            if (v.isParameter()) {
+                m.put(v.name(), scope.get(v.name()));
+            }
+        }
+        return m;
+    }
+
+    /** Top-1 accuracy of the forward-only program over a whole dataset. */
+    static double evaluate(Mlp net, Executor exe, Scope scope, MnistDataset test) {
+        DataLoader loader = DataLoader.builder(test, 500).build();
+        long correct = 0;
+        for (Batch b : loader.epoch(0)) {
+            Map<String, Tensor> r = exe.run(net.test(), scope, Training.feed(net, b.field(0), b.field(1)),
+                    List.of(net.accuracy().name()));
+            correct += Math.round(r.get(net.accuracy().name()).getFloat(0) * b.size());
+        }
+        return (double) correct / test.size();
+    }
+}

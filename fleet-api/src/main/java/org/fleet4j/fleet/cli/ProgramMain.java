@@ -1,0 +1,68 @@
+package org.fleet4j.fleet.cli;
+
+import java.io.PrintStream;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+
+/**
+ * Runs a built-in program's command line the way every Fleet4J command behaves: a bad flag or bad input (a
+ * missing or corrupt file, an impossible shape) prints one line naming the problem and exits 2; the stack trace
+ * appears only with {@code --log_level debug} (or FLEET_LOG_LEVEL=debug).
+ */
+public final class ProgramMain {
+    private ProgramMain() {
+    }
+
+    /** Exceptions that mean "the user's input is wrong", as opposed to a bug or a failed peer. */
+    public static boolean isUserError(Throwable t) {
+        String n = t.getClass().getName();
+        return t instanceof IllegalArgumentException
+                || t instanceof java.nio.file.NoSuchFileException
+                || n.endsWith("DataFormatException") || n.endsWith("CheckpointException")
+                || n.endsWith("IrException") || n.endsWith("StrategyException") || n.endsWith("ExecutionException");
+    }
+
+    public static int run(String name, Callable<Integer> command, String[] args) {
+        CommandLine cl = new CommandLine(command);
+        cl.setCaseInsensitiveEnumValuesAllowed(true);
+        PrintStream err = System.err;
+        cl.setParameterExceptionHandler((ex, a) -> {
+            err.println(name + ": " + ex.getMessage());
+            err.println("Try '" + name + " --help' for the options.");
+            return 2;
+        });
+        cl.setExecutionExceptionHandler((ex, c, parsed) -> {
+            boolean debug = debug(args);
+            if (debug) {
+                ex.printStackTrace(err);
+            }
+            err.println(name + ": " + describe(ex));
+            return isUserError(ex) || isUserError(rootCause(ex)) ? 2 : 1;
+        });
+        return cl.execute(args);
+    }
+
+    private static boolean debug(String[] args) {
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--log_level=debug") || (args[i].equals("--log_level") && i + 1 < args.length
+                    && args[i + 1].equalsIgnoreCase("debug"))) {
+                return true;
+            }
+        }
+        String env = System.getenv("FLEET_LOG_LEVEL");
+        return env != null && env.toLowerCase(Locale.ROOT).equals("debug");
+    }
+
+    private static Throwable rootCause(Throwable t) {
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    private static String describe(Throwable t) {
+        String m = t.getMessage();
+        return m == null || m.isBlank() ? t.getClass().getSimpleName() : m;
+    }
+}

@@ -1,0 +1,88 @@
+package org.fleet4j.fleet.metrics;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.awt.Font;
+import java.awt.Graphics2D;
+import java.awt.RenderingHints;
+import java.awt.image.BufferedImage;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import javax.imageio.ImageIO;
+
+/** Collects the loss of every step and draws it as a PNG line chart (headless Java2D, no dependency). */
+public final class LossCurve {
+    private final List<Double> losses = new ArrayList<>();
+
+    public void add(double loss) {
+        losses.add(loss);
+    }
+
+    public List<Double> values() {
+        return List.copyOf(losses);
+    }
+
+    public void writePng(Path file, String title) throws IOException {
+        System.setProperty("java.awt.headless", "true");
+        int w = 800;
+        int h = 480;
+        int left = 70;
+        int right = 20;
+        int top = 40;
+        int bottom = 50;
+        BufferedImage img = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
+        Graphics2D g = img.createGraphics();
+        g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
+        g.setColor(Color.WHITE);
+        g.fillRect(0, 0, w, h);
+        double max = losses.stream().filter(Double::isFinite).mapToDouble(Double::doubleValue).max().orElse(1);
+        double min = Math.min(0, losses.stream().filter(Double::isFinite).mapToDouble(Double::doubleValue).min().orElse(0));
+        if (max <= min) {
+            max = min + 1;
+        }
+        int pw = w - left - right;
+        int ph = h - top - bottom;
+        g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+        for (int i = 0; i <= 5; i++) {
+            int y = top + ph - ph * i / 5;
+            g.setColor(new Color(230, 230, 230));
+            g.drawLine(left, y, left + pw, y);
+            g.setColor(Color.DARK_GRAY);
+            g.drawString(String.format(Locale.ROOT, "%.3f", min + (max - min) * i / 5), 8, y + 4);
+        }
+        int n = losses.size();
+        for (int i = 0; i <= 4; i++) {
+            int x = left + pw * i / 4;
+            g.drawString(String.valueOf((n - 1) * i / 4 + 1), x - 8, top + ph + 18);
+        }
+        g.drawString("step", left + pw / 2 - 12, h - 12);
+        g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 14));
+        g.drawString(title, left, 24);
+        g.setColor(Color.BLACK);
+        g.drawRect(left, top, pw, ph);
+        g.setColor(new Color(31, 119, 180));
+        g.setStroke(new BasicStroke(1.6f));
+        int px = -1;
+        int py = -1;
+        for (int i = 0; i < n; i++) {
+            double v = losses.get(i);
+            if (!Double.isFinite(v)) {
+                continue;
+            }
+            int x = left + (n == 1 ? pw / 2 : (int) ((long) pw * i / (n - 1)));
+            int y = top + ph - (int) (ph * (v - min) / (max - min));
+            if (px >= 0) {
+                g.drawLine(px, py, x, y);
+            }
+            px = x;
+            py = y;
+        }
+        g.dispose();
+        Files.createDirectories(file.toAbsolutePath().getParent());
+        ImageIO.write(img, "png", file.toFile());
+    }
+}
