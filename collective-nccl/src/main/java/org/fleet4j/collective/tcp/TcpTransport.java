@@ -270,9 +270,9 @@ final class TcpTransport implements AutoCloseable {
                 String reason = frame.toString(StandardCharsets.UTF_8);
                 frame.release();
                 saidBye = true;
-                Closed c = new Closed(peer, false, "aborted the group after: " + reason);
+                Closed lost = new Closed(peer, false, "aborted the group after: " + reason);
                 for (BlockingQueue<Object> inbox : inboxes) {
-                    inbox.offer(c);
+                    inbox.offer(lost);
                 }
                 return;
             }

@@ -1,0 +1,65 @@
+package org.fleet4j.collective;
+
+import org.fleet4j.collective.store.TcpStore;
+import org.junit.jupiter.api.Test;
+
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The rendezvous store over real sockets: set/get/wait/add/compare-and-set, timeouts and job checks. */
+class StoreTest {
+    private static final Duration T = Duration.ofSeconds(10);
+
+    @Test
+    void keysCountersAndCompareAndSet() {
+        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-a", T);
+             TcpStore other = TcpStore.connect("127.0.0.1", host.hostedPort(), "job-a", T)) {
+            CompletableFuture<String> waiting = CompletableFuture.supplyAsync(() -> other.getString("endpoint/1", T));
+            host.setString("endpoint/1", "10.0.0.2:4000");
+            assertEquals("10.0.0.2:4000", waiting.join());
+            assertEquals(1, host.add("arrived", 1));
+            assertEquals(3, other.add("arrived", 2));
+            assertArrayEquals(bytes("first"), host.compareAndSet("id", null, bytes("first")), "absent-expected wins on an absent key");
+            assertArrayEquals(bytes("first"), other.compareAndSet("id", null, bytes("second")), "absent-expected loses once set");
+            assertArrayEquals(bytes("third"), other.compareAndSet("id", bytes("first"), bytes("third")));
+            other.setString("k2", "v");
+            host.waitFor(List.of("endpoint/1", "k2"), T);
+        }
+    }
+
+    @Test
+    void timeoutsNameTheMissingKeys() {
+        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-b", T)) {
+            CollectiveException e = assertThrows(CollectiveException.class, () -> host.get("never", Duration.ofMillis(200)));
+            assertTrue(e.getMessage().contains("'never'"), e.getMessage());
+            host.setString("here", "1");
+            e = assertThrows(CollectiveException.class, () -> host.waitFor(List.of("here", "gone"), Duration.ofMillis(200)));
+            assertTrue(e.getMessage().contains("[gone]"), e.getMessage());
+        }
+    }
+
+    @Test
+    void anotherJobIsRejectedAndAMissingStoreIsReported() {
+        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-c", T)) {
+            CollectiveException e = assertThrows(CollectiveException.class,
+                    () -> TcpStore.connect("127.0.0.1", host.hostedPort(), "job-other", T));
+            assertTrue(e.getMessage().contains("job-other"), e.getMessage());
+            int port = host.hostedPort();
+            host.close();
+            e = assertThrows(CollectiveException.class, () -> TcpStore.connect("127.0.0.1", port, "job-c", Duration.ofMillis(300)));
+            assertTrue(e.getMessage().contains("127.0.0.1:" + port), e.getMessage());
+        }
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}
