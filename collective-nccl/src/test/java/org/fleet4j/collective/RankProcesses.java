@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
  * and the FLEET_* role variables; each rank's output goes to its own log file. Closing kills every rank that is
  * still running, so a failing test leaves no process behind.
  */
-final class RankProcesses implements AutoCloseable {
+public final class RankProcesses implements AutoCloseable {
     private final List<Process> processes = new ArrayList<>();
     private final List<Path> logs = new ArrayList<>();
 
@@ -25,7 +25,7 @@ final class RankProcesses implements AutoCloseable {
      * @param nodeOf node rank of each rank (same node = same host for locality); null: all on node 0
      * @param prefix  command words before the main class (e.g. {@code ip netns exec ns0}) per rank; null: none
      */
-    RankProcesses(int world, Class<?> main, List<String> args, Map<String, String> extraEnv, Path logDir, int[] nodeOf,
+    public RankProcesses(int world, Class<?> main, List<String> args, Map<String, String> extraEnv, Path logDir, int[] nodeOf,
                   List<List<String>> prefix, String[] hosts) throws IOException {
         String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         int port = freePort();
@@ -78,7 +78,7 @@ final class RankProcesses implements AutoCloseable {
         }
     }
 
-    RankProcesses(int world, Class<?> main, List<String> args, Map<String, String> extraEnv, Path logDir) throws IOException {
+    public RankProcesses(int world, Class<?> main, List<String> args, Map<String, String> extraEnv, Path logDir) throws IOException {
         this(world, main, args, extraEnv, logDir, null, null, null);
     }
 
@@ -93,7 +93,7 @@ final class RankProcesses implements AutoCloseable {
     }
 
     /** Exit code of {@code rank}, failing the test (with the rank's log) if it is still running after {@code limit}. */
-    int exitCode(int rank, Duration limit) throws Exception {
+    public int exitCode(int rank, Duration limit) throws Exception {
         Process p = processes.get(rank);
         if (!p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
             throw new AssertionError("rank " + rank + " still running after " + limit.toMillis() + " ms; log:\n" + log(rank));
@@ -101,7 +101,7 @@ final class RankProcesses implements AutoCloseable {
         return p.exitValue();
     }
 
-    String log(int rank) throws IOException {
+    public String log(int rank) throws IOException {
         return Files.readString(logs.get(rank));
     }
 

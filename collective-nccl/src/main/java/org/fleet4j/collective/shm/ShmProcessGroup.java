@@ -36,8 +36,12 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class ShmProcessGroup extends AbstractProcessGroup {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
-    /** Busy-wait this long (peers in step arrive within microseconds), then yield the core, then sleep. */
+    /**
+     * Busy-wait this long (peers in step arrive within microseconds), then yield the core, then sleep. With more
+     * ranks than cores a spinning rank only delays the one it waits for, so it yields almost at once.
+     */
     private static final long SPIN_NANOS = 2_000_000;
+    private static final long OVERSUBSCRIBED_SPIN_NANOS = 20_000;
     private static final long YIELD_NANOS = 20_000_000;
     private static final long PARK_NANOS = 50_000;
     private static final long LIVENESS_CHECK_NANOS = 100_000_000;
@@ -47,6 +51,7 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
     private final MemorySegment shm;
     private final Path file;
     private final long[] peerPid;
+    private final long spinNanos;
     private final long[] sendCount;
     private final long[] recvCount;
     private long round;
@@ -111,6 +116,7 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
             throw e;
         }
         peerPid = new long[n];
+        spinNanos = n > Runtime.getRuntime().availableProcessors() ? OVERSUBSCRIBED_SPIN_NANOS : SPIN_NANOS;
         sendCount = new long[n];
         recvCount = new long[n];
     }
@@ -186,7 +192,7 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
             long waited = now - start;
             if (waited > YIELD_NANOS) {
                 LockSupport.parkNanos(PARK_NANOS);
-            } else if (waited > SPIN_NANOS) {
+            } else if (waited > spinNanos) {
                 Thread.yield();
             }
             long abort = (long) LONG.getAcquire(shm, ShmLayout.H_ABORT);
