@@ -163,33 +163,44 @@ public final class OpSpec {
                 throw new IrException(where + " needs output '" + slot + "'");
             }
         }
-        Map<String, Object> normalised = new LinkedHashMap<>();
         for (var e : op.attrs().entrySet()) {
-            AttrDef def = attrs.get(e.getKey());
-            if (def == null) {
+            if (!attrs.containsKey(e.getKey())) {
                 throw new IrException(where + " has no attribute '" + e.getKey() + "'"
                         + (attrs.isEmpty() ? " (it takes none)" : " (attributes: " + attrs.keySet() + ")"));
             }
-            try {
-                normalised.put(e.getKey(), def.type().coerce(e.getValue()));
-            } catch (IllegalArgumentException ex) {
-                throw new IrException(where + ": attribute '" + e.getKey() + "': " + ex.getMessage());
-            }
         }
+        // slots and attributes in the spec's order, whatever the caller's map order, so programs print the same every run
+        Map<String, Object> normalised = new LinkedHashMap<>();
         for (AttrDef def : attrs.values()) {
-            if (!normalised.containsKey(def.name())) {
+            Object value = op.attrs().get(def.name());
+            if (value == null) {
                 if (def.defaultValue() == null) {
                     throw new IrException(where + " needs attribute '" + def.name() + "' ("
                             + def.type().name().toLowerCase() + ")");
                 }
-                normalised.put(def.name(), def.type().coerce(def.defaultValue()));
+                value = def.defaultValue();
+            }
+            try {
+                normalised.put(def.name(), def.type().coerce(value));
+            } catch (IllegalArgumentException ex) {
+                throw new IrException(where + ": attribute '" + def.name() + "': " + ex.getMessage());
             }
         }
-        Op checked = new Op(type, op.inputs(), op.outputs(), normalised);
+        Op checked = new Op(type, inSpecOrder(op.inputs(), inputs), inSpecOrder(op.outputs(), outputs), normalised);
         if (shapeFn != null) {
             shapeFn.infer(new InferContext(checked, block, index));
         }
         return checked;
+    }
+
+    private static Map<String, List<String>> inSpecOrder(Map<String, List<String>> slots, List<String> order) {
+        Map<String, List<String>> ordered = new LinkedHashMap<>();
+        for (String s : order) {
+            if (slots.containsKey(s)) {
+                ordered.put(s, slots.get(s));
+            }
+        }
+        return ordered;
     }
 
     /** Fluent construction of a spec. */

@@ -1,0 +1,171 @@
+package org.fleet4j.core.ir;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.fleet4j.core.autodiff.Backward;
+import org.fleet4j.core.autodiff.ParamGrad;
+import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.ops.LrSchedule;
+import org.fleet4j.core.ops.OpRegistry;
+import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.optim.Adam;
+import org.fleet4j.core.optim.AdamW;
+import org.fleet4j.core.optim.Momentum;
+import org.fleet4j.core.optim.SGD;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.Tensor;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Programs survive JSON unchanged: every op, every attribute type, backward and optimizer ops included. */
+class ProgramJsonTest {
+
+    /** No built-in op takes ints, floats or strings lists; this one does, so that they round-trip too. */
+    @BeforeAll
+    static void registerListAttributeOp() {
+        OpRegistry.register(OpSpec.builder("test_list_attributes")
+                .in("X").out("Out")
+                .attr("ints", AttrType.INTS, new int[]{1, 2})
+                .attr("floats", AttrType.FLOATS, new float[]{0.5f})
+                .attr("strings", AttrType.STRINGS, new String[]{"a", "b"})
+                .shape(ctx -> ctx.set("Out", ctx.dtype("X"), ctx.shape("X")))
+                .kernel(op -> a -> a.outLike("Out", a.in("X")).copyFrom(a.in("X")))
+                .gradKernel(op -> a -> a.outLike("X@GRAD", a.in("X")).copyFrom(a.in("Out@GRAD")))
+                .build());
+    }
+
+    private record Model(Program main, Program startup, Var loss) {
+    }
+
+    /** A model that uses every built-in op, trained with all four optimizers (each on some parameters). */
+    private static Model everyOp() {
+        Program main = new Program().setRandomSeed(42);
+        Layers nn = new Layers(main, new Program());
+        Var x = nn.data("x", DType.F32, -1, 2, 3, 4);
+        Var ids = nn.data("ids", DType.I64, -1, 1);
+        Var label = nn.data("label", DType.I64, -1, 1);
+        Var flat = nn.reshape(nn.batchNorm(x, false), 0, -1);
+        Var listed = nn.op("test_list_attributes", Map.of("X", List.of(flat.name())), List.of("Out"),
+                Map.of("ints", new int[]{3, 4, 5}, "floats", new float[]{1.5f, -2f}, "strings", new String[]{"x"}))[0];
+        Var h = nn.dropout(nn.fc(listed, 8, "gelu"), 0.25f, false);
+        Var dense = nn.embedding(ids, 10, 4, false);
+        Var sparse = nn.embedding(ids, 10, 4, true);
+        Var e = nn.concat(List.of(dense, sparse), -1);
+        Var a = nn.sigmoid(nn.softmax(nn.fc(e, 8, "tanh")));
+        Var b = nn.relu(nn.sub(nn.mul(h, a), nn.div(h, nn.scale(a, 2f, 1f))));
+        Var c = nn.sum(List.of(b, nn.matmul(b, nn.createParameter("square", DType.F32, new long[]{8, 8},
+                org.fleet4j.core.layers.Initializer.kaimingNormal()), false, true, 0.5f)));
+        Var logits = nn.fc(c, 3, null);
+        nn.accuracy(nn.softmax(logits), label);
+        Var loss = nn.mean(nn.softmaxWithCrossEntropy(logits, label));
+        return new Model(main, nn.startup(), loss);
+    }
+
+    private static Model trained() {
+        Model m = everyOp();
+        List<ParamGrad> grads = Backward.appendBackward(m.loss());
+        List<List<ParamGrad>> groups = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        for (int i = 0; i < grads.size(); i++) {
+            groups.get(i % 4).add(grads.get(i));
+        }
+        new SGD(LrSchedule.stepDecay(0.1, 10, 0.5), 0f).applyGradients(m.main(), groups.get(0));
+        new Momentum(LrSchedule.cosine(0.1, 100, 0.001).withWarmup(5, 0.01), 0.9f, true, 1e-4f)
+                .applyGradients(m.main(), groups.get(1));
+        new Adam(LrSchedule.constant(0.01), 0.9f, 0.99f, 1e-7f, true).applyGradients(m.main(), groups.get(2));
+        new AdamW(0.01, 0.05f).applyGradients(m.main(), groups.get(3));
+        return m;
+    }
+
+    private static Program roundTrip(Program p) {
+        return ProgramJson.fromJson(ProgramJson.toJson(p), "round trip");
+    }
+
+    @Test
+    void everyOpAndAttributeTypeSurvives() {
+        Model m = trained();
+        Set<String> types = new TreeSet<>();
+        m.main().globalBlock().ops().forEach(op -> types.add(op.type()));
+        m.startup().globalBlock().ops().forEach(op -> types.add(op.type()));
+        Set<String> builtin = new TreeSet<>(OpRegistry.types());
+        builtin.removeIf(t -> t.startsWith("test_"));
+        builtin.removeAll(types);
+        assertEquals(Set.of(), builtin, "built-in ops the test program does not use");
+        Set<AttrType> attrTypes = new TreeSet<>();
+        m.main().globalBlock().ops().forEach(op -> op.attrs().values().forEach(v -> attrTypes.add(ProgramJson.typeOf(v))));
+        assertEquals(Set.of(AttrType.values()), attrTypes);
+        assertTrue(m.main().globalBlock().vars().stream().anyMatch(v -> v.kind() == VarKind.SELECTED_ROWS));
+
+        for (Program p : new Program[]{m.main(), m.startup()}) {
+            Program loaded = roundTrip(p);
+            assertTrue(loaded.sameAs(p), "loaded program differs:\n" + loaded);
+            assertEquals(p.toString(), loaded.toString());
+            assertEquals(ProgramJson.toJson(p), ProgramJson.toJson(loaded));
+        }
+    }
+
+    @Test
+    void aLoadedProgramTrainsExactlyLikeTheOriginal(@TempDir Path dir) throws Exception {
+        Model m = trained();
+        ProgramJson.save(m.main(), dir.resolve("main.json"));
+        ProgramJson.save(m.startup(), dir.resolve("startup.json"));
+        Program main = ProgramJson.load(dir.resolve("main.json"));
+        Program startup = ProgramJson.load(dir.resolve("startup.json"));
+        float[] original = train(m.main(), m.startup(), m.loss().name());
+        float[] loaded = train(main, startup, m.loss().name());
+        assertArrayEquals(original, loaded);
+        assertTrue(original[2] < original[0], "the loss falls: " + java.util.Arrays.toString(original));
+    }
+
+    private static float[] train(Program main, Program startup, String loss) {
+        Executor exe = new Executor();
+        Scope scope = new Scope();
+        exe.run(startup, scope);
+        var r = new java.util.SplittableRandom(3);
+        float[] xs = new float[6 * 24];
+        for (int i = 0; i < xs.length; i++) {
+            xs[i] = (float) r.nextDouble();
+        }
+        Map<String, Tensor> feed = Map.of("x", Tensor.of(xs, 6, 2, 3, 4),
+                "ids", Tensor.ofLongs(new long[]{1, 4, 4, 9, 0, 2}, 6, 1),
+                "label", Tensor.ofLongs(new long[]{0, 1, 2, 0, 1, 2}, 6, 1));
+        float[] losses = new float[3];
+        for (int s = 0; s < 3; s++) {
+            losses[s] = exe.run(main, scope, feed, List.of(loss)).get(loss).getFloat(0);
+        }
+        return losses;
+    }
+
+    @Test
+    void sameAsNoticesADifferentAttribute() {
+        Model m = everyOp();
+        String json = ProgramJson.toJson(m.main());
+        String changed = json.replace("\"value\" : 0.25", "\"value\" : 0.3");
+        assertFalse(json.equals(changed), "the dropout probability is in the JSON");
+        assertFalse(ProgramJson.fromJson(changed, "changed").sameAs(m.main()));
+    }
+
+    @Test
+    void badJsonIsNamed() {
+        var e = assertThrows(IrException.class, () -> ProgramJson.fromJson("{", "model.json"));
+        assertTrue(e.getMessage().startsWith("model.json: not valid JSON"), e.getMessage());
+        var e2 = assertThrows(IrException.class, () -> ProgramJson.fromJson("{\"format\": \"onnx\"}", "model.json"));
+        assertTrue(e2.getMessage().contains("not a Fleet4J program"), e2.getMessage());
+        String json = ProgramJson.toJson(everyOp().main()).replace("\"type\" : \"relu\"", "\"type\" : \"rleu\"");
+        var e3 = assertThrows(IrException.class, () -> ProgramJson.fromJson(json, "model.json"));
+        assertTrue(e3.getMessage().contains("unknown op type 'rleu'"), e3.getMessage());
+    }
+}
