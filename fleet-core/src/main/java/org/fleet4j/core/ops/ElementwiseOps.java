@@ -32,8 +32,8 @@ final class ElementwiseOps {
                         }
                         ctx.set("Out", ctx.dtype("X"), out);
                     })
-                    .kernel(op -> new Forward(k, op.intAttr("axis")))
-                    .gradKernel(op -> new Backward(k, op.intAttr("axis")))
+                    .kernel(op -> new Forward(k, op.intAttr("axis"), new Layout()))
+                    .gradKernel(op -> new Backward(k, op.intAttr("axis"), new Layout()))
                     .build());
         }
     }
@@ -67,16 +67,8 @@ final class ElementwiseOps {
         }
     }
 
-    static final class Forward implements Kernel {
-        private final Kind kind;
-        private final int axis;
-        private final Layout layout = new Layout();
-
-        Forward(Kind kind, int axis) {
-            this.kind = kind;
-            this.axis = axis;
-        }
-
+    /** Out = X op Y, broadcasting. The layout caches index maps per shape pair. */
+    record Forward(Kind kind, int axis, Layout layout) implements Kernel {
         @Override
         public void run(KernelArgs a) {
             Tensor x = a.in("X");
@@ -135,16 +127,8 @@ final class ElementwiseOps {
         };
     }
 
-    static final class Backward implements Kernel {
-        private final Kind kind;
-        private final int axis;
-        private final Layout layout = new Layout();
-
-        Backward(Kind kind, int axis) {
-            this.kind = kind;
-            this.axis = axis;
-        }
-
+    /** dX and dY, summed over the dimensions each input was broadcast along. The layout caches index maps per shape pair. */
+    record Backward(Kind kind, int axis, Layout layout) implements Kernel {
         @Override
         public void run(KernelArgs a) {
             Tensor x = a.in("X");

@@ -50,8 +50,8 @@ final class MatmulOps {
                     out[x.length - 1] = ty ? y[y.length - 2] : y[y.length - 1];
                     ctx.set("Out", DType.F32, out);
                 })
-                .kernel(op -> new Forward(op.boolAttr("transpose_X"), op.boolAttr("transpose_Y"), op.floatAttr("alpha")))
-                .gradKernel(op -> new Backward(op.boolAttr("transpose_X"), op.boolAttr("transpose_Y"), op.floatAttr("alpha")))
+                .kernel(op -> new Forward(op.boolAttr("transpose_X"), op.boolAttr("transpose_Y"), op.floatAttr("alpha"), Blas.get()))
+                .gradKernel(op -> new Backward(op.boolAttr("transpose_X"), op.boolAttr("transpose_Y"), op.floatAttr("alpha"), Blas.get()))
                 .build());
     }
 
@@ -70,18 +70,8 @@ final class MatmulOps {
         }
     }
 
-    static final class Forward implements Kernel {
-        private final boolean tx;
-        private final boolean ty;
-        private final float alpha;
-        private final Gemm gemm = Blas.get();
-
-        Forward(boolean tx, boolean ty, float alpha) {
-            this.tx = tx;
-            this.ty = ty;
-            this.alpha = alpha;
-        }
-
+    /** Out = alpha op(X) op(Y). */
+    record Forward(boolean tx, boolean ty, float alpha, Gemm gemm) implements Kernel {
         @Override
         public void run(KernelArgs a) {
             Tensor x = a.in("X");
@@ -109,18 +99,8 @@ final class MatmulOps {
         }
     }
 
-    static final class Backward implements Kernel {
-        private final boolean tx;
-        private final boolean ty;
-        private final float alpha;
-        private final Gemm gemm = Blas.get();
-
-        Backward(boolean tx, boolean ty, float alpha) {
-            this.tx = tx;
-            this.ty = ty;
-            this.alpha = alpha;
-        }
-
+    /** dX and dY of Out = alpha op(X) op(Y), each the product of dOut with the other operand. */
+    record Backward(boolean tx, boolean ty, float alpha, Gemm gemm) implements Kernel {
         @Override
         public void run(KernelArgs a) {
             Tensor x = a.in("X");
