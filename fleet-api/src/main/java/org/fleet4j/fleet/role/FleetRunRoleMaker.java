@@ -1,0 +1,37 @@
+package org.fleet4j.fleet.role;
+
+import java.util.Map;
+
+/** The role from {@code bin/fleetrun}: FLEET_RANK, FLEET_WORLD_SIZE, FLEET_LOCAL_*, FLEET_NODE_RANK, FLEET_NNODES, FLEET_MASTER. */
+public final class FleetRunRoleMaker implements RoleMaker {
+    static final String MARKER = "FLEET_WORLD_SIZE";
+    private final EnvVars vars;
+
+    public FleetRunRoleMaker(Map<String, String> env) {
+        this.vars = new EnvVars(env, "fleetrun");
+    }
+
+    @Override
+    public Role role() {
+        int world = vars.positive("FLEET_WORLD_SIZE");
+        int rank = vars.index("FLEET_RANK", world, "FLEET_WORLD_SIZE");
+        int localWorld = vars.positive("FLEET_LOCAL_WORLD_SIZE");
+        int localRank = vars.index("FLEET_LOCAL_RANK", localWorld, "FLEET_LOCAL_WORLD_SIZE");
+        int nodes = vars.positive("FLEET_NNODES");
+        int nodeRank = vars.index("FLEET_NODE_RANK", nodes, "FLEET_NNODES");
+        if (nodes * localWorld != world) {
+            throw new IllegalArgumentException("fleetrun: FLEET_NNODES=" + nodes + " x FLEET_LOCAL_WORLD_SIZE=" + localWorld
+                    + " is not FLEET_WORLD_SIZE=" + world);
+        }
+        if (nodeRank * localWorld + localRank != rank) {
+            throw new IllegalArgumentException("fleetrun: FLEET_RANK=" + rank + " is not FLEET_NODE_RANK=" + nodeRank
+                    + " x FLEET_LOCAL_WORLD_SIZE=" + localWorld + " + FLEET_LOCAL_RANK=" + localRank);
+        }
+        if (world > 1 && !vars.has("FLEET_MASTER")) {
+            throw new IllegalArgumentException("fleetrun: environment variable FLEET_MASTER is not set (expected host:port"
+                    + " of the rendezvous store for " + world + " ranks)");
+        }
+        return new Role(rank, world, localRank, localWorld, nodeRank, nodes, vars.string("FLEET_MASTER", null),
+                vars.string("FLEET_HOST", "127.0.0.1"), vars.jobId(), "fleetrun");
+    }
+}

@@ -1,0 +1,62 @@
+package org.fleet4j.fleet.role;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The role from Paddle's launcher ({@code python -m paddle.distributed.launch}): PADDLE_TRAINER_ID,
+ * PADDLE_TRAINERS_NUM, PADDLE_TRAINER_ENDPOINTS, PADDLE_CURRENT_ENDPOINT. Nodes are the distinct hosts of the
+ * endpoints in order; rank 0's endpoint hosts the rendezvous store unless FLEET_MASTER says otherwise.
+ */
+public final class PaddleRoleMaker implements RoleMaker {
+    static final String MARKER = "PADDLE_TRAINERS_NUM";
+    private final EnvVars vars;
+
+    public PaddleRoleMaker(Map<String, String> env) {
+        this.vars = new EnvVars(env, "Paddle launcher");
+    }
+
+    @Override
+    public Role role() {
+        int world = vars.positive("PADDLE_TRAINERS_NUM");
+        int rank = vars.index("PADDLE_TRAINER_ID", world, "PADDLE_TRAINERS_NUM");
+        if (world == 1 && !vars.has("PADDLE_TRAINER_ENDPOINTS")) {
+            return new Role(0, 1, 0, 1, 0, 1, null, "127.0.0.1", vars.jobId(), "Paddle launcher");
+        }
+        List<String> endpoints = List.of(vars.string("PADDLE_TRAINER_ENDPOINTS").split(","));
+        if (endpoints.size() != world) {
+            throw new IllegalArgumentException("Paddle launcher: PADDLE_TRAINER_ENDPOINTS lists " + endpoints.size()
+                    + " endpoints but PADDLE_TRAINERS_NUM=" + world);
+        }
+        List<String> hosts = new ArrayList<>();
+        for (String e : endpoints) {
+            hosts.add(host(e.trim()));
+        }
+        String current = vars.string("PADDLE_CURRENT_ENDPOINT", endpoints.get(rank).trim());
+        if (!current.equals(endpoints.get(rank).trim())) {
+            throw new IllegalArgumentException("Paddle launcher: PADDLE_CURRENT_ENDPOINT=" + current + " is not entry "
+                    + rank + " (PADDLE_TRAINER_ID) of PADDLE_TRAINER_ENDPOINTS, which is " + endpoints.get(rank).trim());
+        }
+        String host = hosts.get(rank);
+        List<String> nodes = hosts.stream().distinct().toList();
+        int localWorld = (int) hosts.stream().filter(host::equals).count();
+        int localRank = (int) hosts.subList(0, rank).stream().filter(host::equals).count();
+        if (vars.has("PADDLE_RANK_IN_NODE") && vars.integer("PADDLE_RANK_IN_NODE") != localRank) {
+            throw new IllegalArgumentException("Paddle launcher: PADDLE_RANK_IN_NODE=" + vars.integer("PADDLE_RANK_IN_NODE")
+                    + " but PADDLE_TRAINER_ENDPOINTS puts rank " + rank + " at local rank " + localRank + " on " + host);
+        }
+        String master = vars.string("FLEET_MASTER", endpoints.get(0).trim());
+        return new Role(rank, world, localRank, localWorld, nodes.indexOf(host), nodes.size(), master, host, vars.jobId(),
+                "Paddle launcher");
+    }
+
+    private static String host(String endpoint) {
+        int colon = endpoint.lastIndexOf(':');
+        if (colon <= 0) {
+            throw new IllegalArgumentException("Paddle launcher: PADDLE_TRAINER_ENDPOINTS entry '" + endpoint
+                    + "' is not host:port");
+        }
+        return endpoint.substring(0, colon);
+    }
+}
