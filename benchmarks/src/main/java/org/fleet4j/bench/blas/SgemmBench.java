@@ -28,7 +28,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * Each invocation is one sgemm; {@link SgemmReport} turns the times into GFLOPS.
  */
 @State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
+@BenchmarkMode(Mode.SampleTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)

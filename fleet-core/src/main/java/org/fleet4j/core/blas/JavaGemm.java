@@ -272,10 +272,14 @@ public final class JavaGemm implements Gemm {
      * count). Reading along rows keeps the inner loop long and unit-stride.
      */
     private static void interleave(float[] src, int count, int width, int kc, float[] dst, int base) {
+        int first = 0;
+        if (count == width && width % 8 == 0 && Transpose8.AVAILABLE) {
+            first = Transpose8.transpose(src, count, kc, dst, base, width);
+        }
         for (int w = 0; w < count; w++) {
             int from = w * kc;
             int to = base + w;
-            for (int p = 0; p < kc; p++) {
+            for (int p = first; p < kc; p++) {
                 dst[to + p * width] = src[from + p];
             }
         }
