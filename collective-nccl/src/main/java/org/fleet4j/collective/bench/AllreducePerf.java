@@ -77,7 +77,7 @@ public final class AllreducePerf {
                     a.setAtIndex(ValueLayout.JAVA_FLOAT, i, 1f);
                 }
                 Runnable once = operation(g, opts.op(), a, b, count);
-                int iters = calibrate(g, once, opts.perSize());
+                int iters = calibrate(g, once, bytes, opts.perSize());
                 double[] times = new double[opts.repeats()];
                 for (int rep = 0; rep < opts.repeats(); rep++) {
                     g.barrier().await(Duration.ofMinutes(5));
@@ -121,8 +121,10 @@ public final class AllreducePerf {
      * Warms up, then doubles a probe until it lasts a tenth of {@code target}, and derives the iteration count from
      * it. Every rank runs the same number of operations; rank 0's timing decides, broadcast to all.
      */
-    private static int calibrate(ProcessGroup g, Runnable once, Duration target) {
-        for (int i = 0; i < 5; i++) {
+    private static int calibrate(ProcessGroup g, Runnable once, long bytes, Duration target) {
+        // enough warm-up for the JIT to compile the small-message path; the count is the same on every rank
+        long warmup = Math.max(5, Math.min(5_000, (64L << 20) / Math.max(1, bytes)));
+        for (long i = 0; i < warmup; i++) {
             once.run();
         }
         long probe = 1;
