@@ -114,6 +114,16 @@ public final class KernelArgs {
 
     /** Stores a value (a view, or {@link SelectedRows}) as an output without allocating. */
     public void setOut(String slot, Object value) {
-        frame[outIdx(slot)[0]] = value;
+        setOut(slot, 0, value);
+    }
+
+    /** Stores a value as the j-th var of an output slot (compiler ops bind views into fused buffers this way). */
+    public void setOut(String slot, int j, Object value) {
+        frame[outIdx(slot)[j]] = value;
+    }
+
+    /** The current value of the j-th var of an output slot, or null when it has none yet. */
+    public Object outValue(String slot, int j) {
+        return frame[outIdx(slot)[j]];
     }
 }
