@@ -1,0 +1,103 @@
+package org.fleet4j.compiler;
+
+import java.util.concurrent.atomic.LongAdder;
+import org.fleet4j.core.ir.IrException;
+import org.fleet4j.core.ops.Kernel;
+import org.fleet4j.core.ops.KernelArgs;
+import org.fleet4j.core.ops.OpRegistry;
+import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.tensor.Tensor;
+
+/**
+ * {@code gather_bucket}: makes gradients X views into one contiguous bucket (Out = the same vars, Bucket = the
+ * buffer) so one collective can reduce them all. A gradient already bound to its view was written in place by its
+ * producer (kernels reuse the output tensor in the frame) and costs nothing; one that is not (the first step, or a
+ * kernel that outputs a view of something else) is copied in once and rebound to its view.
+ */
+final class BucketOps {
+    static final String GATHER = "gather_bucket";
+    /** Bytes copied into buckets so far in this JVM: zero growth after the first step proves gradients stay in place. */
+    static final LongAdder COPIED_BYTES = new LongAdder();
+
+    private BucketOps() {
+    }
+
+    static void register() {
+        OpRegistry.register(OpSpec.builder(GATHER)
+                .variadicIn("X").out("Out", "Bucket")
+                .shape(ctx -> {
+                    long total = 0;
+                    for (int j = 0; j < ctx.count("X"); j++) {
+                        if (ctx.input("X", j).dtype() != ctx.dtype("X")) {
+                            throw ctx.fail("every gradient of a bucket must have one dtype");
+                        }
+                        long n = 1;
+                        for (long d : ctx.shape("X", j)) {
+                            if (d < 0) {
+                                throw ctx.fail(ctx.op().input("X").get(j) + " has an unknown dimension; buckets hold fixed shapes");
+                            }
+                            n *= d;
+                        }
+                        total += n;
+                    }
+                    ctx.set("Bucket", ctx.dtype("X"), total);
+                })
+                .kernel(op -> new Gather())
+                .build());
+    }
+
+    static final class Gather implements Kernel {
+        private Tensor bucket;
+        private Tensor[] views;
+
+        @Override
+        public void run(KernelArgs a) {
+            int n = a.inCount("X");
+            if (!fits(a, n)) {
+                allocate(a, n);
+            }
+            for (int j = 0; j < n; j++) {
+                Tensor g = a.in("X", j);
+                if (g != views[j]) {
+                    views[j].copyFrom(g);
+                    COPIED_BYTES.add(g.byteSize());
+                    a.setOut("Out", j, views[j]);
+                }
+            }
+            a.setOut("Bucket", bucket);
+        }
+
+        private boolean fits(KernelArgs a, int n) {
+            if (views == null || views.length != n) {
+                return false;
+            }
+            for (int j = 0; j < n; j++) {
+                Tensor g = a.in("X", j);
+                if (g.dtype() != bucket.dtype() || !views[j].hasShape(g.shape())) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        private void allocate(KernelArgs a, int n) {
+            long total = 0;
+            for (int j = 0; j < n; j++) {
+                Tensor g = a.in("X", j);
+                if (g.dtype() != a.in("X", 0).dtype()) {
+                    throw new IrException(GATHER + ": gradient " + a.op().input("X").get(j) + " is " + g.dtype().displayName()
+                            + ", the bucket is " + a.in("X", 0).dtype().displayName());
+                }
+                total += g.numel();
+            }
+            bucket = Tensor.zeros(a.in("X", 0).dtype(), total);
+            views = new Tensor[n];
+            long off = 0;
+            for (int j = 0; j < n; j++) {
+                Tensor g = a.in("X", j);
+                views[j] = bucket.rows(off, off + g.numel()).reshape(g.shape());
+                off += g.numel();
+            }
+        }
+    }
+}

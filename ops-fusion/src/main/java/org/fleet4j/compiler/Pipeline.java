@@ -1,0 +1,67 @@
+package org.fleet4j.compiler;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.strategy.StrategySchema;
+
+/**
+ * An ordered list of passes. {@link #forStrategy} picks and orders them from the effective strategy: op fusions
+ * first (they change which ops produce gradients), then gradient bucketing (it needs the final producers), then
+ * the fused optimizer (it reads the bucketed gradients).
+ */
+public final class Pipeline {
+    private final List<Pass> passes;
+
+    private Pipeline(List<Pass> passes) {
+        this.passes = List.copyOf(passes);
+    }
+
+    public static Pipeline of(Pass... passes) {
+        return new Pipeline(List.of(passes));
+    }
+
+    public static Pipeline forStrategy(EffectiveStrategy strategy) {
+        List<String> names = new ArrayList<>();
+        if (strategy.get(StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS)) {
+            names.add(FuseElewiseAddActPass.NAME);
+        }
+        if (strategy.get(StrategySchema.FUSE_ALL_REDUCE_OPS)) {
+            names.add(FuseAllReducePass.NAME);
+        }
+        if (strategy.get(StrategySchema.BUILD_FUSE_ALL_OPTIMIZER_OPS)) {
+            names.add(FuseAllOptimizerPass.NAME);
+        }
+        return new Pipeline(names.stream().map(n -> PassRegistry.create(n, strategy)).toList());
+    }
+
+    public List<Pass> passes() {
+        return passes;
+    }
+
+    /** Runs every pass in order on a copy; the argument is left as it was. */
+    public Compilation run(Program program) {
+        List<PassReport> reports = new ArrayList<>();
+        Program current = program;
+        for (Pass pass : passes) {
+            int before = current.globalBlock().ops().size();
+            PassResult r = pass.apply(current);
+            current = r.program();
+            reports.add(new PassReport(pass.name(), before, current.globalBlock().ops().size(), r.notes()));
+        }
+        return new Compilation(current, reports);
+    }
+
+    /**
+     * Compiles and writes the result back into {@code program} itself, for callers that hold on to the program object
+     * (the distributed optimizer, the layers API). Returns the report.
+     */
+    public Compilation runInPlace(Program program) {
+        Compilation c = run(program);
+        if (c.program() != program) {
+            ProgramEdits.replaceContents(program, c.program());
+        }
+        return new Compilation(program, c.reports());
+    }
+}

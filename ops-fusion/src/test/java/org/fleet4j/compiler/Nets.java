@@ -1,0 +1,90 @@
+package org.fleet4j.compiler;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.function.Function;
+import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.optim.Optimizer;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.Tensor;
+
+/** Small seeded training programs, and a loop that trains one and records losses and final parameters. */
+final class Nets {
+    private Nets() {
+    }
+
+    /** A built program: main with backward and updates, its startup, and the loss var. */
+    record Net(Program main, Program startup, String loss) {
+    }
+
+    /** What a run produced: the loss of every step and every parameter at the end. */
+    record Trained(List<Float> losses, Map<String, float[]> params) {
+    }
+
+    /** An MLP 8 -> hidden... -> 3 with the given activation after every hidden layer, softmax cross-entropy loss. */
+    static Net mlp(String act, int[] hidden, Function<Program, Optimizer> optimizer) {
+        Program main = new Program().setRandomSeed(11);
+        Program startup = new Program();
+        Layers nn = new Layers(main, startup);
+        Var x = nn.data("x", DType.F32, -1, 8);
+        Var y = nn.data("y", DType.I64, -1, 1);
+        Var h = x;
+        for (int width : hidden) {
+            h = nn.fc(h, width, act);
+        }
+        Var loss = nn.mean(nn.softmaxWithCrossEntropy(nn.fc(h, 3, null), y));
+        optimizer.apply(main).minimize(loss);
+        return new Net(main, startup, loss.name());
+    }
+
+    /** Seeded batches of 16 samples in 8 dims with 3 classes. */
+    static Map<String, Tensor> batch(int step) {
+        SplittableRandom r = new SplittableRandom(1000 + step);
+        float[] x = new float[16 * 8];
+        long[] y = new long[16];
+        for (int i = 0; i < 16; i++) {
+            int c = r.nextInt(3);
+            y[i] = c;
+            for (int j = 0; j < 8; j++) {
+                x[i * 8 + j] = (float) ((j % 3 == c ? 1.5 : 0.0) + r.nextDouble() - 0.5);
+            }
+        }
+        Map<String, Tensor> feed = new LinkedHashMap<>();
+        feed.put("x", Tensor.of(x, 16, 8));
+        feed.put("y", Tensor.ofLongs(y, 16, 1));
+        return feed;
+    }
+
+    static Trained train(Program main, Program startup, String loss, int steps) {
+        Executor exe = new Executor();
+        Scope scope = new Scope();
+        exe.run(startup, scope);
+        List<Float> losses = new ArrayList<>();
+        for (int s = 0; s < steps; s++) {
+            losses.add(exe.run(main, scope, batch(s), List.of(loss)).get(loss).getFloat(0));
+        }
+        Map<String, float[]> params = new LinkedHashMap<>();
+        for (Var v : main.globalBlock().vars()) {
+            if (v.isParameter()) {
+                params.put(v.name(), scope.get(v.name()).toFloatArray());
+            }
+        }
+        return new Trained(losses, params);
+    }
+
+    static List<String> opTypes(Program p) {
+        return p.globalBlock().ops().stream().map(Op::type).toList();
+    }
+
+    static long count(Program p, String type) {
+        return opTypes(p).stream().filter(type::equals).count();
+    }
+}
