@@ -165,19 +165,23 @@ class OptimizerUpdateTest {
 
     /** An embedding trained with SGD: a SelectedRows gradient must give the dense gradient's parameters. */
     private static Tensor trainEmbedding(boolean sparse) {
+        return trainEmbedding(sparse, new SGD(0.5), 3);
+    }
+
+    private static Tensor trainEmbedding(boolean sparse, Optimizer opt, int steps) {
         Program main = new Program().setRandomSeed(11);
         Layers nn = new Layers(main, new Program());
         Var ids = nn.data("ids", DType.I64, -1, 1);
         Var c = nn.data("c", DType.F32, -1, 4);
         Var emb = nn.embedding(ids, 7, 4, sparse);
-        new SGD(0.5).minimize(nn.mean(nn.mul(nn.mul(emb, emb), c)));
+        opt.minimize(nn.mean(nn.mul(nn.mul(emb, emb), c)));
         Var grad = main.globalBlock().var("embedding_0.w_0@GRAD");
         assertEquals(sparse ? VarKind.SELECTED_ROWS : VarKind.DENSE, grad.kind());
         Executor exe = new Executor();
         Scope scope = new Scope();
         exe.run(nn.startup(), scope);
         long[][] batches = {{1, 3, 1, 5, 0}, {3, 3, 6}, {2, 1}};
-        for (int s = 0; s < batches.length; s++) {
+        for (int s = 0; s < steps; s++) {
             Tensor cs = TestTensors.uniform(100 + s, batches[s].length, 4);
             exe.run(main, scope, Map.of("ids", Tensor.ofLongs(batches[s], batches[s].length, 1), "c", cs), List.of());
         }
@@ -198,6 +202,29 @@ class OptimizerUpdateTest {
         for (int j = 0; j < 4; j++) {
             assertEquals(w0.getFloat(4 * 4 + j), sparse.getFloat(4 * 4 + j), 0, "row 4 is never looked up");
             assertNotEquals(w0.getFloat(3 * 4 + j), sparse.getFloat(3 * 4 + j), "row 3 is trained");
+        }
+    }
+
+    @Test
+    void lazyAdamOnASparseEmbeddingUpdatesOnlyTheLookedUpRows() {
+        Tensor w0 = trainEmbedding(false, new SGD(0), 1);
+        Tensor lazy = trainEmbedding(true, new Adam(LrSchedule.constant(0.1), 0.9f, 0.999f, 1e-8f, true), 2);
+        Tensor dense = trainEmbedding(false, new Adam(LrSchedule.constant(0.1), 0.9f, 0.999f, 1e-8f, false), 2);
+        Tensor denseOneStep = trainEmbedding(false, new Adam(LrSchedule.constant(0.1), 0.9f, 0.999f, 1e-8f, false), 1);
+        for (int row = 0; row < 7; row++) {
+            for (int j = 0; j < 4; j++) {
+                int i = row * 4 + j;
+                switch (row) {
+                    // row 3 is in both batches; row 6 only in the second, before which dense Adam's moments stay 0
+                    case 3, 6 -> assertEquals(dense.getFloat(i), lazy.getFloat(i), 1e-6, "row " + row);
+                    // rows of the first batch only: dense Adam keeps moving them on its moments, lazy Adam does not
+                    case 0, 1, 5 -> {
+                        assertEquals(denseOneStep.getFloat(i), lazy.getFloat(i), 1e-6, "row " + row);
+                        assertNotEquals(dense.getFloat(i), lazy.getFloat(i), "row " + row);
+                    }
+                    default -> assertEquals(w0.getFloat(i), lazy.getFloat(i), 0, "row " + row + " is never looked up");
+                }
+            }
         }
     }
 }
