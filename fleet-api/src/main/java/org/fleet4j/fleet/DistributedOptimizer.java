@@ -1,0 +1,74 @@
+package org.fleet4j.fleet;
+
+import java.util.List;
+import java.util.Map;
+import org.fleet4j.core.autodiff.Backward;
+import org.fleet4j.core.autodiff.ParamGrad;
+import org.fleet4j.core.ir.Block;
+import org.fleet4j.core.ir.IrException;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.optim.Optimizer;
+import org.fleet4j.fleet.ops.CollectiveOps;
+import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.strategy.StrategySchema;
+
+/**
+ * Synchronous data parallelism around an optimizer: after backward, every gradient is allreduced ({@code c_allreduce},
+ * avg or sum per gradient_scale_configs.scale_strategy) before the updates, and the startup program broadcasts every
+ * parameter from rank 0 ({@code c_broadcast}) so all ranks start from the same values. A world of one inserts nothing.
+ */
+public final class DistributedOptimizer {
+    private final Optimizer inner;
+    private final EffectiveStrategy strategy;
+    private final int worldSize;
+    private final int ringId;
+
+    DistributedOptimizer(Optimizer inner, EffectiveStrategy strategy, int worldSize, int ringId) {
+        if (inner == null) {
+            throw new IllegalArgumentException("distributedOptimizer needs an optimizer, got null");
+        }
+        this.inner = inner;
+        this.strategy = strategy;
+        this.worldSize = worldSize;
+        this.ringId = ringId;
+    }
+
+    public Optimizer inner() {
+        return inner;
+    }
+
+    /** "avg" or "sum": how the gradients of the ranks combine. */
+    public String scaleStrategy() {
+        return strategy.get(StrategySchema.GRADIENT_SCALE_STRATEGY);
+    }
+
+    /** Appends backward, the gradient allreduces and the updates to the loss's program; returns the parameters and gradients. */
+    public List<ParamGrad> minimize(Var loss) {
+        Program main = loss.block().program();
+        Program startup = main.startupProgram();
+        if (startup == null) {
+            throw new IrException("the program of loss '" + loss.name() + "' has no startup program; build it with"
+                    + " Layers(main, startup) so parameters can be broadcast from rank 0");
+        }
+        List<ParamGrad> grads = Backward.appendBackward(loss);
+        if (worldSize > 1) {
+            Block block = main.globalBlock();
+            for (ParamGrad pg : grads) {
+                block.appendOp(CollectiveOps.ALLREDUCE, Map.of("X", List.of(pg.grad())), Map.of("Out", List.of(pg.grad())),
+                        Map.of("ring_id", ringId, "reduce", scaleStrategy()));
+            }
+            Block init = startup.globalBlock();
+            for (ParamGrad pg : grads) {
+                if (!init.hasVar(pg.param())) {
+                    throw new IrException("parameter '" + pg.param() + "' is not created by the startup program, so rank 0"
+                            + " cannot broadcast its initial value");
+                }
+                init.appendOp(CollectiveOps.BROADCAST, Map.of("X", List.of(pg.param())), Map.of("Out", List.of(pg.param())),
+                        Map.of("ring_id", ringId, "root", 0));
+            }
+        }
+        inner.applyGradients(main, grads);
+        return grads;
+    }
+}

@@ -1,0 +1,143 @@
+package org.fleet4j.fleet;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.fleet4j.collective.GroupOptions;
+import org.fleet4j.collective.JobRole;
+import org.fleet4j.collective.ProcessGroup;
+import org.fleet4j.collective.ProcessGroups;
+import org.fleet4j.core.optim.Optimizer;
+import org.fleet4j.fleet.ops.CollectiveOps;
+import org.fleet4j.fleet.ops.Rings;
+import org.fleet4j.fleet.role.EnvironmentRoleMaker;
+import org.fleet4j.fleet.role.Role;
+import org.fleet4j.fleet.role.RoleMaker;
+import org.fleet4j.strategy.DistributedStrategy;
+import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.strategy.World;
+
+/**
+ * A process's handle on a collective data-parallel job: its role, the effective strategy for the world, and the
+ * default process group (ring 0) that gradient allreduces run on. Open one per process with {@link #init}, close
+ * it at the end (it is {@link AutoCloseable}).
+ */
+public final class Fleet implements AutoCloseable {
+    /** The ring id of the default group, as {@code c_allreduce} and {@code c_broadcast} name it. */
+    public static final int DEFAULT_RING = 0;
+
+    private final Role role;
+    private final EffectiveStrategy strategy;
+    private final ProcessGroup group;
+    private final Duration timeout;
+    private final FleetUtil util;
+
+    private Fleet(Role role, EffectiveStrategy strategy, ProcessGroup group) {
+        this.role = role;
+        this.strategy = strategy;
+        this.group = group;
+        this.timeout = group.options().timeout().plusSeconds(5);
+        this.util = new FleetUtil(group, timeout);
+    }
+
+    /** Role from the environment, strategy from FLEET_STRATEGY (fleetrun --strategy) or all defaults. */
+    public static Fleet init() {
+        String file = System.getenv("FLEET_STRATEGY");
+        return init(file == null || file.isBlank() ? new DistributedStrategy() : DistributedStrategy.load(Path.of(file)));
+    }
+
+    /** Role from whichever launcher started this process (a world of one without one). */
+    public static Fleet init(DistributedStrategy strategy) {
+        return init(EnvironmentRoleMaker.fromSystem(), strategy);
+    }
+
+    public static Fleet init(RoleMaker roleMaker, DistributedStrategy strategy) {
+        return init(roleMaker, strategy, GroupOptions.defaults(), System.out);
+    }
+
+    /**
+     * Reads the role, resolves the strategy for the world (printed on rank 0 to {@code log}), and rendezvouses
+     * with the other ranks at the role's master; every wait is bounded by {@code options.timeout()}.
+     */
+    public static Fleet init(RoleMaker roleMaker, DistributedStrategy strategy, GroupOptions options, PrintStream log) {
+        if (roleMaker == null || strategy == null || options == null) {
+            throw new IllegalArgumentException("Fleet.init needs a role maker, a strategy and group options (got null)");
+        }
+        Role role = roleMaker.role();
+        EffectiveStrategy effective = EffectiveStrategy.resolve(strategy, new World(role.nodeNum(), role.localWorldSize(), "cpu"));
+        if (role.isFirst()) {
+            log.println("fleet: " + role.describe());
+            log.println(StrategyReport.describe(effective));
+        }
+        CollectiveOps.register();
+        ProcessGroup group = ProcessGroups.init(new JobRole(role.rank(), role.worldSize(), role.localRank(),
+                role.localWorldSize(), role.nodeRank(), role.master(), role.host(), role.jobId()), options);
+        try {
+            Rings.put(DEFAULT_RING, group);
+        } catch (RuntimeException e) {
+            group.close();
+            throw e;
+        }
+        return new Fleet(role, effective, group);
+    }
+
+    public Role role() {
+        return role;
+    }
+
+    public int workerIndex() {
+        return role.rank();
+    }
+
+    public int workerNum() {
+        return role.worldSize();
+    }
+
+    public int nodeNum() {
+        return role.nodeNum();
+    }
+
+    public int localRank() {
+        return role.localRank();
+    }
+
+    public boolean isFirstWorker() {
+        return role.isFirst();
+    }
+
+    public EffectiveStrategy strategy() {
+        return strategy;
+    }
+
+    /** The default group (ring 0), for collectives beyond what {@link #util()} offers. */
+    public ProcessGroup processGroup() {
+        return group;
+    }
+
+    /** Returns once every rank has called it; fails after the group's timeout naming the ranks that did not come. */
+    public void barrierWorker() {
+        group.barrier().await(timeout);
+    }
+
+    public FleetUtil util() {
+        return util;
+    }
+
+    /** Wraps an optimizer so that {@code minimize} trains data-parallel with this job's effective strategy. */
+    public DistributedOptimizer distributedOptimizer(Optimizer optimizer) {
+        return new DistributedOptimizer(optimizer, strategy, role.worldSize(), DEFAULT_RING);
+    }
+
+    /** As {@link #distributedOptimizer(Optimizer)} with another strategy resolved for this job's world. */
+    public DistributedOptimizer distributedOptimizer(Optimizer optimizer, DistributedStrategy other) {
+        return new DistributedOptimizer(optimizer, EffectiveStrategy.resolve(other, strategy.world()), role.worldSize(),
+                DEFAULT_RING);
+    }
+
+    /** Leaves the job: releases the group (sockets, shared memory, the store on rank 0). */
+    @Override
+    public void close() {
+        Rings.remove(DEFAULT_RING, group);
+        group.close();
+    }
+}

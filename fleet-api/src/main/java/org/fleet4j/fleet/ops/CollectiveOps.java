@@ -1,0 +1,85 @@
+package org.fleet4j.fleet.ops;
+
+import java.time.Duration;
+import org.fleet4j.collective.DataType;
+import org.fleet4j.collective.ProcessGroup;
+import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.core.ir.AttrType;
+import org.fleet4j.core.ir.IrException;
+import org.fleet4j.core.ops.OpRegistry;
+import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.Tensor;
+
+/**
+ * Paddle's collective ops, registered from here because fleet-core does not know the collective module:
+ * {@code c_allreduce} (X, Out = X, {@code ring_id}, {@code reduce} "sum" or "avg") and {@code c_broadcast}
+ * (X, Out = X, {@code ring_id}, {@code root}). Both work in place on the tensor and wait for the group.
+ */
+public final class CollectiveOps {
+    public static final String ALLREDUCE = "c_allreduce";
+    public static final String BROADCAST = "c_broadcast";
+
+    private CollectiveOps() {
+    }
+
+    /** Registers both ops; safe to call again. */
+    public static void register() {
+        OpRegistry.register(OpSpec.builder(ALLREDUCE).in("X").out("Out")
+                .attr("ring_id", AttrType.INT, 0).attr("reduce", AttrType.STRING, "sum")
+                .shape(ctx -> {
+                    reduceOf(ctx.op().stringAttr("reduce"));
+                    ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
+                })
+                .kernel(op -> {
+                    int ring = op.intAttr("ring_id");
+                    ReduceOp reduce = reduceOf(op.stringAttr("reduce"));
+                    return args -> {
+                        Tensor x = args.in("X");
+                        ProcessGroup group = Rings.get(ring);
+                        group.allreduce(x.segment(), dataType(x.dtype()), reduce).await(waitLimit(group));
+                        args.setOut("Out", x);
+                    };
+                }).build());
+        OpRegistry.register(OpSpec.builder(BROADCAST).in("X").out("Out")
+                .attr("ring_id", AttrType.INT, 0).attr("root", AttrType.INT, 0)
+                .shape(ctx -> ctx.set("Out", ctx.dtype("X"), ctx.shape("X")))
+                .kernel(op -> {
+                    int ring = op.intAttr("ring_id");
+                    int root = op.intAttr("root");
+                    return args -> {
+                        Tensor x = args.in("X");
+                        ProcessGroup group = Rings.get(ring);
+                        if (root < 0 || root >= group.size()) {
+                            throw new IrException("c_broadcast: root " + root + " is not a rank of ring " + ring
+                                    + " (" + group.size() + " ranks)");
+                        }
+                        group.broadcast(x.segment(), dataType(x.dtype()), root).await(waitLimit(group));
+                        args.setOut("Out", x);
+                    };
+                }).build());
+    }
+
+    private static ReduceOp reduceOf(String name) {
+        return switch (name) {
+            case "sum" -> ReduceOp.SUM;
+            case "avg" -> ReduceOp.AVG;
+            default -> throw new IrException("c_allreduce: attribute 'reduce' is '" + name + "'; expected sum or avg");
+        };
+    }
+
+    /** A little beyond the group's own timeout, so the group's error (which names the missing peers) comes first. */
+    private static Duration waitLimit(ProcessGroup group) {
+        return group.options().timeout().plusSeconds(5);
+    }
+
+    static DataType dataType(DType dtype) {
+        return switch (dtype) {
+            case F32 -> DataType.F32;
+            case F64 -> DataType.F64;
+            case I32 -> DataType.I32;
+            case I64 -> DataType.I64;
+            case BF16 -> DataType.BF16;
+        };
+    }
+}

@@ -1,0 +1,91 @@
+package org.fleet4j.fleet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.StringReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Fleet in real rank processes started by the real launcher: util, barrier, broadcast and gradient allreduce. */
+class DataParallelFleetTest {
+    private static final Duration JOB_TIMEOUT = Duration.ofSeconds(120);
+
+    @TempDir
+    Path work;
+
+    private Properties[] launch(String name, int nproc, int globalBatch, int steps) throws Exception {
+        Path out = Files.createDirectories(work.resolve(name + "-out"));
+        LaunchedJob job = LaunchedJob.run(work.resolve(name), nproc, JOB_TIMEOUT, FleetProbe.class.getName(),
+                out.toString(), "" + globalBatch, "" + steps);
+        assertEquals(0, job.exitCode(), job.describe());
+        Properties[] ranks = new Properties[nproc];
+        for (int r = 0; r < nproc; r++) {
+            ranks[r] = new Properties();
+            ranks[r].load(new StringReader(Files.readString(out.resolve("rank-" + r + ".properties"))));
+        }
+        assertTrue(job.stdout().contains("[rank 0] fleet: rank 0 of " + nproc), job.describe());
+        assertTrue(job.stdout().contains("[rank 0] fleet: effective strategy for 1 node x " + nproc), job.describe());
+        return ranks;
+    }
+
+    @Test
+    void twoRanksAgreeWithOneRankOnTheWholeBatch() throws Exception {
+        Properties[] two = launch("two", 2, 16, 10);
+        Properties one = launch("one", 1, 16, 10)[0];
+
+        for (int r = 0; r < 2; r++) {
+            Properties p = two[r];
+            assertEquals("2", p.getProperty("worker_num"));
+            assertEquals("1", p.getProperty("node_num"));
+            assertEquals("" + r, p.getProperty("local_rank"));
+            assertEquals("" + (r == 0), p.getProperty("first"));
+            assertEquals("4.0", p.getProperty("sum"));
+            assertEquals("1.5", p.getProperty("min"));
+            assertEquals("20", p.getProperty("max"));
+            assertEquals("[100, 101]", p.getProperty("gather"));
+            assertTrue(p.getProperty("main_ops").contains("c_allreduce"), p.getProperty("main_ops"));
+        }
+        assertTrue(!one.getProperty("main_ops").contains("c_allreduce"), "a world of one inserts no allreduce: "
+                + one.getProperty("main_ops"));
+        // rank 1 initialised with its own seed; the startup broadcast replaced that with rank 0's values
+        assertEquals(two[0].getProperty("initial"), two[1].getProperty("initial"));
+        assertEquals(one.getProperty("initial"), two[0].getProperty("initial"));
+        assertEquals(two[0].getProperty("trained"), two[1].getProperty("trained"));
+        assertNotEquals(two[0].getProperty("initial"), two[0].getProperty("trained"));
+        assertClose(one.getProperty("trained"), two[0].getProperty("trained"), 1e-5);
+    }
+
+    /** Two dumps "name=[v, v, ...];..." name the same parameters and agree value by value within {@code rel}. */
+    private static void assertClose(String expected, String actual, double rel) {
+        String[] e = expected.split(";");
+        String[] a = actual.split(";");
+        assertEquals(e.length, a.length, "parameter dumps differ:\n" + expected + "\n" + actual);
+        int compared = 0;
+        for (int p = 0; p < e.length; p++) {
+            String name = e[p].substring(0, e[p].indexOf('='));
+            assertEquals(name, a[p].substring(0, a[p].indexOf('=')));
+            String[] ev = values(e[p]);
+            String[] av = values(a[p]);
+            assertEquals(ev.length, av.length, name);
+            for (int i = 0; i < ev.length; i++) {
+                double x = Double.parseDouble(ev[i]);
+                double y = Double.parseDouble(av[i]);
+                assertTrue(Math.abs(x - y) <= rel * Math.max(1e-3, Math.abs(x)),
+                        name + "[" + i + "]: one rank " + x + ", two ranks " + y);
+                compared++;
+            }
+        }
+        assertEquals(4 * 6 + 6 + 6 * 3 + 3, compared);
+    }
+
+    private static String[] values(String dump) {
+        return dump.substring(dump.indexOf('[') + 1, dump.lastIndexOf(']')).split(", ");
+    }
+}

@@ -1,0 +1,103 @@
+package org.fleet4j.fleet;
+
+import java.io.IOException;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.stream.Collectors;
+import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.core.data.Batch;
+import org.fleet4j.core.data.DataLoader;
+import org.fleet4j.core.data.TensorDataset;
+import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.optim.SGD;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.Tensor;
+
+/**
+ * A rank program for the Fleet tests, run under the real launcher. It exercises {@code fleet.util()} and the
+ * barrier, then trains a small classifier data-parallel, initialised with a different seed on every rank so that
+ * only the startup broadcast can make the ranks agree, and records every result in OUT_DIR/rank-N.properties.
+ * Arguments: OUT_DIR GLOBAL_BATCH STEPS.
+ */
+public final class FleetProbe {
+    private FleetProbe() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        Path out = Path.of(args[0]);
+        int globalBatch = Integer.parseInt(args[1]);
+        int steps = Integer.parseInt(args[2]);
+        Properties result = new Properties();
+        try (Fleet fleet = Fleet.init()) {
+            int rank = fleet.workerIndex();
+            FleetUtil util = fleet.util();
+            result.setProperty("worker_num", "" + fleet.workerNum());
+            result.setProperty("node_num", "" + fleet.nodeNum());
+            result.setProperty("local_rank", "" + fleet.localRank());
+            result.setProperty("first", "" + fleet.isFirstWorker());
+            result.setProperty("sum", "" + util.allReduce(rank + 1.5, ReduceOp.SUM));
+            result.setProperty("min", "" + util.allReduce(rank + 1.5, ReduceOp.MIN));
+            result.setProperty("max", "" + util.allReduce(10L * (rank + 1), ReduceOp.MAX));
+            result.setProperty("gather", Arrays.toString(util.allGather(100L + rank)));
+            fleet.barrierWorker();
+
+            Program main = new Program().setRandomSeed(100 + rank);
+            Program startup = new Program().setRandomSeed(100 + rank);
+            Layers nn = new Layers(main, startup);
+            Var x = nn.data("x", DType.F32, -1, 4);
+            Var y = nn.data("label", DType.I64, -1, 1);
+            Var loss = nn.mean(nn.softmaxWithCrossEntropy(nn.fc(nn.fc(x, 6, "relu"), 3, null), y));
+            fleet.distributedOptimizer(new SGD(0.5)).minimize(loss);
+            result.setProperty("main_ops", main.globalBlock().ops().stream().map(op -> op.type())
+                    .collect(Collectors.joining(",")));
+
+            Executor exe = new Executor();
+            Scope scope = new Scope();
+            exe.run(startup, scope);
+            result.setProperty("initial", params(main, scope));
+            DataLoader loader = DataLoader.builder(TensorDataset.randomClassification(7, 96, 4, 3), globalBatch)
+                    .shuffle(3).dropLast(true).shard(rank, fleet.workerNum()).build();
+            int done = 0;
+            for (int epoch = 0; done < steps; epoch++) {
+                for (Batch b : loader.epoch(epoch)) {
+                    if (done == steps) {
+                        break;
+                    }
+                    exe.run(main, scope, Map.of("x", b.field(0), "label", b.field(1)), List.of(loss.name()));
+                    done++;
+                }
+            }
+            result.setProperty("trained", params(main, scope));
+            write(out.resolve("rank-" + rank + ".properties"), result);
+        }
+    }
+
+    private static String params(Program main, Scope scope) {
+        StringBuilder s = new StringBuilder();
+        for (Var v : main.globalBlock().vars()) {
+            if (v.isParameter()) {
+                s.append(v.name()).append('=').append(Arrays.toString(scope.get(v.name()).toFloatArray())).append(';');
+            }
+        }
+        return s.toString();
+    }
+
+    /** The test polls for nothing, but a half-written file must never be read: write, then move. */
+    private static void write(Path file, Properties p) throws IOException {
+        StringWriter text = new StringWriter();
+        p.store(text, null);
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        Files.writeString(tmp, text.toString());
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
+    }
+}
