@@ -46,11 +46,8 @@ final class DropoutOp {
                     Tensor mask = a.in("Mask");
                     Tensor g = a.in("Out@GRAD");
                     Tensor gx = a.outLike("X@GRAD", g);
-                    MemorySegment ms = mask.segment();
-                    MemorySegment gs = g.segment();
-                    MemorySegment gxs = gx.segment();
                     for (long i = 0; i < g.numel(); i++) {
-                        F32.set(gxs, i, F32.get(gs, i) * F32.get(ms, i));
+                        gx.setFloat(i, g.getFloat(i) * mask.getFloat(i));
                     }
                 })
                 .build());

@@ -5,6 +5,8 @@ import static org.fleet4j.core.ops.TestTensors.range;
 import static org.fleet4j.core.ops.TestTensors.uniform;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.util.Set;
+import java.util.TreeSet;
 import org.fleet4j.core.autodiff.GradientChecker;
 import org.fleet4j.core.autodiff.GradientChecker.Result;
 import org.fleet4j.core.tensor.Tensor;
@@ -15,6 +17,21 @@ import org.junit.jupiter.api.Test;
 
 /** Every differentiable op's gradient kernel against central finite differences. */
 class GradientCheckTest {
+    /** The ops this class checks; a new differentiable op fails {@link #everyDifferentiableOpIsChecked} until added. */
+    private static final Set<String> CHECKED = Set.of("matmul", "elementwise_add", "elementwise_sub", "elementwise_mul",
+            "elementwise_div", "relu", "sigmoid", "tanh", "gelu", "softmax", "scale", "softmax_with_cross_entropy",
+            "mean", "sum", "reshape", "concat", "dropout", "lookup_table", "batch_norm");
+
+    @Test
+    void everyDifferentiableOpIsChecked() {
+        Set<String> differentiable = new TreeSet<>();
+        for (String t : OpRegistry.types()) {
+            if (t.endsWith("_grad") && !t.startsWith("test_")) {
+                differentiable.add(t.substring(0, t.length() - "_grad".length()));
+            }
+        }
+        assertEquals(new TreeSet<>(CHECKED), differentiable);
+    }
 
     private static Result check(GradientChecker c) {
         Result r = c.check();
