@@ -30,7 +30,8 @@ class GradientCheckTest {
                 differentiable.add(t.substring(0, t.length() - "_grad".length()));
             }
         }
-        assertEquals(new TreeSet<>(CHECKED), differentiable);
+        assertEquals(new TreeSet<>(CHECKED), differentiable,
+                "a differentiable op without a gradient check here: add one (and the op to CHECKED)");
     }
 
     private static Result check(GradientChecker c) {
