@@ -49,11 +49,11 @@ public record Program(String mainClass, List<Path> extraClasspath) {
         if (builtin.isPresent()) {
             return new Program(builtin.get(), List.of());
         }
-        Path path = Path.of(token);
-        if (token.endsWith(".jar") || Files.isRegularFile(path)) {
-            return fromJar(path.toAbsolutePath().normalize(), token);
+        boolean className = CLASS_NAME.matcher(token).matches();
+        if (token.endsWith(".jar") || !className && Files.isRegularFile(Path.of(token))) {
+            return fromJar(Path.of(token).toAbsolutePath().normalize(), token);
         }
-        if (CLASS_NAME.matcher(token).matches()) {
+        if (className) {
             return new Program(token, List.of());
         }
         throw new LaunchException("PROGRAM '" + token + "' is neither a built-in (" + String.join(", ", BuiltinPrograms.all().keySet())
