@@ -44,6 +44,10 @@ public final class FuseAllReducePass implements Pass {
                 s.get(StrategySchema.NCCL_COMM_NUM)));
     }
 
+    public GradientBucketer bucketer() {
+        return bucketer;
+    }
+
     @Override
     public String name() {
         return NAME;

@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.function.Function;
+import org.fleet4j.core.autodiff.Backward;
+import org.fleet4j.core.autodiff.ParamGrad;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Op;
@@ -42,6 +44,31 @@ final class Nets {
         }
         Var loss = nn.mean(nn.softmaxWithCrossEntropy(nn.fc(h, 3, null), y));
         optimizer.apply(main).minimize(loss);
+        return new Net(main, startup, loss.name());
+    }
+
+    /**
+     * As {@link #mlp}, with one in-place {@code c_allreduce} ("sum") per gradient between backward and the updates,
+     * as the distributed optimizer inserts them.
+     */
+    static Net mlpWithAllreduce(String act, int[] hidden, Optimizer optimizer) {
+        StandInAllreduce.register();
+        Program main = new Program().setRandomSeed(11);
+        Program startup = new Program();
+        Layers nn = new Layers(main, startup);
+        Var x = nn.data("x", DType.F32, -1, 8);
+        Var y = nn.data("y", DType.I64, -1, 1);
+        Var h = x;
+        for (int width : hidden) {
+            h = nn.fc(h, width, act);
+        }
+        Var loss = nn.mean(nn.softmaxWithCrossEntropy(nn.fc(h, 3, null), y));
+        List<ParamGrad> grads = Backward.appendBackward(loss);
+        for (ParamGrad pg : grads) {
+            main.globalBlock().appendOp(FuseAllReducePass.ALLREDUCE, Map.of("X", List.of(pg.grad())),
+                    Map.of("Out", List.of(pg.grad())), Map.of("ring_id", 0, "reduce", "sum"));
+        }
+        optimizer.applyGradients(main, grads);
         return new Net(main, startup, loss.name());
     }
 

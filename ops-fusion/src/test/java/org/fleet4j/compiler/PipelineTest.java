@@ -1,0 +1,89 @@
+package org.fleet4j.compiler;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.optim.Adam;
+import org.fleet4j.strategy.DistributedStrategy;
+import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.World;
+import org.junit.jupiter.api.Test;
+
+class PipelineTest {
+    private static EffectiveStrategy effective(DistributedStrategy s) {
+        return EffectiveStrategy.resolve(s, new World(1, 2, "cpu"));
+    }
+
+    private static List<String> names(Pipeline p) {
+        return p.passes().stream().map(Pass::name).toList();
+    }
+
+    @Test
+    void theDefaultStrategyOnlyBucketsAllreduces() {
+        assertEquals(List.of("fuse_all_reduce_ops"), names(Pipeline.forStrategy(effective(new DistributedStrategy()))));
+    }
+
+    @Test
+    void eachKnobAddsItsPassInTheFixedOrder() {
+        DistributedStrategy s = new DistributedStrategy()
+                .set(StrategySchema.BUILD_FUSE_ALL_OPTIMIZER_OPS, true)
+                .set(StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS, true);
+        assertEquals(List.of("fuse_elewise_add_act_ops", "fuse_all_reduce_ops", "fuse_all_optimizer_ops"),
+                names(Pipeline.forStrategy(effective(s))));
+        s.set(StrategySchema.FUSE_ALL_REDUCE_OPS, false);
+        assertEquals(List.of("fuse_elewise_add_act_ops", "fuse_all_optimizer_ops"), names(Pipeline.forStrategy(effective(s))));
+    }
+
+    @Test
+    void theStrategysBucketSettingsReachThePass() {
+        DistributedStrategy s = new DistributedStrategy().fuseGradSizeInMB(16).fuseGradSizeInTFLOPS(8).lastCommGroupSizeMB(0.5)
+                .ncclCommNum(3);
+        FuseAllReducePass pass = (FuseAllReducePass) PassRegistry.create("fuse_all_reduce_ops", effective(s));
+        assertEquals(new GradientBucketer(16L << 20, 8, 1L << 19, 3), pass.bucketer());
+    }
+
+    @Test
+    void allPassesTogetherTrainAsTheUncompiledProgramAndReportWhatTheyDid() {
+        DistributedStrategy s = new DistributedStrategy()
+                .set(StrategySchema.BUILD_FUSE_ALL_OPTIMIZER_OPS, true)
+                .set(StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS, true)
+                .ncclCommNum(2);
+        Nets.Net net = Nets.mlpWithAllreduce("sigmoid", new int[]{16, 12}, new Adam(0.02));
+        Compilation c = Pipeline.forStrategy(effective(s)).run(net.main());
+        Program p = c.program();
+        assertEquals(0, Nets.count(p, "sigmoid"));
+        assertEquals(0, Nets.count(p, "adam"));
+        assertEquals(1, Nets.count(p, FusedOptimizerOps.ADAM));
+        assertEquals(1, Nets.count(p, "c_allreduce"), "the six gradients (under 1 KB together) fit one bucket");
+        String report = c.describe();
+        assertTrue(report.startsWith("compiler pipeline: fuse_elewise_add_act_ops -> fuse_all_reduce_ops -> "
+                + "fuse_all_optimizer_ops\n"), report);
+        assertTrue(report.contains("  fuse_all_reduce_ops: "), report);
+        assertTrue(report.contains("    6 c_allreduce ops -> 1 bucket(s) on 2 ring(s)"), report);
+        Same.runs(Nets.train(net.main(), net.startup(), net.loss(), 10), Nets.train(p, net.startup(), net.loss(), 10), 1e-6f);
+    }
+
+    @Test
+    void runInPlaceRewritesTheCallersProgramObject() {
+        DistributedStrategy s = new DistributedStrategy().set(StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS, true);
+        Nets.Net net = Nets.mlp("relu", new int[]{16}, p -> new Adam(0.02));
+        Program untouched = net.main().copy();
+        Compilation c = Pipeline.forStrategy(effective(s)).runInPlace(net.main());
+        assertTrue(c.program() == net.main());
+        assertEquals(1, Nets.count(net.main(), FusedElewiseAddActOp.TYPE));
+        Same.runs(Nets.train(untouched, net.startup(), net.loss(), 5), Nets.train(net.main(), net.startup(), net.loss(), 5),
+                1e-6f);
+    }
+
+    @Test
+    void anUnknownPassNameListsTheKnownOnes() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> PassRegistry.create("fuse_everything", effective(new DistributedStrategy())));
+        assertTrue(e.getMessage().startsWith("no compiler pass named 'fuse_everything' (passes: [fuse_elewise_add_act_ops"),
+                e.getMessage());
+    }
+}

@@ -1,0 +1,45 @@
+package org.fleet4j.compiler;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.fleet4j.core.ir.AttrType;
+import org.fleet4j.core.ops.F32;
+import org.fleet4j.core.ops.OpRegistry;
+import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.tensor.Tensor;
+
+/**
+ * A one-process stand-in for fleet-api's {@code c_allreduce}, same slots and attributes: "sum" doubles X in place,
+ * as a world of two ranks with equal gradients would; "avg" leaves it. Every call is recorded (ring, floats), so
+ * tests see how many collectives ran and on which rings.
+ */
+final class StandInAllreduce {
+    record Call(int ring, long floats) {
+    }
+
+    static final List<Call> CALLS = new CopyOnWriteArrayList<>();
+
+    private StandInAllreduce() {
+    }
+
+    static void register() {
+        if (OpRegistry.contains(FuseAllReducePass.ALLREDUCE)) {
+            return;
+        }
+        OpRegistry.register(OpSpec.builder(FuseAllReducePass.ALLREDUCE).in("X").out("Out")
+                .attr("ring_id", AttrType.INT, 0).attr("reduce", AttrType.STRING, "sum")
+                .shape(ctx -> ctx.set("Out", ctx.dtype("X"), ctx.shape("X")))
+                .kernel(op -> {
+                    int ring = op.intAttr("ring_id");
+                    boolean sum = op.stringAttr("reduce").equals("sum");
+                    return a -> {
+                        Tensor x = a.in("X");
+                        CALLS.add(new Call(ring, x.numel()));
+                        if (sum) {
+                            F32.scale(x.segment(), 2f, x.segment(), x.numel());
+                        }
+                        a.setOut("Out", x);
+                    };
+                }).build());
+    }
+}
