@@ -25,13 +25,15 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * sgemm on the MNIST MLP's fully-connected layers at batch 64 (784-512-512-10): forward Y = X W, and the
  * backward products dX = dY W^T and dW = X^T dY. One thread each, OpenBLAS against the pure-Java kernel.
- * Each invocation is one sgemm; {@link SgemmReport} turns the times into GFLOPS.
+ * Each invocation is one sgemm, timed on its own (sample mode), so the median ignores the invocations that a
+ * shared machine's scheduler interrupted; {@link SgemmReport} turns the times into GFLOPS.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.SampleTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
+// Long warm-up: until C2 has compiled it, Vector API code runs interpreted and one sgemm takes seconds.
+@Warmup(iterations = 8, time = 1)
+@Measurement(iterations = 4, time = 1)
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector"})
 public class SgemmBench {
 

@@ -14,18 +14,40 @@ public final class Blas {
     private Blas() {
     }
 
-    private static final class Chosen {
-        static final Gemm GEMM = select(setting(CHOICE));
-    }
+    private static volatile Gemm chosen;
 
-    /** The process-wide implementation, chosen on first use. */
+    /**
+     * The process-wide implementation, chosen on first use.
+     *
+     * @throws IllegalArgumentException when {@value #CHOICE} has a value other than java or openblas
+     * @throws IllegalStateException when {@value #CHOICE}=openblas and OpenBLAS cannot be loaded
+     */
     public static Gemm get() {
-        return Chosen.GEMM;
+        Gemm g = chosen;
+        if (g == null) {
+            synchronized (Blas.class) {
+                if (chosen == null) {
+                    chosen = select(setting(CHOICE));
+                }
+                g = chosen;
+            }
+        }
+        return g;
     }
 
     /** The start-up line, for example {@code BLAS: OpenBLAS 0.3.21 (libopenblas.so.0, 1 thread)}. */
     public static String description() {
         return get().description();
+    }
+
+    /** Prints the start-up line, so that scripts and people can see which BLAS a machine would use. */
+    public static void main(String[] args) {
+        try {
+            System.out.println(description());
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            System.err.println(e.getMessage());
+            System.exit(2);
+        }
     }
 
     /** Picks an implementation for a {@value #CHOICE} value; null or blank means the fastest available. */

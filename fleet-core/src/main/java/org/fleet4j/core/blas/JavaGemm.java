@@ -43,7 +43,14 @@ public final class JavaGemm implements Gemm {
 
     @Override
     public String name() {
-        return "pure-Java vectorised (FloatVector " + SPECIES.vectorBitSize() + "-bit)";
+        return "pure-Java vectorised";
+    }
+
+    @Override
+    public String description() {
+        int t = threads;
+        return "BLAS: " + name() + " (FloatVector " + SPECIES.vectorBitSize() + "-bit, " + t
+                + (t == 1 ? " thread)" : " threads)");
     }
 
     @Override

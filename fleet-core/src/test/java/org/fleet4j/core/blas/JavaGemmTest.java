@@ -79,7 +79,11 @@ class JavaGemmTest extends GemmContractTest {
 
     @Test
     void namesTheVectorWidth() {
-        assertEquals("BLAS: pure-Java vectorised (FloatVector " + JavaGemm.SPECIES.vectorBitSize() + "-bit) (1 thread)",
+        assertEquals("BLAS: pure-Java vectorised (FloatVector " + JavaGemm.SPECIES.vectorBitSize() + "-bit, 1 thread)",
                 gemm.description());
+        JavaGemm two = new JavaGemm();
+        two.setThreads(2);
+        assertEquals("BLAS: pure-Java vectorised (FloatVector " + JavaGemm.SPECIES.vectorBitSize() + "-bit, 2 threads)",
+                two.description());
     }
 }
