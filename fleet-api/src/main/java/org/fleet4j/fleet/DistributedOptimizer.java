@@ -2,6 +2,7 @@ package org.fleet4j.fleet;
 
 import java.util.List;
 import java.util.Map;
+import org.fleet4j.compiler.Pipeline;
 import org.fleet4j.core.autodiff.Backward;
 import org.fleet4j.core.autodiff.ParamGrad;
 import org.fleet4j.core.ir.Block;
@@ -17,6 +18,7 @@ import org.fleet4j.strategy.StrategySchema;
  * Synchronous data parallelism around an optimizer: after backward, every gradient is allreduced ({@code c_allreduce},
  * avg or sum per gradient_scale_configs.scale_strategy) before the updates, and the startup program broadcasts every
  * parameter from rank 0 ({@code c_broadcast}) so all ranks start from the same values. A world of one inserts nothing.
+ * The compiler then rewrites the program with the passes the strategy selects, and prints what each pass did.
  */
 public final class DistributedOptimizer {
     private final Optimizer inner;
@@ -69,6 +71,7 @@ public final class DistributedOptimizer {
             }
         }
         inner.applyGradients(main, grads);
+        System.out.print(Pipeline.forStrategy(strategy).runInPlace(main).describe());
         return grads;
     }
 }
