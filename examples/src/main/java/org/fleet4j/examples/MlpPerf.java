@@ -7,11 +7,14 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
+import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.core.blas.Blas;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.optim.SGD;
+import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
 import picocli.CommandLine.Command;
@@ -19,14 +22,14 @@ import picocli.CommandLine.Option;
 
 /**
  * The built-in {@code mlp_perf} program: training throughput of an MLP on random data (forward, backward and an
- * SGD update per step), timed per step after a warm-up.
+ * SGD update per step), timed per step after a warm-up. On N ranks every step also allreduces the gradients.
  */
 @Command(name = "mlp_perf", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Measures MLP training throughput on random data.")
 public final class MlpPerf implements Callable<Integer> {
     @Option(names = "--layers", description = "layer widths (default ${DEFAULT-VALUE})")
     String layers = "784,512,512,10";
-    @Option(names = "--batch_size", description = "samples per step (default ${DEFAULT-VALUE})")
+    @Option(names = "--batch_size", description = "samples per rank per step (default ${DEFAULT-VALUE})")
     int batchSize = 64;
     @Option(names = "--steps", description = "timed steps (default ${DEFAULT-VALUE})")
     int steps = 200;
@@ -47,22 +50,27 @@ public final class MlpPerf implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Rank rank = Rank.fromEnvironment(logDir);
-        rank.requireSingle("mlp_perf");
         int[] widths = Mlp.parseLayers(layers);
         if (batchSize < 1 || steps < 1 || warmup < 0 || threads < 1) {
             throw new IllegalArgumentException("--batch_size, --steps and --threads must be at least 1, --warmup at least 0");
         }
+        try (Fleet fleet = Fleet.init()) {
+            return measure(fleet, Rank.of(fleet, logDir), widths);
+        }
+    }
+
+    private int measure(Fleet fleet, Rank rank, int[] widths) throws Exception {
         Blas.get().setThreads(threads);
         System.out.println(Blas.get().description());
         Mlp net = Mlp.build(widths, seed);
-        new SGD(0.01).minimize(net.loss());
+        fleet.distributedOptimizer(new SGD(0.01)).minimize(net.loss());
         Executor exe = new Executor();
         Scope scope = new Scope();
         exe.run(net.startup(), scope);
-        SplittableRandom r = new SplittableRandom(seed);
+        // each rank its own samples, as data-parallel ranks have
+        SplittableRandom r = new SplittableRandom(seed + rank.rank());
         Tensor x = Tensor.zeros(batchSize, widths[0]);
-        Tensor y = Tensor.zeros(org.fleet4j.core.tensor.DType.I64, batchSize, 1);
+        Tensor y = Tensor.zeros(DType.I64, batchSize, 1);
         for (long i = 0; i < x.numel(); i++) {
             x.setFloat(i, (float) r.nextDouble());
         }
@@ -74,6 +82,7 @@ public final class MlpPerf implements Callable<Integer> {
         for (int i = 0; i < warmup; i++) {
             exe.run(net.main(), scope, feed, fetch);
         }
+        fleet.barrierWorker();
         double[] ms = new double[steps];
         long t0 = System.nanoTime();
         for (int i = 0; i < steps; i++) {
@@ -81,16 +90,21 @@ public final class MlpPerf implements Callable<Integer> {
             exe.run(net.main(), scope, feed, fetch);
             ms[i] = (System.nanoTime() - s) / 1e6;
         }
-        double total = (System.nanoTime() - t0) / 1e9;
+        // the job is as fast as its slowest rank
+        double total = fleet.util().allReduce((System.nanoTime() - t0) / 1e9, ReduceOp.MAX);
         double[] sorted = ms.clone();
         Arrays.sort(sorted);
-        double median = sorted[steps / 2];
-        double samplesPerSec = (double) batchSize * steps / total;
-        System.out.printf(Locale.ROOT, "mlp_perf: layers %s batch %d: %.3f ms/step (median of %d), %,.0f samples/s%n",
-                layers, batchSize, median, steps, samplesPerSec);
+        double median = fleet.util().allReduce(sorted[steps / 2], ReduceOp.MAX);
+        double samplesPerSec = (double) batchSize * rank.worldSize() * steps / total;
+        if (!rank.isFirst()) {
+            return 0;
+        }
+        System.out.printf(Locale.ROOT, "mlp_perf: layers %s batch %d x %d %s: %.3f ms/step (median of %d, slowest rank), %,.0f samples/s%n",
+                layers, batchSize, rank.worldSize(), rank.worldSize() == 1 ? "rank" : "ranks", median, steps, samplesPerSec);
         Files.createDirectories(rank.logDir());
         new Summary().put("program", "mlp_perf").put("world_size", rank.worldSize()).put("layers", layers)
-                .put("batch_size", batchSize).put("steps", steps).put("warmup", warmup).put("threads", threads)
+                .put("batch_size", batchSize).put("global_batch", batchSize * rank.worldSize()).put("steps", steps)
+                .put("warmup", warmup).put("threads", threads)
                 .put("step_ms", median).put("step_ms_mean", total * 1e3 / steps).put("samples_per_sec", samplesPerSec)
                 .put("blas", Blas.get().name())
                 .write(rank.logDir().resolve("summary.json"));

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.core.blas.Blas;
 import org.fleet4j.core.data.Batch;
 import org.fleet4j.core.data.DataLoader;
@@ -18,6 +19,7 @@ import org.fleet4j.core.io.SafeTensors;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.LossCurve;
 import org.fleet4j.fleet.metrics.ProgressBar;
@@ -25,7 +27,10 @@ import org.fleet4j.fleet.metrics.Summary;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** The built-in {@code mnist} program: an MLP 784-512-512-10 trained on MNIST digits, then tested. */
+/**
+ * The built-in {@code mnist} program: an MLP 784-512-512-10 trained on MNIST digits, then tested. Under fleetrun with
+ * N ranks each rank trains on its 1/N of every global batch with averaged gradients; rank 0 tests and writes results.
+ */
 @Command(name = "mnist", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Trains an MLP (784-512-512-10, ReLU) on MNIST and reports test accuracy.")
 public final class Mnist implements Callable<Integer> {
@@ -60,10 +65,7 @@ public final class Mnist implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Rank rank = Rank.fromEnvironment(logDir);
-        rank.requireSingle("mnist");
-        int global = globalBatch != null ? globalBatch : batchSize * rank.worldSize();
-        if (batchSize < 1 || global < 1) {
+        if (batchSize < 1 || (globalBatch != null && globalBatch < 1)) {
             throw new IllegalArgumentException("--batch_size and --global_batch must be at least 1");
         }
         if (epochs < 1 && steps == null) {
@@ -72,18 +74,30 @@ public final class Mnist implements Callable<Integer> {
         if (steps != null && steps < 1) {
             throw new IllegalArgumentException("--steps must be at least 1, got " + steps);
         }
+        try (Fleet fleet = Fleet.init()) {
+            return train(fleet, Rank.of(fleet, logDir));
+        }
+    }
+
+    private int train(Fleet fleet, Rank rank) throws Exception {
+        int global = globalBatch != null ? globalBatch : batchSize * rank.worldSize();
+        if (global % rank.worldSize() != 0) {
+            // the averaged gradient weights every rank alike, which equals the global batch's gradient only for equal shares
+            throw new IllegalArgumentException("--global_batch " + global + " does not split evenly over "
+                    + rank.worldSize() + " ranks; use a multiple of " + rank.worldSize());
+        }
         PrintStream out = System.out;
         MnistDataset train = dataDir == null ? MnistDataset.bundled(MnistDataset.Split.TRAIN)
                 : MnistDataset.load(dataDir, MnistDataset.Split.TRAIN);
         MnistDataset test = dataDir == null ? MnistDataset.bundled(MnistDataset.Split.TEST)
                 : MnistDataset.load(dataDir, MnistDataset.Split.TEST);
         out.println(Blas.get().description());
-        out.printf(Locale.ROOT, "mnist: %d training and %d test digits; MLP 784-512-512-10; %s lr %s; global batch %d%n",
-                train.size(), test.size(), optimizer, lr, global);
+        out.printf(Locale.ROOT, "mnist: %d training and %d test digits; MLP 784-512-512-10; %s lr %s; global batch %d over %d %s%n",
+                train.size(), test.size(), optimizer, lr, global, rank.worldSize(), rank.worldSize() == 1 ? "rank" : "ranks");
 
         Mlp net = Mlp.build(new int[]{784, 512, 512, 10}, seed);
         Optimizer opt = Training.optimizer(optimizer, lr);
-        opt.minimize(net.loss());
+        fleet.distributedOptimizer(opt).minimize(net.loss());
         Executor exe = new Executor();
         Scope scope = new Scope();
         exe.run(net.startup(), scope);
@@ -114,13 +128,16 @@ public final class Mnist implements Callable<Integer> {
                 }
                 Map<String, Tensor> r = exe.run(net.main(), scope, Training.feed(net, b.field(0), b.field(1)),
                         List.of(net.loss().name()));
-                lastLoss = r.get(net.loss().name()).getFloat(0);
+                // the loss of the whole global batch: every rank's mean weighted by its rows, so all ranks agree
+                double[] lossAndRows = fleet.util().allReduce(
+                        new double[]{r.get(net.loss().name()).getFloat(0) * (double) b.size(), b.size()}, ReduceOp.SUM);
+                lastLoss = lossAndRows[0] / lossAndRows[1];
                 if (!Double.isFinite(lastLoss)) {
                     throw new IllegalStateException("the loss became " + lastLoss + " at step " + (done + 1)
                             + "; try a smaller --lr");
                 }
                 curve.add(lastLoss);
-                epochSamples += b.size();
+                epochSamples += (long) lossAndRows[1];
                 i++;
                 bar.update(i, lastLoss, epochSamples);
             }
@@ -128,6 +145,11 @@ public final class Mnist implements Callable<Integer> {
             samples += epochSamples;
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
+        if (!rank.isFirst()) {
+            out.printf(Locale.ROOT, "mnist: rank %d done; final loss %.4f; rank 0 evaluates and writes the summary%n",
+                    rank.rank(), lastLoss);
+            return 0;
+        }
         double accuracy = evaluate(net, exe, scope, test);
         double trainAccuracy = evaluate(net, exe, scope, train);
         double l2 = Training.paramsL2(net.main(), scope);

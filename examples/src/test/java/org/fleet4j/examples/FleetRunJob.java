@@ -1,0 +1,94 @@
+package org.fleet4j.examples;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A job run by the real launcher ({@code org.fleet4j.launch.FleetRun} in its own JVM, as bin/fleetrun runs it) on this
+ * test's classpath, which the launcher hands to every rank. The launcher's output goes to files in the work folder;
+ * each rank's log is LOG_DIR/workerlog.N.
+ */
+final class FleetRunJob {
+    private final Process launcher;
+    private final Path work;
+    private final Path logDir;
+
+    private FleetRunJob(Process launcher, Path work, Path logDir) {
+        this.launcher = launcher;
+        this.work = work;
+        this.logDir = logDir;
+    }
+
+    /** Starts {@code fleetrun --nproc_per_node N --log_dir WORK/log PROGRAM ARGS}; ranks get the default JIT. */
+    static FleetRunJob start(Path work, int nproc, String program, String... programArgs) throws IOException {
+        Files.createDirectories(work);
+        Path logDir = work.resolve("log");
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+UseSerialGC",
+                "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector",
+                "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
+                "org.fleet4j.launch.FleetRun", "--nproc_per_node", "" + nproc, "--log_dir", logDir.toString(),
+                "--jvm_args", "-XX:+UseSerialGC -Xmx512m", program));
+        command.addAll(List.of(programArgs));
+        Process p = new ProcessBuilder(command).directory(work.toFile())
+                .redirectOutput(work.resolve("launcher.out").toFile()).redirectError(work.resolve("launcher.err").toFile())
+                .start();
+        p.getOutputStream().close();
+        return new FleetRunJob(p, work, logDir);
+    }
+
+    Process launcher() {
+        return launcher;
+    }
+
+    Path logDir() {
+        return logDir;
+    }
+
+    /** Waits for the launcher's exit code; on timeout kills the whole job and fails naming what it waited for. */
+    int await(Duration timeout) throws IOException, InterruptedException {
+        if (!launcher.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            launcher.descendants().forEach(ProcessHandle::destroyForcibly);
+            launcher.destroyForcibly();
+            throw new AssertionError("fleetrun still running after " + timeout + "\n" + describe());
+        }
+        return launcher.exitValue();
+    }
+
+    String stderr() throws IOException {
+        return Files.readString(work.resolve("launcher.err"));
+    }
+
+    /** For assertion messages: the launcher's output and every rank's log. */
+    String describe() throws IOException {
+        StringBuilder s = new StringBuilder("stdout:\n" + Files.readString(work.resolve("launcher.out")) + "\nstderr:\n" + stderr());
+        if (Files.isDirectory(logDir)) {
+            try (var logs = Files.list(logDir)) {
+                for (Path log : logs.filter(f -> f.getFileName().toString().startsWith("workerlog")).sorted().toList()) {
+                    s.append("\n--- ").append(log.getFileName()).append(":\n").append(Files.readString(log));
+                }
+            }
+        }
+        return s.toString();
+    }
+
+    /** The JVM of global rank {@code rank}, found by the FLEET_RANK in its environment (Linux /proc). */
+    ProcessHandle rankProcess(int rank) throws IOException {
+        for (ProcessHandle h : launcher.descendants().toList()) {
+            Path environ = Path.of("/proc", "" + h.pid(), "environ");
+            if (Files.isReadable(environ)) {
+                for (String entry : new String(Files.readAllBytes(environ)).split("\0")) {
+                    if (entry.equals("FLEET_RANK=" + rank)) {
+                        return h;
+                    }
+                }
+            }
+        }
+        throw new AssertionError("no process of rank " + rank + " among the launcher's children " + launcher.descendants().toList());
+    }
+}
