@@ -7,11 +7,16 @@ import java.util.concurrent.locks.LockSupport;
  * Runs a group's operations strictly one after another in issue order, on a progress thread or a waiting caller.
  * Submitting does not wake the progress thread while it is polling: a caller that waits right away (the common
  * synchronous use) runs the operation itself with no thread hand-off and no extra thread competing for a core,
- * and an operation nobody waits for is started by the next poll, at most {@link #POLL_NANOS} later. After
- * {@link #IDLE_NANOS} without work the progress thread sleeps until a submit wakes it.
+ * and an operation nobody waits for is started by the next poll. The poll is fast ({@link #FAST_POLL_NANOS})
+ * while the progress thread has recently had work to start (asynchronous use) and slow otherwise, because every
+ * wake-up can preempt a rank that is busy in a collective. After {@link #IDLE_NANOS} without any work the
+ * progress thread sleeps until a submit wakes it.
  */
 final class OpQueue implements AutoCloseable {
-    private static final long POLL_NANOS = 200_000;
+    private static final long FAST_POLL_NANOS = 100_000;
+    private static final long SLOW_POLL_NANOS = 2_000_000;
+    /** How long after starting an operation itself the progress thread keeps polling fast. */
+    private static final long FAST_WINDOW_NANOS = 50_000_000;
     private static final long IDLE_NANOS = 200_000_000;
     private final ArrayDeque<Work> pending = new ArrayDeque<>();
     private final Thread progress;
@@ -60,6 +65,7 @@ final class OpQueue implements AutoCloseable {
 
     private void progressLoop() {
         long idleSince = System.nanoTime();
+        long lastStarted = idleSince - FAST_WINDOW_NANOS;
         while (!closed) {
             Work head = null;
             boolean empty;
@@ -70,11 +76,13 @@ final class OpQueue implements AutoCloseable {
                     head = pending.peek();
                 }
             }
+            long now = System.nanoTime();
             if (head != null) {
                 runHead(head);
                 idleSince = System.nanoTime();
-            } else if (!empty || System.nanoTime() - idleSince < IDLE_NANOS) {
-                LockSupport.parkNanos(this, POLL_NANOS);
+                lastStarted = idleSince;
+            } else if (!empty || now - idleSince < IDLE_NANOS) {
+                LockSupport.parkNanos(this, now - lastStarted < FAST_WINDOW_NANOS ? FAST_POLL_NANOS : SLOW_POLL_NANOS);
             } else {
                 sleeping = true;
                 // re-check after announcing sleep, so a submit racing with it is not missed

@@ -21,7 +21,7 @@ class ProcessFaultTest {
     @EnumSource(value = Backend.class, names = {"SHM", "TCP"})
     void ranksStartedFromTheEnvironmentComputeCorrectly(Backend backend) throws Exception {
         try (RankProcesses ranks = new RankProcesses(3, RankMain.class, List.of("ops"),
-                Map.of("FLEET_TEST_BACKEND", backend.name()), logs)) {
+                Map.of("FLEET_TEST_BACKEND", backend.name(), "FLEET_TEST_DTYPES", "f32,i32,bf16"), logs)) {
             for (int r = 0; r < 3; r++) {
                 assertEquals(0, ranks.exitCode(r, Duration.ofSeconds(120)), "rank " + r + " log:\n" + ranks.log(r));
                 assertTrue(ranks.log(r).contains("BACKEND " + backend.name().toLowerCase()), ranks.log(r));

@@ -6,9 +6,10 @@ import java.time.Duration;
 import java.util.Locale;
 
 /**
- * The program each rank JVM of the multi-process tests runs. Scenarios: {@code ops} (every operation, checked),
- * {@code loop} (allreduce until something fails; FLEET_TEST_STALL names a rank that stops taking part after
- * the first iterations). Exit codes: 0 success, 3 a collective failed (its message is printed).
+ * The program each rank JVM of the multi-process tests runs. Scenarios: {@code ops} (every operation, checked;
+ * FLEET_TEST_DTYPES limits the dtypes) and {@code loop} (allreduce until something fails; FLEET_TEST_STALL names
+ * a rank that stops taking part after the first iterations). Exit codes: 0 success, 3 a collective failed (its
+ * message is printed).
  */
 public final class RankMain {
     private RankMain() {
@@ -39,7 +40,10 @@ public final class RankMain {
         Duration t = Duration.ofSeconds(60);
         int n = g.size();
         try (Arena arena = Arena.ofShared()) {
-            for (DataType dt : DataType.values()) {
+            String only = System.getenv("FLEET_TEST_DTYPES");
+            DataType[] dtypes = only == null ? DataType.values()
+                    : java.util.Arrays.stream(only.split(",")).map(DataType::parse).toArray(DataType[]::new);
+            for (DataType dt : dtypes) {
                 for (long count : new long[] {1, 13, 40_001}) {
                     for (ReduceOp op : ReduceOp.values()) {
                         MemorySegment buf = Buffers.filled(arena, dt, count, g.rank());

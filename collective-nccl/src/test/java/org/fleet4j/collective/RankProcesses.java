@@ -88,7 +88,7 @@ public final class RankProcesses implements AutoCloseable {
         }
     }
 
-    Process process(int rank) {
+    public Process process(int rank) {
         return processes.get(rank);
     }
 
@@ -106,7 +106,7 @@ public final class RankProcesses implements AutoCloseable {
     }
 
     /** Waits (with a limit) until the rank's log contains {@code text}: the rank reached that point. */
-    void awaitLog(int rank, String text, Duration limit) throws Exception {
+    public void awaitLog(int rank, String text, Duration limit) throws Exception {
         long deadline = System.nanoTime() + limit.toNanos();
         while (!log(rank).contains(text)) {
             if (!processes.get(rank).isAlive() && !log(rank).contains(text)) {
@@ -120,10 +120,12 @@ public final class RankProcesses implements AutoCloseable {
         }
     }
 
-    /** kill -9. */
-    void kill(int rank) throws InterruptedException {
-        processes.get(rank).destroyForcibly();
-        processes.get(rank).waitFor();
+    /** kill -9 of the rank (and of its children, when a wrapper such as {@code ip netns exec} forked it). */
+    public void kill(int rank) throws InterruptedException {
+        Process p = processes.get(rank);
+        p.descendants().forEach(ProcessHandle::destroyForcibly);
+        p.destroyForcibly();
+        p.waitFor();
     }
 
     @Override
