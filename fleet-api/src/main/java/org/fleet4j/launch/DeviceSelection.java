@@ -27,9 +27,14 @@ public record DeviceSelection(List<Integer> gpuIds) {
         return !gpuIds.isEmpty();
     }
 
-    /** "gpu" or "cpu", the device kind the strategy dry run and the ranks are told about. */
+    /** "gpu" or "cpu", the device kind the strategy dry run is told about. */
     public String kind() {
         return isGpu() ? "gpu" : "cpu";
+    }
+
+    /** The device of one local rank as fleet-core's {@code Devices.forThisProcess} reads it: "cpu" or "gpu:N". */
+    public String deviceOf(int localRank) {
+        return isGpu() ? "gpu:" + gpuIds.get(localRank) : "cpu";
     }
 
     /**
@@ -70,11 +75,27 @@ public record DeviceSelection(List<Integer> gpuIds) {
             throw new LaunchException("--nproc_per_node " + nprocPerNode + " disagrees with --devices " + value
                     + " (one rank per listed device: " + ids.size() + "); leave out --nproc_per_node");
         }
+        int visible = knownGpuCount();
+        for (int id : ids) {
+            if (visible >= 0 && id >= visible) {
+                throw new LaunchException("--devices " + value + ": GPU " + id + " is not visible here; this machine shows " + visible
+                        + " GPU(s)" + (visible > 0 ? " (0.." + (visible - 1) + ")" : ""));
+            }
+        }
         return new DeviceSelection(ids);
     }
 
-    /** GPUs this process may use: CUDA_VISIBLE_DEVICES when set, else the driver's list. */
+    /** GPUs this process may use: CUDA_VISIBLE_DEVICES when set, else the driver's list, else nvidia-smi's. */
     private static int visibleGpuCount() {
+        int known = knownGpuCount();
+        return known >= 0 ? known : nvidiaSmiCount();
+    }
+
+    /**
+     * The GPU count when it can be read without starting a program: from CUDA_VISIBLE_DEVICES or the
+     * driver's /proc entries; -1 when neither says (listed ids are then left for the ranks to check).
+     */
+    private static int knownGpuCount() {
         String visible = System.getenv("CUDA_VISIBLE_DEVICES");
         if (visible != null) {
             return visible.isBlank() ? 0 : visible.split(",").length;
@@ -83,10 +104,10 @@ public record DeviceSelection(List<Integer> gpuIds) {
             try (Stream<Path> gpus = Files.list(NVIDIA_PROC)) {
                 return (int) gpus.count();
             } catch (IOException e) {
-                // fall through to nvidia-smi, which some containers have without /proc/driver/nvidia
+                return -1;
             }
         }
-        return nvidiaSmiCount();
+        return -1;
     }
 
     private static int nvidiaSmiCount() {

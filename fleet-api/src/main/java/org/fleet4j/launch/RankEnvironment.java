@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.fleet4j.core.device.Devices;
 
 /**
  * The role variables each rank reads: Fleet4J's own ({@code FLEET_*}) and Paddle's, so programs written
@@ -34,7 +35,7 @@ public final class RankEnvironment {
         env.put("FLEET_JOB_ID", jobId);
         env.put("FLEET_LOG_DIR", logDir.toString());
         env.put("FLEET_LOG_LEVEL", logLevel.value());
-        env.put("FLEET_DEVICE", devices.kind());
+        env.put(Devices.DEVICE_ENV, devices.deviceOf(localRank));
         if (strategy != null) {
             env.put("FLEET_STRATEGY", strategy.toString());
         }

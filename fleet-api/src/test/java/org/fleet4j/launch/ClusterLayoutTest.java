@@ -37,6 +37,7 @@ class ClusterLayoutTest {
         assertEquals("10.0.0.9:7000", env.get("FLEET_MASTER"));
         assertEquals("10.0.0.2", env.get("FLEET_HOST"));
         assertEquals("5", env.get("FLEET_DEVICE_ID"));
+        assertEquals("gpu:5", env.get("FLEET_DEVICE"));
         assertEquals("debug", env.get("FLEET_LOG_LEVEL"));
         assertEquals("/s.yaml", env.get("FLEET_STRATEGY"));
         assertEquals("3", env.get("PADDLE_TRAINER_ID"));

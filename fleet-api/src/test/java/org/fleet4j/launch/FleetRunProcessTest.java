@@ -95,6 +95,7 @@ class FleetRunProcessTest {
         assertEquals("1", role.getProperty("env.PADDLE_TRAINERS_NUM"));
         assertEquals("0", role.getProperty("env.PADDLE_RANK_IN_NODE"));
         assertEquals("TRAINER", role.getProperty("env.TRAINING_ROLE"));
+        assertEquals("cpu", role.getProperty("env.FLEET_DEVICE"));
         assertEquals(null, role.getProperty("env.FLEET_DEVICE_ID"));
         assertEquals(null, role.getProperty("env.FLEET_STRATEGY"));
 
@@ -112,6 +113,8 @@ class FleetRunProcessTest {
         int port = FreePorts.consecutive(3);
         Path strategy = Files.writeString(work.resolve("strategy.yaml"), "fuse_all_reduce_ops: true\n");
         env.put("FLEET_DEVICE_ID", "stale value from the launcher's own environment");
+        // The launcher checks listed GPUs against the visible ones; these three exist as far as it can tell.
+        env.put("CUDA_VISIBLE_DEVICES", "0,1,2");
         LauncherRun launcher = LauncherRun.javaMain(work, env, List.of(
                 "--devices", "2,0,1", "--start_port", Integer.toString(port), "--job_id", "j7", "--log_dir", "logs/run1",
                 "--log_level", "warn", "--strategy", "strategy.yaml", "--jvm_args", LIGHT_JVM + " -Dprobe.flag='a b'",
@@ -130,7 +133,7 @@ class FleetRunProcessTest {
             assertEquals(all, role.getProperty("env.PADDLE_TRAINER_ENDPOINTS"));
             assertEquals("127.0.0.1:" + (port + rank), role.getProperty("env.PADDLE_CURRENT_ENDPOINT"));
             assertEquals(deviceIds.get(rank), role.getProperty("env.FLEET_DEVICE_ID"));
-            assertEquals("gpu", role.getProperty("env.FLEET_DEVICE"));
+            assertEquals("gpu:" + deviceIds.get(rank), role.getProperty("env.FLEET_DEVICE"), "the form fleet-core's Devices reads");
             assertEquals("j7", role.getProperty("env.FLEET_JOB_ID"));
             assertEquals("warn", role.getProperty("env.FLEET_LOG_LEVEL"));
             assertEquals(strategy.toString(), role.getProperty("env.FLEET_STRATEGY"));
@@ -279,5 +282,16 @@ class FleetRunProcessTest {
         assertTrue(launcher.stdout().contains("[rank 0] jar main on rank 0 args [x, --y]\n"), launcher.stdout());
         assertTrue(Files.readString(work.resolve("log/workerlog.1")).contains("jar main on rank 1 args [x, --y]\n"));
         assertTrue(Files.exists(jar));
+    }
+
+    @Test
+    void listedGpuThatIsNotVisibleIsRejectedBeforeAnyRankStarts() throws Exception {
+        env.put("CUDA_VISIBLE_DEVICES", "7");
+        LauncherRun launcher = launch("--devices", "0,1", RoleProbe.class.getName());
+
+        assertEquals(2, launcher.awaitExit(JOB_TIMEOUT));
+        assertTrue(launcher.stderr().contains("fleetrun: --devices 0,1: GPU 1 is not visible here; this machine shows 1 GPU(s) (0..0)"),
+                launcher.stderr());
+        assertFalse(Files.exists(work.resolve("log")), "nothing started, no logs");
     }
 }
