@@ -3,6 +3,7 @@ package org.fleet4j.fleet;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
+import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobRole;
 import org.fleet4j.collective.ProcessGroup;
@@ -70,8 +71,15 @@ public final class Fleet implements AutoCloseable {
             log.println(StrategyReport.describe(effective));
         }
         CollectiveOps.register();
-        ProcessGroup group = ProcessGroups.init(new JobRole(role.rank(), role.worldSize(), role.localRank(),
-                role.localWorldSize(), role.nodeRank(), role.master(), role.host(), role.jobId()), options);
+        ProcessGroup group;
+        try {
+            group = ProcessGroups.init(new JobRole(role.rank(), role.worldSize(), role.localRank(),
+                    role.localWorldSize(), role.nodeRank(), role.master(), role.host(), role.jobId()), options);
+        } catch (RuntimeException e) {
+            throw new CollectiveException("Fleet.init: rank " + role.rank() + " of " + role.worldSize()
+                    + " could not rendezvous at " + role.master() + " within " + options.timeout().toSeconds() + "s: "
+                    + e.getMessage() + " (are all ranks started, with the same master and job id?)", e);
+        }
         try {
             Rings.put(DEFAULT_RING, group);
         } catch (RuntimeException e) {

@@ -1,0 +1,79 @@
+package org.fleet4j.fleet;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import org.fleet4j.collective.GroupOptions;
+import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.fleet.ops.Rings;
+import org.fleet4j.fleet.role.Role;
+import org.fleet4j.fleet.role.UserDefinedRoleMaker;
+import org.fleet4j.strategy.DistributedStrategy;
+import org.junit.jupiter.api.Test;
+
+/** Fleet.init in this JVM: a world of one, and the errors of a rendezvous that cannot complete. */
+class FleetInitTest {
+    private static final GroupOptions QUICK = GroupOptions.defaults().withTimeout(Duration.ofSeconds(2));
+    private final ByteArrayOutputStream log = new ByteArrayOutputStream();
+
+    private PrintStream log() {
+        return new PrintStream(log, true, StandardCharsets.UTF_8);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Test
+    void aWorldOfOneWorksWithoutALauncher() {
+        try (Fleet fleet = Fleet.init(Role::single, new DistributedStrategy(), QUICK, log())) {
+            assertEquals(0, fleet.workerIndex());
+            assertEquals(1, fleet.workerNum());
+            assertEquals(1, fleet.nodeNum());
+            assertTrue(fleet.isFirstWorker());
+            assertEquals(3.5, fleet.util().allReduce(3.5, ReduceOp.SUM));
+            assertEquals(-2L, fleet.util().allReduce(-2L, ReduceOp.MIN));
+            assertArrayEquals(new long[]{7}, fleet.util().allGather(7L));
+            fleet.barrierWorker();
+            assertEquals(fleet.processGroup(), Rings.get(Fleet.DEFAULT_RING));
+            IllegalStateException twice = assertThrows(IllegalStateException.class,
+                    () -> Fleet.init(Role::single, new DistributedStrategy(), QUICK, log()));
+            assertTrue(twice.getMessage().contains("ring_id 0 already holds process group"), twice.getMessage());
+        }
+        String printed = log.toString(StandardCharsets.UTF_8);
+        assertTrue(printed.contains("fleet: rank 0 of 1 (node 0 of 1, local rank 0 of 1) from no launcher"), printed);
+        assertTrue(printed.contains("fleet: effective strategy for 1 node x 1 rank per node = 1 rank on cpu: defaults\n"
+                + "  changed by rule: fuse_all_reduce_ops: true -> false"), printed);
+        IllegalStateException closed = assertThrows(IllegalStateException.class, () -> Rings.get(Fleet.DEFAULT_RING));
+        assertTrue(closed.getMessage().contains("call Fleet.init before running programs with collective ops"), closed.getMessage());
+    }
+
+    @Test
+    void rankZeroWaitingForAMissingRankFailsNamingIt() throws IOException {
+        String master = "127.0.0.1:" + freePort();
+        RuntimeException e = assertThrows(RuntimeException.class, () -> Fleet.init(
+                UserDefinedRoleMaker.oneHost(0, 2, master, "lonely"), new DistributedStrategy(), QUICK, log()));
+        assertTrue(e.getMessage().startsWith("Fleet.init: rank 0 of 2 could not rendezvous at " + master + " within 2s"),
+                e.getMessage());
+        assertTrue(e.getMessage().contains("job/node/1"), e.getMessage());
+    }
+
+    @Test
+    void aRankWhoseMasterNeverAppearsFailsNamingTheMaster() throws IOException {
+        String master = "127.0.0.1:" + freePort();
+        RuntimeException e = assertThrows(RuntimeException.class, () -> Fleet.init(
+                UserDefinedRoleMaker.oneHost(1, 2, master, "lonely"), new DistributedStrategy(), QUICK, log()));
+        assertTrue(e.getMessage().startsWith("Fleet.init: rank 1 of 2 could not rendezvous at " + master + " within 2s"),
+                e.getMessage());
+    }
+}
