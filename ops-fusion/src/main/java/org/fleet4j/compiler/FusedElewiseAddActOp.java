@@ -86,6 +86,9 @@ final class FusedElewiseAddActOp {
             throw new IrException(TYPE + ": X " + Shapes.str(x.shape()) + " (" + a.op().in("X") + ") and Y "
                     + Shapes.str(y.shape()) + " (" + a.op().in("Y") + ") do not broadcast as rows");
         }
+        if (cols > Integer.MAX_VALUE) {
+            throw new IrException(TYPE + ": Y (" + a.op().in("Y") + ") has more than 2^31 - 1 elements");
+        }
         return cols;
     }
 
@@ -107,29 +110,18 @@ final class FusedElewiseAddActOp {
             MemorySegment ys = y.segment();
             MemorySegment os = out.segment();
             long rows = x.numel() / cols;
-            for (long r = 0; r < rows; r++) {
-                long base = r * cols;
-                switch (act) {
-                    case RELU -> {
-                        for (long c = 0; c < cols; c++) {
-                            os.setAtIndex(F, base + c, Math.max(xs.getAtIndex(F, base + c) + ys.getAtIndex(F, c), 0f));
-                        }
+            switch (act) {
+                case RELU -> VectorLoops.addRelu(xs, ys, os, rows, (int) cols);
+                case SCALE -> VectorLoops.addScale(xs, ys, os, rows, (int) cols, scale, bias);
+                case SIGMOID -> {
+                    for (long i = 0; i < rows * cols; i++) {
+                        float v = xs.getAtIndex(F, i) + ys.getAtIndex(F, i % cols);
+                        os.setAtIndex(F, i, (float) (1.0 / (1.0 + Math.exp(-v))));
                     }
-                    case SIGMOID -> {
-                        for (long c = 0; c < cols; c++) {
-                            float v = xs.getAtIndex(F, base + c) + ys.getAtIndex(F, c);
-                            os.setAtIndex(F, base + c, (float) (1.0 / (1.0 + Math.exp(-v))));
-                        }
-                    }
-                    case TANH -> {
-                        for (long c = 0; c < cols; c++) {
-                            os.setAtIndex(F, base + c, (float) Math.tanh(xs.getAtIndex(F, base + c) + ys.getAtIndex(F, c)));
-                        }
-                    }
-                    case SCALE -> {
-                        for (long c = 0; c < cols; c++) {
-                            os.setAtIndex(F, base + c, scale * (xs.getAtIndex(F, base + c) + ys.getAtIndex(F, c)) + bias);
-                        }
+                }
+                case TANH -> {
+                    for (long i = 0; i < rows * cols; i++) {
+                        os.setAtIndex(F, i, (float) Math.tanh(xs.getAtIndex(F, i) + ys.getAtIndex(F, i % cols)));
                     }
                 }
             }
@@ -137,9 +129,18 @@ final class FusedElewiseAddActOp {
     }
 
     /** dX = act'(Out) * dOut; dY = dX summed over rows. Either output may be absent. */
-    record Backward(Act act, float scale) implements Kernel {
+    static final class Backward implements Kernel {
+        private final VectorLoops.ActGrad act;
+        private final float scale;
+        private float[] rowSums = new float[0];
+
+        Backward(VectorLoops.ActGrad act, float scale) {
+            this.act = act;
+            this.scale = scale;
+        }
+
         static Backward of(Op op) {
-            return new Backward(Act.of(op.stringAttr("functor")), op.floatAttr("scale"));
+            return new Backward(VectorLoops.ActGrad.valueOf(Act.of(op.stringAttr("functor")).name()), op.floatAttr("scale"));
         }
 
         @Override
@@ -147,37 +148,20 @@ final class FusedElewiseAddActOp {
             Tensor x = a.in("X");
             Tensor y = a.in("Y");
             long cols = cols(a, x, y);
-            MemorySegment os = a.in("Out").segment();
-            MemorySegment gs = a.in("Out@GRAD").segment();
-            boolean wantX = a.hasOut("X@GRAD");
-            boolean wantY = a.hasOut("Y@GRAD");
-            MemorySegment gx = wantX ? a.outLike("X@GRAD", x).segment() : null;
-            MemorySegment gy = wantY ? a.outLike("Y@GRAD", y).segment() : null;
-            if (wantY) {
-                gy.fill((byte) 0);
-            }
-            long rows = x.numel() / cols;
-            for (long r = 0; r < rows; r++) {
-                long base = r * cols;
-                for (long c = 0; c < cols; c++) {
-                    float d = grad(os.getAtIndex(F, base + c), gs.getAtIndex(F, base + c));
-                    if (wantX) {
-                        gx.setAtIndex(F, base + c, d);
-                    }
-                    if (wantY) {
-                        gy.setAtIndex(F, c, gy.getAtIndex(F, c) + d);
-                    }
+            MemorySegment gx = a.hasOut("X@GRAD") ? a.outLike("X@GRAD", x).segment() : null;
+            float[] gy = null;
+            if (a.hasOut("Y@GRAD")) {
+                if (rowSums.length != cols) {
+                    rowSums = new float[(int) cols];
                 }
+                gy = rowSums;
+                java.util.Arrays.fill(gy, 0f);
             }
-        }
-
-        private float grad(float o, float g) {
-            return switch (act) {
-                case RELU -> o > 0f ? g : 0f;
-                case SIGMOID -> g * o * (1f - o);
-                case TANH -> g * (1f - o * o);
-                case SCALE -> g * scale;
-            };
+            VectorLoops.addActGrad(act, scale, a.in("Out").segment(), a.in("Out@GRAD").segment(), gx, gy,
+                    x.numel() / cols, (int) cols);
+            if (gy != null) {
+                MemorySegment.copy(gy, 0, a.outLike("Y@GRAD", y).segment(), F, 0, gy.length);
+            }
         }
     }
 }

@@ -1,7 +1,6 @@
 package org.fleet4j.compiler;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ops.Kernel;
@@ -15,13 +14,12 @@ import org.fleet4j.core.tensor.Tensor;
  * {@code fused_sgd}, {@code fused_momentum} and {@code fused_adam}: one op updates every parameter of one optimizer
  * type. Parameters and moments live in one contiguous buffer per slot; the op binds each parameter var to its view
  * of that buffer, so the scope holds the views and later steps update the buffers in place. The arithmetic is that
- * of the single-parameter ops, element for element.
+ * of the single-parameter ops, element for element, at SIMD width ({@link VectorLoops}).
  */
 final class FusedOptimizerOps {
     static final String SGD = "fused_sgd";
     static final String MOMENTUM = "fused_momentum";
     static final String ADAM = "fused_adam";
-    private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
     private FusedOptimizerOps() {
     }
@@ -158,11 +156,7 @@ final class FusedOptimizerOps {
             for (int j = 0; j < layout.offsets.length - 1; j++) {
                 MemorySegment ps = layout.segment(0, j);
                 MemorySegment gs = grad(a, j);
-                long n = layout.offsets[j + 1] - layout.offsets[j];
-                for (long i = 0; i < n; i++) {
-                    float pv = ps.getAtIndex(F, i);
-                    ps.setAtIndex(F, i, pv - lr * (gs.getAtIndex(F, i) + wd * pv));
-                }
+                VectorLoops.sgd(ps, gs, layout.offsets[j + 1] - layout.offsets[j], lr, wd);
             }
         }
     }
@@ -188,14 +182,7 @@ final class FusedOptimizerOps {
                 MemorySegment ps = layout.segment(0, j);
                 MemorySegment vs = layout.segment(1, j);
                 MemorySegment gs = grad(a, j);
-                long n = layout.offsets[j + 1] - layout.offsets[j];
-                for (long i = 0; i < n; i++) {
-                    float pv = ps.getAtIndex(F, i);
-                    float gv = gs.getAtIndex(F, i) + wd * pv;
-                    float vv = mu * vs.getAtIndex(F, i) + gv;
-                    vs.setAtIndex(F, i, vv);
-                    ps.setAtIndex(F, i, pv - lr * (nesterov ? gv + mu * vv : vv));
-                }
+                VectorLoops.momentum(ps, vs, gs, layout.offsets[j + 1] - layout.offsets[j], lr, mu, nesterov, wd);
             }
         }
     }
@@ -232,16 +219,7 @@ final class FusedOptimizerOps {
                 MemorySegment m1 = layout.segment(1, j);
                 MemorySegment m2 = layout.segment(2, j);
                 MemorySegment gs = grad(a, j);
-                long n = layout.offsets[j + 1] - layout.offsets[j];
-                for (long i = 0; i < n; i++) {
-                    float gv = gs.getAtIndex(F, i);
-                    float a1 = beta1 * m1.getAtIndex(F, i) + (1 - beta1) * gv;
-                    float a2 = beta2 * m2.getAtIndex(F, i) + (1 - beta2) * gv * gv;
-                    m1.setAtIndex(F, i, a1);
-                    m2.setAtIndex(F, i, a2);
-                    float pv = ps.getAtIndex(F, i) * decay;
-                    ps.setAtIndex(F, i, pv - lrT * a1 / ((float) Math.sqrt(a2) + epsT));
-                }
+                VectorLoops.adam(ps, m1, m2, gs, layout.offsets[j + 1] - layout.offsets[j], beta1, beta2, lrT, epsT, decay);
                 b1p.setFloat(0, b1pow * beta1);
                 b2p.setFloat(0, b2pow * beta2);
                 a.setOut("Beta1PowOut", j, b1p);
