@@ -77,6 +77,66 @@ class BinFleetrunTest {
                 + work.resolve("checkout") + " && ./mvnw -q package -DskipTests)"), launcher.stderr());
     }
 
+    @Test
+    void withoutAJdk25ItSaysWhereItLookedAndHowToInstallOne() throws Exception {
+        Path jdk17 = fakeJdk17();
+        LauncherRun launcher = LauncherRun.start(List.of(bash(), SCRIPT.toString(), "mnist"), work, Map.of(
+                "PATH", toolsWithoutJava().toString(), "JAVA_HOME", work.resolve("missing").toString(),
+                "FLEETRUN_JDK_DIRS", jdk17.toString()));
+
+        assertEquals(2, launcher.awaitExit(Duration.ofSeconds(30)), launcher.stderr());
+        String err = launcher.stderr();
+        assertTrue(err.startsWith("fleetrun: Fleet4J needs a JDK 25 or newer and found none. Looked at:\n"), err);
+        assertTrue(err.contains("  JAVA_HOME: " + work.resolve("missing/bin/java") + " (not a working java)\n"), err);
+        assertTrue(err.contains("  JDK folder: " + jdk17 + " (version 17)\n"), err);
+        assertTrue(err.contains("https://adoptium.net"), err);
+    }
+
+    @Test
+    void newestJdkInTheSearchedFoldersIsTaken() throws Exception {
+        Path checkout = Files.createDirectories(work.resolve("checkout/bin"));
+        Files.copy(SCRIPT, checkout.resolve("fleetrun"));
+        Path thisJdk = Path.of(System.getProperty("java.home"));
+        LauncherRun launcher = LauncherRun.start(List.of(bash(), checkout.resolve("fleetrun").toString(), "mnist"), work, Map.of(
+                "PATH", toolsWithoutJava().toString(), "JAVA_HOME", work.resolve("missing").toString(),
+                "FLEETRUN_JDK_DIRS", fakeJdk17() + ":" + thisJdk));
+
+        assertEquals(2, launcher.awaitExit(Duration.ofSeconds(30)), launcher.stderr());
+        // Past the JDK search: what stops it now is the missing build of this copy.
+        assertTrue(launcher.stderr().contains("has no Fleet4J jars; build them first"), launcher.stderr());
+    }
+
+    /** A JDK home that says it is 17, the way the script reads versions: its release file. */
+    private Path fakeJdk17() throws IOException {
+        Path home = work.resolve("jdk-17");
+        Path java = Files.createDirectories(home.resolve("bin")).resolve("java");
+        Files.writeString(java, "#!/bin/sh\necho 'openjdk version \"17.0.2\" 2022-01-18' >&2\n");
+        assertTrue(java.toFile().setExecutable(true));
+        Files.writeString(home.resolve("release"), "JAVA_VERSION=\"17.0.2\"\n");
+        return home;
+    }
+
+    /** A PATH with the tools the script uses and no java on it. */
+    private Path toolsWithoutJava() throws IOException {
+        Path tools = Files.createDirectories(work.resolve("tools"));
+        for (String tool : List.of("dirname", "readlink", "sed")) {
+            Path link = tools.resolve(tool);
+            if (!Files.exists(link)) {
+                Files.createSymbolicLink(link, systemTool(tool));
+            }
+        }
+        return tools;
+    }
+
+    private static String bash() {
+        return systemTool("bash").toString();
+    }
+
+    private static Path systemTool(String name) {
+        return Stream.of("/usr/bin", "/bin").map(dir -> Path.of(dir, name)).filter(Files::isExecutable).findFirst()
+                .orElseThrow(() -> new AssertionError(name + " not found in /usr/bin or /bin"));
+    }
+
     /** True when build/lib's fleet4j-api jar has the very launcher class this test run compiled. */
     private static boolean buildLibHoldsThisLauncher() throws IOException {
         Path compiled = Path.of("target/classes").resolve(LAUNCHER_CLASS);
