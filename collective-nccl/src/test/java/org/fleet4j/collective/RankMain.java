@@ -20,7 +20,7 @@ public final class RankMain {
         Backend backend = Backend.parse(System.getenv().getOrDefault("FLEET_TEST_BACKEND", "auto"));
         long timeoutMs = Long.parseLong(System.getenv().getOrDefault("FLEET_TEST_TIMEOUT_MS", "30000"));
         GroupOptions options = GroupOptions.defaults().withBackend(backend).withTimeout(Duration.ofMillis(timeoutMs))
-                .withShmSlotBytes(64 << 10).withTcpChunkBytes(16 << 10);
+                .withShmSlotBytes(16 << 10).withTcpChunkBytes(4 << 10);
         try (ProcessGroup g = ProcessGroups.init(options)) {
             System.out.println("BACKEND " + g.backend().name().toLowerCase(Locale.ROOT));
             switch (scenario) {
@@ -44,7 +44,7 @@ public final class RankMain {
             DataType[] dtypes = only == null ? DataType.values()
                     : java.util.Arrays.stream(only.split(",")).map(DataType::parse).toArray(DataType[]::new);
             for (DataType dt : dtypes) {
-                for (long count : new long[] {1, 13, 40_001}) {
+                for (long count : new long[] {1, 13, 10_001}) {
                     for (ReduceOp op : ReduceOp.values()) {
                         MemorySegment buf = Buffers.filled(arena, dt, count, g.rank());
                         g.allreduce(buf, dt, op).await(t);
