@@ -36,10 +36,11 @@ class DataParallelFleetTest {
     }
 
     @Test
-    void twoRanksAgreeWithOneRankOnTheWholeBatch() throws Exception {
-        Properties[] two = launch("two", 2, 16, 10);
+    void twoAndFourRanksAgreeWithOneRankOnTheWholeBatch() throws Exception {
         Properties one = launch("one", 1, 16, 10)[0];
-
+        assertTrue(!one.getProperty("main_ops").contains("c_allreduce"), "a world of one inserts no allreduce: "
+                + one.getProperty("main_ops"));
+        Properties[] two = launch("two", 2, 16, 10);
         for (int r = 0; r < 2; r++) {
             Properties p = two[r];
             assertEquals("2", p.getProperty("worker_num"));
@@ -52,14 +53,29 @@ class DataParallelFleetTest {
             assertEquals("[100, 101]", p.getProperty("gather"));
             assertTrue(p.getProperty("main_ops").contains("c_allreduce"), p.getProperty("main_ops"));
         }
-        assertTrue(!one.getProperty("main_ops").contains("c_allreduce"), "a world of one inserts no allreduce: "
-                + one.getProperty("main_ops"));
         // rank 1 initialised with its own seed; the startup broadcast replaced that with rank 0's values
         assertEquals(two[0].getProperty("initial"), two[1].getProperty("initial"));
         assertEquals(one.getProperty("initial"), two[0].getProperty("initial"));
         assertEquals(two[0].getProperty("trained"), two[1].getProperty("trained"));
         assertNotEquals(two[0].getProperty("initial"), two[0].getProperty("trained"));
         assertClose(one.getProperty("trained"), two[0].getProperty("trained"), 1e-5);
+
+        Properties[] four = launch("four", 4, 16, 10);
+        assertEquals("[100, 101, 102, 103]", four[3].getProperty("gather"));
+        for (int r = 1; r < 4; r++) {
+            assertEquals(four[0].getProperty("trained"), four[r].getProperty("trained"), "rank " + r);
+        }
+        assertClose(one.getProperty("trained"), four[0].getProperty("trained"), 1e-5);
+    }
+
+    /** 20 samples over 3 ranks: shares of 7, 7 and 6, yet every rank runs the same steps and ends identical. */
+    @Test
+    void unevenSharesStayInStep() throws Exception {
+        Properties[] three = launch("three", 3, 20, 9);
+        for (int r = 1; r < 3; r++) {
+            assertEquals(three[0].getProperty("trained"), three[r].getProperty("trained"), "rank " + r);
+        }
+        assertNotEquals(three[0].getProperty("initial"), three[0].getProperty("trained"));
     }
 
     /** Two dumps "name=[v, v, ...];..." name the same parameters and agree value by value within {@code rel}. */
@@ -78,7 +94,7 @@ class DataParallelFleetTest {
                 double x = Double.parseDouble(ev[i]);
                 double y = Double.parseDouble(av[i]);
                 assertTrue(Math.abs(x - y) <= rel * Math.max(1e-3, Math.abs(x)),
-                        name + "[" + i + "]: one rank " + x + ", two ranks " + y);
+                        name + "[" + i + "]: one rank " + x + ", several ranks " + y);
                 compared++;
             }
         }
