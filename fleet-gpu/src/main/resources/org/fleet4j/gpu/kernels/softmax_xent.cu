@@ -1,5 +1,6 @@
 // softmax_with_cross_entropy on f32 logits [rows, classes] with int64 hard labels. One block per row; the block
-// size must be a power of two <= 1024. A label outside [0, classes) gives a nan loss rather than reading out of bounds.
+// size must be a power of two <= 1024. A row labelled ignore_index has loss 0 and no gradient; any other label outside
+// [0, classes) gives a nan loss rather than reading out of bounds.
 __device__ float block_reduce(float v, bool is_max) {
     __shared__ float scratch[1024];
     scratch[threadIdx.x] = v;
@@ -17,7 +18,7 @@ __device__ float block_reduce(float v, bool is_max) {
 }
 
 extern "C" __global__ void softmax_xent_f32(const float* logits, const long long* labels, float* softmax, float* loss,
-                                            long long classes) {
+                                            long long classes, long long ignore_index) {
     const float* x = logits + blockIdx.x * classes;
     float* p = softmax + blockIdx.x * classes;
     float m = -INFINITY;
@@ -38,17 +39,19 @@ extern "C" __global__ void softmax_xent_f32(const float* logits, const long long
     }
     if (threadIdx.x == 0) {
         long long label = labels[blockIdx.x];
-        loss[blockIdx.x] = label >= 0 && label < classes ? logf(s) + m - x[label] : __int_as_float(0x7fc00000);
+        loss[blockIdx.x] = label == ignore_index ? 0.0f
+                : (label >= 0 && label < classes ? logf(s) + m - x[label] : __int_as_float(0x7fc00000));
     }
 }
 
 // d logits = (softmax - onehot(label)) * d loss of the row.
 extern "C" __global__ void softmax_xent_grad_f32(const float* softmax, const long long* labels, const float* dloss,
-                                                 float* dlogits, long long rows, long long classes) {
+                                                 float* dlogits, long long rows, long long classes,
+                                                 long long ignore_index) {
     long long n = rows * classes;
     for (long long i = blockIdx.x * (long long) blockDim.x + threadIdx.x; i < n; i += (long long) gridDim.x * blockDim.x) {
         long long r = i / classes;
         long long c = i % classes;
-        dlogits[i] = (softmax[i] - (labels[r] == c ? 1.0f : 0.0f)) * dloss[r];
+        dlogits[i] = labels[r] == ignore_index ? 0.0f : (softmax[i] - (labels[r] == c ? 1.0f : 0.0f)) * dloss[r];
     }
 }
