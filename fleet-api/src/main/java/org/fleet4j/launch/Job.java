@@ -147,12 +147,13 @@ public final class Job {
 
     private void stopOnSignal() {
         boolean first;
+        long alive;
         synchronized (this) {
             first = !stopping;
             stopping = true;
             signalled = true;
+            alive = ranks.stream().filter(r -> r.process().isAlive()).count();
         }
-        long alive = ranks.stream().filter(r -> r.process().isAlive()).count();
         if (first && alive > 0) {
             messages.println("fleetrun: stopping job " + plan.jobId() + ": terminating " + alive + " running rank(s)");
         }
