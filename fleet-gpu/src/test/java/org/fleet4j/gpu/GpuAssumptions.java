@@ -1,0 +1,31 @@
+package org.fleet4j.gpu;
+
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import org.fleet4j.core.device.DeviceUnavailableException;
+
+/** Skips a test, with the reason, where no CUDA device can be used. */
+final class GpuAssumptions {
+    private GpuAssumptions() {
+    }
+
+    static void requireGpu() {
+        int count;
+        try {
+            count = GpuRuntime.deviceCount();
+        } catch (DeviceUnavailableException e) {
+            assumeTrue(false, "no CUDA device: " + e.getMessage());
+            return;
+        }
+        assumeTrue(count > 0, "no CUDA device: the driver loads but sees no GPU (check CUDA_VISIBLE_DEVICES)");
+    }
+
+    static void require(CudaLibrary library) {
+        requireGpu();
+        try {
+            CudaLoader.require(library);
+        } catch (DeviceUnavailableException e) {
+            assumeTrue(false, "no CUDA device: " + e.getMessage());
+        }
+    }
+}
