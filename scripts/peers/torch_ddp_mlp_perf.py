@@ -1,0 +1,72 @@
+"""mlp_perf's step under PyTorch DDP (Gloo, one thread per rank) on random data, for the data-parallel comparison.
+Usage: /usr/bin/python3 scripts/peers/torch_ddp_mlp_perf.py --nproc 2 [--batch_size 64] [--steps 200] [--warmup 50]
+Starts the ranks itself (torch.multiprocessing) on a free loopback port; prints rank 0's step time and samples/s."""
+import argparse, os, socket, statistics, time
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def worker(rank, a, port, out):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", rank=rank, world_size=a.nproc)
+    torch.manual_seed(1)
+    w = [int(x) for x in a.layers.split(",")]
+    mods = []
+    for i in range(1, len(w)):
+        mods.append(torch.nn.Linear(w[i - 1], w[i]))
+        if i < len(w) - 1:
+            mods.append(torch.nn.ReLU())
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Sequential(*mods))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    torch.manual_seed(100 + rank)
+    x = torch.rand(a.batch_size, w[0])
+    y = torch.randint(0, w[-1], (a.batch_size,))
+
+    def step():
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    for _ in range(a.warmup):
+        step()
+    dist.barrier()
+    ms = []
+    t0 = time.perf_counter()
+    for _ in range(a.steps):
+        s = time.perf_counter()
+        step()
+        ms.append((time.perf_counter() - s) * 1e3)
+    total = time.perf_counter() - t0
+    if rank == 0:
+        out.put((statistics.median(ms), a.batch_size * a.nproc * a.steps / total))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("--nproc", type=int, default=2)
+    p.add_argument("--layers", default="784,512,512,10")
+    p.add_argument("--batch_size", type=int, default=64)
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--warmup", type=int, default=50)
+    a = p.parse_args()
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    port = free_port()
+    procs = [ctx.Process(target=worker, args=(r, a, port, q)) for r in range(a.nproc)]
+    for pr in procs:
+        pr.start()
+    med, sps = q.get(timeout=600)
+    for pr in procs:
+        pr.join(timeout=60)
+    print(f"torch {torch.__version__} DDP gloo {a.nproc} ranks x 1 thread: layers {a.layers} batch {a.batch_size} "
+          f"per rank: {med:.3f} ms/step (rank 0 median of {a.steps}), {sps:,.0f} samples/s")
