@@ -50,37 +50,133 @@ public final class Reductions {
         switch (dtype) {
             case F32 -> {
                 switch (o) {
-                    case SUM -> { if (vector) addF32(dst, dstOffset, src, srcOffset, count); else scalaraddF32(dst, dstOffset, src, srcOffset, count); }
-                    case PROD -> { if (vector) mulF32(dst, dstOffset, src, srcOffset, count); else scalarmulF32(dst, dstOffset, src, srcOffset, count); }
-                    case MAX -> { if (vector) maxF32(dst, dstOffset, src, srcOffset, count); else scalarmaxF32(dst, dstOffset, src, srcOffset, count); }
-                    case MIN -> { if (vector) minF32(dst, dstOffset, src, srcOffset, count); else scalarminF32(dst, dstOffset, src, srcOffset, count); }
+                    case SUM -> {
+                        if (vector) {
+                            addF32(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarAddF32(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
+                    case PROD -> {
+                        if (vector) {
+                            mulF32(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarMulF32(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
+                    case MAX -> {
+                        if (vector) {
+                            maxF32(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarMaxF32(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
+                    case MIN -> {
+                        if (vector) {
+                            minF32(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarMinF32(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
                     default -> throw new AssertionError(o);
                 }
             }
             case F64 -> {
                 switch (o) {
-                    case SUM -> { if (vector) addF64(dst, dstOffset, src, srcOffset, count); else scalaraddF64(dst, dstOffset, src, srcOffset, count); }
-                    case PROD -> { if (vector) mulF64(dst, dstOffset, src, srcOffset, count); else scalarmulF64(dst, dstOffset, src, srcOffset, count); }
-                    case MAX -> { if (vector) maxF64(dst, dstOffset, src, srcOffset, count); else scalarmaxF64(dst, dstOffset, src, srcOffset, count); }
-                    case MIN -> { if (vector) minF64(dst, dstOffset, src, srcOffset, count); else scalarminF64(dst, dstOffset, src, srcOffset, count); }
+                    case SUM -> {
+                        if (vector) {
+                            addF64(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarAddF64(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
+                    case PROD -> {
+                        if (vector) {
+                            mulF64(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarMulF64(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
+                    case MAX -> {
+                        if (vector) {
+                            maxF64(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarMaxF64(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
+                    case MIN -> {
+                        if (vector) {
+                            minF64(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarMinF64(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
                     default -> throw new AssertionError(o);
                 }
             }
             case I32 -> {
                 switch (o) {
-                    case SUM -> { if (vector) addI32(dst, dstOffset, src, srcOffset, count); else scalaraddI32(dst, dstOffset, src, srcOffset, count); }
-                    case PROD -> { if (vector) mulI32(dst, dstOffset, src, srcOffset, count); else scalarmulI32(dst, dstOffset, src, srcOffset, count); }
-                    case MAX -> { if (vector) maxI32(dst, dstOffset, src, srcOffset, count); else scalarmaxI32(dst, dstOffset, src, srcOffset, count); }
-                    case MIN -> { if (vector) minI32(dst, dstOffset, src, srcOffset, count); else scalarminI32(dst, dstOffset, src, srcOffset, count); }
+                    case SUM -> {
+                        if (vector) {
+                            addI32(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarAddI32(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
+                    case PROD -> {
+                        if (vector) {
+                            mulI32(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarMulI32(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
+                    case MAX -> {
+                        if (vector) {
+                            maxI32(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarMaxI32(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
+                    case MIN -> {
+                        if (vector) {
+                            minI32(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarMinI32(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
                     default -> throw new AssertionError(o);
                 }
             }
             case I64 -> {
                 switch (o) {
-                    case SUM -> { if (vector) addI64(dst, dstOffset, src, srcOffset, count); else scalaraddI64(dst, dstOffset, src, srcOffset, count); }
-                    case PROD -> { if (vector) mulI64(dst, dstOffset, src, srcOffset, count); else scalarmulI64(dst, dstOffset, src, srcOffset, count); }
-                    case MAX -> { if (vector) maxI64(dst, dstOffset, src, srcOffset, count); else scalarmaxI64(dst, dstOffset, src, srcOffset, count); }
-                    case MIN -> { if (vector) minI64(dst, dstOffset, src, srcOffset, count); else scalarminI64(dst, dstOffset, src, srcOffset, count); }
+                    case SUM -> {
+                        if (vector) {
+                            addI64(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarAddI64(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
+                    case PROD -> {
+                        if (vector) {
+                            mulI64(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarMulI64(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
+                    case MAX -> {
+                        if (vector) {
+                            maxI64(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarMaxI64(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
+                    case MIN -> {
+                        if (vector) {
+                            minI64(dst, dstOffset, src, srcOffset, count);
+                        } else {
+                            scalarMinI64(dst, dstOffset, src, srcOffset, count);
+                        }
+                    }
                     default -> throw new AssertionError(o);
                 }
             }
@@ -97,10 +193,10 @@ public final class Reductions {
             FloatVector b = FloatVector.fromMemorySegment(FS, src, s + off, NATIVE);
             a.add(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalaraddF32(dst, d + i * 4, src, s + i * 4, n - i);
+        scalarAddF32(dst, d + i * 4, src, s + i * 4, n - i);
     }
 
-    private static void scalaraddF32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarAddF32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             float a = dst.get(F32, d + j * 4);
             float b = src.get(F32, s + j * 4);
@@ -117,10 +213,10 @@ public final class Reductions {
             FloatVector b = FloatVector.fromMemorySegment(FS, src, s + off, NATIVE);
             a.mul(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalarmulF32(dst, d + i * 4, src, s + i * 4, n - i);
+        scalarMulF32(dst, d + i * 4, src, s + i * 4, n - i);
     }
 
-    private static void scalarmulF32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarMulF32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             float a = dst.get(F32, d + j * 4);
             float b = src.get(F32, s + j * 4);
@@ -137,10 +233,10 @@ public final class Reductions {
             FloatVector b = FloatVector.fromMemorySegment(FS, src, s + off, NATIVE);
             a.max(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalarmaxF32(dst, d + i * 4, src, s + i * 4, n - i);
+        scalarMaxF32(dst, d + i * 4, src, s + i * 4, n - i);
     }
 
-    private static void scalarmaxF32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarMaxF32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             float a = dst.get(F32, d + j * 4);
             float b = src.get(F32, s + j * 4);
@@ -157,10 +253,10 @@ public final class Reductions {
             FloatVector b = FloatVector.fromMemorySegment(FS, src, s + off, NATIVE);
             a.min(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalarminF32(dst, d + i * 4, src, s + i * 4, n - i);
+        scalarMinF32(dst, d + i * 4, src, s + i * 4, n - i);
     }
 
-    private static void scalarminF32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarMinF32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             float a = dst.get(F32, d + j * 4);
             float b = src.get(F32, s + j * 4);
@@ -177,10 +273,10 @@ public final class Reductions {
             DoubleVector b = DoubleVector.fromMemorySegment(DS, src, s + off, NATIVE);
             a.add(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalaraddF64(dst, d + i * 8, src, s + i * 8, n - i);
+        scalarAddF64(dst, d + i * 8, src, s + i * 8, n - i);
     }
 
-    private static void scalaraddF64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarAddF64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             double a = dst.get(F64, d + j * 8);
             double b = src.get(F64, s + j * 8);
@@ -197,10 +293,10 @@ public final class Reductions {
             DoubleVector b = DoubleVector.fromMemorySegment(DS, src, s + off, NATIVE);
             a.mul(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalarmulF64(dst, d + i * 8, src, s + i * 8, n - i);
+        scalarMulF64(dst, d + i * 8, src, s + i * 8, n - i);
     }
 
-    private static void scalarmulF64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarMulF64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             double a = dst.get(F64, d + j * 8);
             double b = src.get(F64, s + j * 8);
@@ -217,10 +313,10 @@ public final class Reductions {
             DoubleVector b = DoubleVector.fromMemorySegment(DS, src, s + off, NATIVE);
             a.max(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalarmaxF64(dst, d + i * 8, src, s + i * 8, n - i);
+        scalarMaxF64(dst, d + i * 8, src, s + i * 8, n - i);
     }
 
-    private static void scalarmaxF64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarMaxF64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             double a = dst.get(F64, d + j * 8);
             double b = src.get(F64, s + j * 8);
@@ -237,10 +333,10 @@ public final class Reductions {
             DoubleVector b = DoubleVector.fromMemorySegment(DS, src, s + off, NATIVE);
             a.min(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalarminF64(dst, d + i * 8, src, s + i * 8, n - i);
+        scalarMinF64(dst, d + i * 8, src, s + i * 8, n - i);
     }
 
-    private static void scalarminF64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarMinF64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             double a = dst.get(F64, d + j * 8);
             double b = src.get(F64, s + j * 8);
@@ -257,10 +353,10 @@ public final class Reductions {
             IntVector b = IntVector.fromMemorySegment(IS, src, s + off, NATIVE);
             a.add(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalaraddI32(dst, d + i * 4, src, s + i * 4, n - i);
+        scalarAddI32(dst, d + i * 4, src, s + i * 4, n - i);
     }
 
-    private static void scalaraddI32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarAddI32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             int a = dst.get(I32, d + j * 4);
             int b = src.get(I32, s + j * 4);
@@ -277,10 +373,10 @@ public final class Reductions {
             IntVector b = IntVector.fromMemorySegment(IS, src, s + off, NATIVE);
             a.mul(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalarmulI32(dst, d + i * 4, src, s + i * 4, n - i);
+        scalarMulI32(dst, d + i * 4, src, s + i * 4, n - i);
     }
 
-    private static void scalarmulI32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarMulI32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             int a = dst.get(I32, d + j * 4);
             int b = src.get(I32, s + j * 4);
@@ -297,10 +393,10 @@ public final class Reductions {
             IntVector b = IntVector.fromMemorySegment(IS, src, s + off, NATIVE);
             a.max(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalarmaxI32(dst, d + i * 4, src, s + i * 4, n - i);
+        scalarMaxI32(dst, d + i * 4, src, s + i * 4, n - i);
     }
 
-    private static void scalarmaxI32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarMaxI32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             int a = dst.get(I32, d + j * 4);
             int b = src.get(I32, s + j * 4);
@@ -317,10 +413,10 @@ public final class Reductions {
             IntVector b = IntVector.fromMemorySegment(IS, src, s + off, NATIVE);
             a.min(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalarminI32(dst, d + i * 4, src, s + i * 4, n - i);
+        scalarMinI32(dst, d + i * 4, src, s + i * 4, n - i);
     }
 
-    private static void scalarminI32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarMinI32(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             int a = dst.get(I32, d + j * 4);
             int b = src.get(I32, s + j * 4);
@@ -337,10 +433,10 @@ public final class Reductions {
             LongVector b = LongVector.fromMemorySegment(LS, src, s + off, NATIVE);
             a.add(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalaraddI64(dst, d + i * 8, src, s + i * 8, n - i);
+        scalarAddI64(dst, d + i * 8, src, s + i * 8, n - i);
     }
 
-    private static void scalaraddI64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarAddI64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             long a = dst.get(I64, d + j * 8);
             long b = src.get(I64, s + j * 8);
@@ -357,10 +453,10 @@ public final class Reductions {
             LongVector b = LongVector.fromMemorySegment(LS, src, s + off, NATIVE);
             a.mul(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalarmulI64(dst, d + i * 8, src, s + i * 8, n - i);
+        scalarMulI64(dst, d + i * 8, src, s + i * 8, n - i);
     }
 
-    private static void scalarmulI64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarMulI64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             long a = dst.get(I64, d + j * 8);
             long b = src.get(I64, s + j * 8);
@@ -377,10 +473,10 @@ public final class Reductions {
             LongVector b = LongVector.fromMemorySegment(LS, src, s + off, NATIVE);
             a.max(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalarmaxI64(dst, d + i * 8, src, s + i * 8, n - i);
+        scalarMaxI64(dst, d + i * 8, src, s + i * 8, n - i);
     }
 
-    private static void scalarmaxI64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarMaxI64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             long a = dst.get(I64, d + j * 8);
             long b = src.get(I64, s + j * 8);
@@ -397,10 +493,10 @@ public final class Reductions {
             LongVector b = LongVector.fromMemorySegment(LS, src, s + off, NATIVE);
             a.min(b).intoMemorySegment(dst, d + off, NATIVE);
         }
-        scalarminI64(dst, d + i * 8, src, s + i * 8, n - i);
+        scalarMinI64(dst, d + i * 8, src, s + i * 8, n - i);
     }
 
-    private static void scalarminI64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
+    private static void scalarMinI64(MemorySegment dst, long d, MemorySegment src, long s, long n) {
         for (long j = 0; j < n; j++) {
             long a = dst.get(I64, d + j * 8);
             long b = src.get(I64, s + j * 8);
