@@ -255,7 +255,14 @@ public final class StrategySchema {
     private static final Map<Field<?>, Predicate<Object>> HONOURED = Map.of(
             MODE, value -> value.equals("collective"),
             GRADIENT_SCALE_STRATEGY, value -> true,
-            EXEC_NUM_THREADS, value -> true);
+            EXEC_NUM_THREADS, value -> true,
+            // the compiler (ops-fusion) passes that read them
+            FUSE_ALL_REDUCE_OPS, value -> true,
+            FUSE_GRAD_SIZE_IN_MB, value -> true,
+            FUSE_GRAD_SIZE_IN_TFLOPS, value -> true,
+            LAST_COMM_GROUP_SIZE_MB, value -> true,
+            BUILD_FUSE_ELEWISE_ADD_ACT_OPS, value -> true,
+            BUILD_FUSE_ALL_OPTIMIZER_OPS, value -> true);
 
     private static final Map<String, Field<?>> BY_NAME = indexByName();
 
