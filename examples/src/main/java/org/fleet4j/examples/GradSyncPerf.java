@@ -1,0 +1,128 @@
+package org.fleet4j.examples;
+
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.layers.Initializer;
+import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.optim.SGD;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.fleet.Fleet;
+import org.fleet4j.fleet.cli.ProgramMain;
+import org.fleet4j.fleet.metrics.Summary;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The built-in {@code grad_sync_perf} program: the cost of synchronising many small gradients. Its program has
+ * {@code --tensors} parameters of {@code --size} bytes each; every step computes their gradients (one cheap
+ * elementwise op each), synchronises them as the strategy's compiler passes arrange (one allreduce per gradient, or
+ * one per bucket) and applies SGD. Rank 0 writes summary.json with the median {@code step_us} of the slowest rank.
+ */
+@Command(name = "grad_sync_perf", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Measures gradient synchronisation per step for many small parameters.")
+public final class GradSyncPerf implements Callable<Integer> {
+    @Option(names = "--tensors", description = "parameters (default ${DEFAULT-VALUE})")
+    int tensors = 256;
+    @Option(names = "--size", description = "bytes per parameter, with an optional K or M suffix (default ${DEFAULT-VALUE})")
+    String size = "4K";
+    @Option(names = "--steps", description = "timed steps (default ${DEFAULT-VALUE})")
+    int steps = 300;
+    @Option(names = "--warmup", description = "untimed steps first (default ${DEFAULT-VALUE})")
+    int warmup = 30;
+    @Option(names = "--log_dir", description = "where summary.json goes (default: FLEET_LOG_DIR or log)")
+    String logDir;
+
+    public static void main(String[] args) {
+        System.exit(ProgramMain.run("grad_sync_perf", new GradSyncPerf(), args));
+    }
+
+    /** "4K" -> 4096, "1M" -> 1048576, "512" -> 512; a multiple of 4 (float32 elements). */
+    static long parseBytes(String text) {
+        String t = text.trim().toUpperCase(Locale.ROOT);
+        long unit = t.endsWith("K") ? 1024 : t.endsWith("M") ? 1024 * 1024 : 1;
+        String digits = unit == 1 ? t : t.substring(0, t.length() - 1);
+        long n;
+        try {
+            n = Long.parseLong(digits) * unit;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--size: '" + text + "' is not a byte count like 4096, 4K or 1M");
+        }
+        if (n < 4 || n % 4 != 0) {
+            throw new IllegalArgumentException("--size: " + text + " must be a positive multiple of 4 bytes (float32)");
+        }
+        return n;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        long bytes = parseBytes(size);
+        if (tensors < 1 || steps < 1 || warmup < 0) {
+            throw new IllegalArgumentException("--tensors and --steps must be at least 1, --warmup at least 0");
+        }
+        try (Fleet fleet = Fleet.init()) {
+            return measure(fleet, Rank.of(fleet, logDir), bytes / 4);
+        }
+    }
+
+    private int measure(Fleet fleet, Rank rank, long floats) throws Exception {
+        Program main = new Program().setRandomSeed(1);
+        Program startup = new Program().setRandomSeed(1);
+        Layers nn = new Layers(main, startup);
+        Var x = nn.data("x", DType.F32, floats);
+        // loss = sum_i mean(x * p_i): the gradient of p_i is x / floats, one elementwise op per parameter
+        List<Var> terms = new ArrayList<>();
+        for (int i = 0; i < tensors; i++) {
+            Var p = nn.createParameter("p" + i, DType.F32, new long[]{floats}, Initializer.constant(0.5f));
+            terms.add(nn.mean(nn.mul(x, p)));
+        }
+        Var loss = nn.sum(terms);
+        fleet.distributedOptimizer(new SGD(0.01)).minimize(loss);
+        Executor exe = new Executor();
+        Scope scope = new Scope();
+        exe.run(startup, scope);
+        SplittableRandom r = new SplittableRandom(7 + rank.rank());
+        Tensor xs = Tensor.zeros(DType.F32, floats);
+        for (long i = 0; i < floats; i++) {
+            xs.setFloat(i, (float) r.nextDouble());
+        }
+        Map<String, Tensor> feed = Map.of("x", xs);
+        for (int i = 0; i < warmup; i++) {
+            exe.run(main, scope, feed, List.of());
+        }
+        fleet.barrierWorker();
+        double[] us = new double[steps];
+        for (int i = 0; i < steps; i++) {
+            long s = System.nanoTime();
+            exe.run(main, scope, feed, List.of());
+            us[i] = (System.nanoTime() - s) / 1e3;
+        }
+        double[] sorted = us.clone();
+        Arrays.sort(sorted);
+        double median = fleet.util().allReduce(sorted[steps / 2], ReduceOp.MAX);
+        long allreduces = main.globalBlock().ops().stream().filter(op -> op.type().equals("c_allreduce")).count();
+        if (!rank.isFirst()) {
+            return 0;
+        }
+        System.out.printf(Locale.ROOT, "grad_sync_perf: %d tensors x %d bytes on %d %s, %d allreduce(s) per step: "
+                        + "%.1f us/step (median of %d, slowest rank)%n", tensors, floats * 4, rank.worldSize(),
+                rank.worldSize() == 1 ? "rank" : "ranks", allreduces, median, steps);
+        Files.createDirectories(rank.logDir());
+        new Summary().put("program", "grad_sync_perf").put("world_size", rank.worldSize()).put("tensors", tensors)
+                .put("tensor_bytes", floats * 4).put("steps", steps).put("warmup", warmup)
+                .put("allreduces_per_step", allreduces).put("step_us", median)
+                .write(rank.logDir().resolve("summary.json"));
+        return 0;
+    }
+}
