@@ -175,6 +175,62 @@ class GpuKernelsTest {
     }
 
     @Test
+    void activationGradientsMatchTheCpu() {
+        Tensor x = random(12, 41, 65);
+        Tensor g = random(13, 41, 65);
+        GpuBuffer gx = gpu.allocate(x.byteSize());
+        GpuBuffer out = gpu.allocate(x.byteSize());
+        for (String op : List.of("relu", "sigmoid", "tanh", "gelu")) {
+            Tensor y = CpuOp.run(op, Map.of("X", x), Map.of(), List.of("Out")).get("Out");
+            gpu.copyFromHost(y.segment(), out, 0);
+            kernels.launch(op + "_grad_f32", LaunchShape.elements(x.numel(), 1), upload(x), out, upload(g), gx, x.numel());
+            Tensor cpu = CpuOp.run(op + "_grad", Map.of("X", x, "Out", y, "Out@GRAD", g), Map.of(), List.of("X@GRAD"))
+                    .get("X@GRAD");
+            assertClose(cpu, download(gx, DType.F32, x.shape()), F32_TOLERANCE, op + "_grad");
+        }
+    }
+
+    @Test
+    void softmaxWithCrossEntropyGradientMatchesTheCpu() {
+        long rows = 20;
+        long classes = 300;
+        Tensor logits = random(14, rows, classes);
+        long[] labelValues = new long[(int) rows];
+        for (int r = 0; r < rows; r++) {
+            labelValues[r] = r == 3 ? -100 : (r * 7L) % classes; // row 3 is ignored
+        }
+        Tensor labels = Tensor.ofLongs(labelValues, rows, 1);
+        Tensor dloss = random(15, rows, 1);
+        Map<String, Tensor> forward = CpuOp.run("softmax_with_cross_entropy", Map.of("Logits", logits, "Label", labels),
+                Map.of(), List.of("Softmax", "Loss"));
+        GpuBuffer dlogits = gpu.allocate(logits.byteSize());
+        kernels.launch("softmax_xent_grad_f32", LaunchShape.elements(logits.numel(), 1), upload(forward.get("Softmax")),
+                upload(labels), upload(dloss), dlogits, rows, classes, -100L);
+        Tensor cpu = CpuOp.run("softmax_with_cross_entropy_grad", Map.of("Logits", logits, "Label", labels,
+                "Softmax", forward.get("Softmax"), "Loss", forward.get("Loss"), "Loss@GRAD", dloss), Map.of(),
+                List.of("Logits@GRAD")).get("Logits@GRAD");
+        assertClose(cpu, download(dlogits, DType.F32, rows, classes), 1e-5f, "softmax_with_cross_entropy_grad");
+    }
+
+    @Test
+    void momentumMatchesTheCpu() {
+        Tensor p = random(16, 99, 5);
+        Tensor g = random(17, 99, 5);
+        Tensor v = random(18, 99, 5);
+        Tensor lr = Tensor.of(new float[]{0.05f}, 1);
+        for (boolean nesterov : new boolean[]{false, true}) {
+            GpuBuffer gp = upload(p);
+            GpuBuffer gv = upload(v);
+            kernels.launch("momentum_f32", LaunchShape.elements(p.numel(), 1), gp, upload(g), gv, upload(lr), 0.9f,
+                    nesterov ? 1 : 0, p.numel());
+            Map<String, Tensor> cpu = CpuOp.run("momentum", Map.of("Param", p, "Grad", g, "Velocity", v, "LearningRate", lr),
+                    Map.of("mu", 0.9f, "use_nesterov", nesterov), List.of("ParamOut", "VelocityOut"));
+            assertClose(cpu.get("ParamOut"), download(gp, DType.F32, p.shape()), F32_TOLERANCE, "momentum param, nesterov=" + nesterov);
+            assertClose(cpu.get("VelocityOut"), download(gv, DType.F32, p.shape()), F32_TOLERANCE, "momentum velocity");
+        }
+    }
+
+    @Test
     void ampCastsAndUnscaleMatchTheCpu() {
         Tensor x = random(10, 4097);
         x.setFloat(5, Float.NaN);
