@@ -16,6 +16,8 @@ import org.fleet4j.fleet.role.Role;
 import org.fleet4j.fleet.role.RoleMaker;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.strategy.Mode;
+import org.fleet4j.strategy.StrategySchema;
 import org.fleet4j.strategy.World;
 
 /**
@@ -66,6 +68,10 @@ public final class Fleet implements AutoCloseable {
         }
         Role role = roleMaker.role();
         EffectiveStrategy effective = EffectiveStrategy.resolve(strategy, new World(role.nodeNum(), role.localWorldSize(), "cpu"));
+        if (Mode.of(effective.get(StrategySchema.MODE)) == Mode.PS) {
+            throw new IllegalArgumentException("Fleet.init: the strategy asks for mode ps (parameter servers), which Fleet"
+                    + " does not run yet; use mode collective");
+        }
         if (role.isFirst()) {
             log.println("fleet: " + role.describe());
             log.println(StrategyReport.describe(effective));

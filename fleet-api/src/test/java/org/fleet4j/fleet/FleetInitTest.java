@@ -17,6 +17,7 @@ import org.fleet4j.fleet.ops.Rings;
 import org.fleet4j.fleet.role.Role;
 import org.fleet4j.fleet.role.UserDefinedRoleMaker;
 import org.fleet4j.strategy.DistributedStrategy;
+import org.fleet4j.strategy.Mode;
 import org.junit.jupiter.api.Test;
 
 /** Fleet.init in this JVM: a world of one, and the errors of a rendezvous that cannot complete. */
@@ -75,5 +76,13 @@ class FleetInitTest {
                 UserDefinedRoleMaker.oneHost(1, 2, master, "lonely"), new DistributedStrategy(), QUICK, log()));
         assertTrue(e.getMessage().startsWith("Fleet.init: rank 1 of 2 could not rendezvous at " + master + " within 2s"),
                 e.getMessage());
+    }
+
+    @Test
+    void theParameterServerModeIsRefusedBeforeAnyRendezvous() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Fleet.init(Role::single, new DistributedStrategy().mode(Mode.PS), QUICK, log()));
+        assertTrue(e.getMessage().startsWith("Fleet.init: the strategy asks for mode ps (parameter servers)"), e.getMessage());
+        assertThrows(IllegalStateException.class, () -> Rings.get(Fleet.DEFAULT_RING));
     }
 }
