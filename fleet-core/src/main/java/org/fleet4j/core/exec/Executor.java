@@ -13,7 +13,8 @@ import org.fleet4j.core.tensor.Tensor;
 
 /**
  * Runs programs on the CPU: binds persistable vars to the scope, feeds inputs without copying, runs each op's
- * kernel in program order and returns copies of the fetched vars. The plan of a program is prepared once and
+ * kernel in program order and returns copies of the fetched vars. Ops between {@code conditional_begin(Cond)} and
+ * its {@code conditional_end} run only when Cond is non-zero (gradient merge updates once every k steps). The plan of a program is prepared once and
  * reused until the program changes.
  */
 public final class Executor {
@@ -112,7 +113,13 @@ public final class Executor {
 
     private void runSteps(Plan plan) {
         boolean observed = !observers.isEmpty();
-        for (Plan.Step step : plan.steps) {
+        Plan.Step[] steps = plan.steps;
+        for (int i = 0; i < steps.length; i++) {
+            Plan.Step step = steps[i];
+            if (step.skipTo() >= 0 && !isTrue(plan.frame[step.condSlot()])) {
+                i = step.skipTo();
+                continue;
+            }
             if (observed) {
                 observers.forEach(o -> o.opStarted(step.index(), step.op().type()));
             }
@@ -127,6 +134,11 @@ public final class Executor {
                 observers.forEach(o -> o.opFinished(step.index(), step.op().type()));
             }
         }
+    }
+
+    /** A condition value: a tensor whose first element is non-zero. */
+    private static boolean isTrue(Object cond) {
+        return cond instanceof Tensor t && t.numel() > 0 && t.getDouble(0) != 0;
     }
 
     /** Forgets prepared plans (and the temporaries they hold). */

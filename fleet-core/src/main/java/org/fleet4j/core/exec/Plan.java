@@ -33,7 +33,12 @@ final class Plan {
     /** Vars read before any op writes them: they must come from the feed or the scope. */
     final Set<String> readFirst = new HashSet<>();
 
-    record Step(int index, Op op, Kernel kernel, KernelArgs args) {
+    /** Op types the executor interprets itself: ops between a begin and its end run only when Cond is non-zero. */
+    static final String CONDITIONAL_BEGIN = "conditional_begin";
+    static final String CONDITIONAL_END = "conditional_end";
+
+    /** {@code skipTo}: for a conditional_begin, the index of its conditional_end; -1 for every other op. */
+    record Step(int index, Op op, Kernel kernel, KernelArgs args, int condSlot, int skipTo) {
     }
 
     Plan(Program program) {
@@ -80,8 +85,24 @@ final class Plan {
                 throw new ExecutionException("op #" + i + " " + op.type() + " has no CPU kernel");
             }
             Kernel k = spec.kernelFactory().create(op);
-            steps[i] = new Step(i, op, k, new KernelArgs(op, frame, inSlots, in, outSlots, out));
+            int cond = op.type().equals(CONDITIONAL_BEGIN) ? slotOf.get(op.in("Cond")) : -1;
+            int skip = op.type().equals(CONDITIONAL_BEGIN) ? matchingEnd(ops, i) : -1;
+            steps[i] = new Step(i, op, k, new KernelArgs(op, frame, inSlots, in, outSlots, out), cond, skip);
         }
+    }
+
+    /** The index of the conditional_end that closes the conditional_begin at {@code begin}; nesting is allowed. */
+    private static int matchingEnd(List<Op> ops, int begin) {
+        int depth = 0;
+        for (int i = begin; i < ops.size(); i++) {
+            String type = ops.get(i).type();
+            if (type.equals(CONDITIONAL_BEGIN)) {
+                depth++;
+            } else if (type.equals(CONDITIONAL_END) && --depth == 0) {
+                return i;
+            }
+        }
+        throw new ExecutionException("op #" + begin + " " + CONDITIONAL_BEGIN + " has no matching " + CONDITIONAL_END);
     }
 
     boolean isStale() {
