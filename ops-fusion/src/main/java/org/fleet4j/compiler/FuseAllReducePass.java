@@ -154,11 +154,15 @@ public final class FuseAllReducePass implements Pass {
         return -1;
     }
 
-    /** Whether an op other than an allreduce reads one of the gradients in (from, to): then the bucket may not move up. */
+    /**
+     * Whether the bucket may not move up to just after its producers: an op other than an allreduce reads one of the
+     * gradients in (from, to), or a conditional region begins or ends there (gradient merge).
+     */
     private static boolean readBetween(List<Op> ops, List<String> grads, int from, int to) {
         for (int i = from + 1; i < to; i++) {
             Op op = ops.get(i);
-            if (!op.type().equals(ALLREDUCE) && op.allInputs().stream().anyMatch(grads::contains)) {
+            boolean control = op.type().equals(ControlOps.BEGIN) || op.type().equals(ControlOps.END);
+            if (control || !op.type().equals(ALLREDUCE) && op.allInputs().stream().anyMatch(grads::contains)) {
                 return true;
             }
         }

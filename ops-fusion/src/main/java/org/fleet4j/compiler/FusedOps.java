@@ -12,6 +12,7 @@ public final class FusedOps {
             FusedElewiseAddActOp.register();
             FusedOptimizerOps.register();
             BucketOps.register();
+            ControlOps.register();
             registered = true;
         }
     }

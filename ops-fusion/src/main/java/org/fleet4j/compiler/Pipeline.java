@@ -8,8 +8,8 @@ import org.fleet4j.strategy.StrategySchema;
 
 /**
  * An ordered list of passes. {@link #forStrategy} picks and orders them from the effective strategy: op fusions
- * first (they change which ops produce gradients), then gradient bucketing (it needs the final producers), then
- * the fused optimizer (it reads the bucketed gradients).
+ * first (they change which ops produce gradients), then gradient merge (it gates the gradients' consumers), then
+ * gradient bucketing (it needs the final producers), then the fused optimizer (it reads the bucketed gradients).
  */
 public final class Pipeline {
     private final List<Pass> passes;
@@ -26,6 +26,9 @@ public final class Pipeline {
         List<String> names = new ArrayList<>();
         if (strategy.get(StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS)) {
             names.add(FuseElewiseAddActPass.NAME);
+        }
+        if (strategy.get(StrategySchema.GRADIENT_MERGE)) {
+            names.add(GradientMergePass.NAME);
         }
         if (strategy.get(StrategySchema.FUSE_ALL_REDUCE_OPS)) {
             names.add(FuseAllReducePass.NAME);
@@ -61,6 +64,11 @@ public final class Pipeline {
         Compilation c = run(program);
         if (c.program() != program) {
             ProgramEdits.replaceContents(program, c.program());
+        }
+        Program startup = c.program().startupProgram();
+        if (startup != program.startupProgram()) {
+            // a pass that adds persistable state (gradient merge) returns a new startup program too
+            ProgramEdits.replaceContents(program.startupProgram(), startup);
         }
         return new Compilation(program, c.reports());
     }
