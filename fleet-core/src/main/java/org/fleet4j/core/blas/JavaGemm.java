@@ -303,9 +303,9 @@ public final class JavaGemm implements Gemm {
 
     /**
      * tile[MR x NR] = A sliver x B sliver, with 8 accumulators in registers. The tile is 2 x 4 vectors rather than
-     * the classic 6 x 2: C2 schedules every broadcast of an iteration up front, and with 6 rows the 12
-     * accumulators, 2 B vectors and 6 broadcasts need more than x86's 16 vector registers, so an accumulator
-     * spills and its store-to-load round trip halves the speed. No vector crosses a call boundary either: a
+     * the classic 6 x 2: C2 hoists the broadcasts, and with 6 rows the 12 accumulators, 2 B vectors and the
+     * broadcasts in flight need more than x86's 16 vector registers, so an accumulator spills and its
+     * store-to-load round trip halves the speed. No vector crosses a call boundary either: a
      * call that is not inlined would box it.
      */
     private static void microKernel(int kc, float[] ap, int aBase, float[] bp, int bBase, float[] tile) {
