@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# The GPU check of issue 7, in two halves:
+#
+#   scripts/gpu-check.sh pack   # here (needs Maven Central): builds fleet-gpu and packs a jlink'd JDK 25, the jars and
+#                               # a JUnit console into gpu-carry/ (git-ignored, under 64 MiB)
+#   scripts/gpu-check.sh run    # on the GPU machine (no network needed): finds the CUDA 13 and NCCL libraries, runs the
+#                               # GPU tests, the cuBLAS/NCCL benchmark and the PyTorch peer; results go under $OUT
+#
+# With the device tool: run(command="scripts/gpu-check.sh run", carry=["gpu-carry"]).
+# `run` also works on a machine without a GPU: every GPU test skips with "no CUDA device: <reason>".
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+carry="$root/gpu-carry"
+jdk="${FLEET4J_JDK:-/usr/lib/jvm/temurin-25-jdk-amd64}"
+junit_console="org.junit.platform:junit-platform-console-standalone:1.13.4"
+flags=(--enable-native-access=ALL-UNNAMED --add-modules=jdk.incubator.vector)
+
+die() { echo "gpu-check: $*" >&2; exit 2; }
+
+pack() {
+  [ -x "$jdk/bin/jlink" ] || die "no JDK 25 at $jdk (set FLEET4J_JDK)"
+  cd "$root"
+  echo "== building fleet-gpu and what it needs"
+  ./mvnw -B -q -pl fleet-core,collective-nccl,fleet-gpu -DskipTests install
+  rm -rf "$carry"
+  mkdir -p "$carry/lib"
+  # build/lib (examples and their dependencies) when someone built it, so mnist and mlp_perf can run there too
+  if compgen -G "build/lib/*.jar" >/dev/null; then cp build/lib/*.jar "$carry/lib/"; fi
+  ./mvnw -B -q -pl fleet-gpu dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$carry/lib"
+  cp fleet-gpu/target/fleet4j-gpu-*.jar "$carry/lib/"
+  "$jdk/bin/jar" --create --file "$carry/lib/fleet4j-gpu-tests.jar" -C fleet-gpu/target/test-classes .
+  ./mvnw -B -q dependency:copy -Dartifact="$junit_console" -DoutputDirectory="$carry/junit"
+  echo "== jlink runtime"
+  local jrt
+  jrt="$(mktemp -d)/jrt"
+  "$jdk/bin/jlink" --add-modules java.base,java.logging,jdk.incubator.vector,java.desktop,jdk.unsupported,java.management,java.xml \
+    --strip-debug --no-header-files --no-man-pages --compress=zip-6 --output "$jrt"
+  # jlink keeps the symbol tables of native libraries; without them libjvm.so is 5 MiB smaller
+  strip --strip-unneeded "$jrt"/lib/server/libjvm.so "$jrt"/lib/*.so
+  tar -C "$(dirname "$jrt")" -cf - jrt | xz -T0 -6 > "$carry/jrt.tar.xz"
+  rm -rf "$(dirname "$jrt")"
+  local size
+  size=$(du -sm "$carry" | cut -f1)
+  echo "== gpu-carry/: ${size} MiB"
+  [ "$size" -lt 64 ] || die "gpu-carry/ is ${size} MiB; the device machine takes 64 MiB"
+}
+
+# Library directories of the CUDA 13 and NCCL wheels of the machine's Python (nvidia/cu13/lib, nvidia/*/lib),
+# then the toolkit's. The driver (libcuda.so.1) comes from the system.
+cuda_library_path() {
+  local dirs=()
+  local site
+  for site in $(python3 -c 'import site, sys; print("\n".join(site.getsitepackages() + [site.getusersitepackages()]))' 2>/dev/null); do
+    for d in "$site"/nvidia/cu13/lib "$site"/nvidia/*/lib; do
+      [ -d "$d" ] && dirs+=("$d")
+    done
+  done
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/lib; do
+    [ -d "$d" ] && dirs+=("$d")
+  done
+  local IFS=:
+  echo "${dirs[*]}"
+}
+
+run() {
+  [ -f "$carry/jrt.tar.xz" ] || die "no gpu-carry/jrt.tar.xz: run 'scripts/gpu-check.sh pack' first and carry gpu-carry"
+  local out="${OUT:-$root/gpu-check-out}"
+  mkdir -p "$out"
+  local work="${TMPDIR:-/tmp}/fleet4j-gpu-check"
+  rm -rf "$work"
+  mkdir -p "$work"
+  xz -dc "$carry/jrt.tar.xz" | tar -C "$work" -xf -
+  local java="$work/jrt/bin/java"
+  local extra
+  extra="$(cuda_library_path)"
+  export LD_LIBRARY_PATH="${extra}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export FLEET_KERNEL_CACHE="$work/kernels"
+  local jvm=("${flags[@]}" -Dorg.bytedeco.javacpp.cachedir="$work/javacpp")
+  {
+    echo "date: $(date -u +%FT%TZ)"
+    echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 || echo "nvidia-smi: not available"
+    "$java" -version 2>&1
+  } | tee "$out/environment.txt"
+
+  echo "== GPU tests (fleet-gpu's whole suite; GPU tests skip without a GPU)"
+  local tests_rc=0
+  "$java" "${jvm[@]}" -jar "$carry"/junit/junit-platform-console-standalone-*.jar execute \
+    --class-path "$carry/lib/*" --select-package org.fleet4j.gpu --reports-dir "$out/junit" \
+    --details=tree --disable-banner 2>&1 | tee "$out/tests.txt" || tests_rc=$?
+
+  echo "== cuBLAS GEMM and NCCL allreduce (Fleet4J)"
+  local bench_rc=0
+  "$java" "${jvm[@]}" -cp "$carry/lib/*" org.fleet4j.gpu.GpuBench --out "$out/fleet4j-gpu-bench.jsonl" \
+    2>&1 | tee "$out/fleet4j-gpu-bench.txt" || bench_rc=$?
+
+  echo "== PyTorch peer: the same GEMMs on the same GPU"
+  local torch_rc=0
+  python3 - "$out/torch-gemm.jsonl" <<'PY' 2>&1 | tee "$out/torch-gemm.txt" || torch_rc=$?
+import json, sys
+try:
+    import torch
+except ImportError:
+    print("torch is not installed: no PyTorch figures"); sys.exit(3)
+if not torch.cuda.is_available():
+    print("torch sees no CUDA device: no PyTorch figures"); sys.exit(3)
+torch.backends.cuda.matmul.allow_tf32 = False  # full f32, as cublasSgemm with default math
+rows = []
+name = torch.cuda.get_device_name(0)
+for n in (1024, 2048, 4096, 8192):
+    for dtype in (torch.float32, torch.bfloat16):
+        a = torch.zeros(n, n, device="cuda", dtype=dtype)
+        b = torch.zeros(n, n, device="cuda", dtype=dtype)
+        for _ in range(3):
+            a @ b
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(20):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record(); a @ b; e.record(); e.synchronize()
+            times.append(s.elapsed_time(e))
+        ms = sorted(times)[len(times) // 2]
+        tflops = 2 * n ** 3 / (ms * 1e-3) / 1e12
+        label = "F32" if dtype == torch.float32 else "BF16"
+        print(f"torch gemm {label:4s} {n:5d}^3 {ms:8.3f} ms {tflops:7.1f} TFLOPS")
+        rows.append({"bench": "torch_gemm", "device": name, "dtype": label, "n": n, "median_ms": round(ms, 4),
+                     "tflops": round(tflops, 2), "reps": 20, "torch": torch.__version__})
+with open(sys.argv[1], "w") as f:
+    f.write("\n".join(json.dumps(r) for r in rows) + "\n")
+PY
+  echo "tests rc=$tests_rc bench rc=$bench_rc torch rc=$torch_rc" | tee "$out/summary.txt"
+  [ "$tests_rc" = 0 ] || exit "$tests_rc"
+}
+
+case "${1:-}" in
+  pack) pack ;;
+  run) run ;;
+  *) die "usage: scripts/gpu-check.sh pack|run" ;;
+esac
