@@ -47,7 +47,7 @@ final class RankProcess {
      * Copies the rank's output to its log and, line-prefixed, to the console until the rank closes it.
      * Keeps draining even when the log cannot be written, so the rank never blocks on a full pipe.
      */
-    private static void copy(InputStream from, OutputStream log, PrintStream console, String prefix) {
+    static void copy(InputStream from, OutputStream log, PrintStream console, String prefix) {
         byte[] prefixBytes = prefix.getBytes(StandardCharsets.UTF_8);
         byte[] buffer = new byte[8192];
         boolean atLineStart = true;
@@ -59,11 +59,12 @@ final class RankProcess {
                 synchronized (console) {
                     int lineStart = 0;
                     for (int i = 0; i < n; i++) {
-                        if (atLineStart) {
+                        if (atLineStart && buffer[i] != '\n') {
                             console.write(prefixBytes, 0, prefixBytes.length);
                             atLineStart = false;
                         }
-                        if (buffer[i] == '\n') {
+                        // A carriage return starts the line again (progress bars redraw in place), so the prefix comes back.
+                        if (buffer[i] == '\n' || buffer[i] == '\r') {
                             console.write(buffer, lineStart, i + 1 - lineStart);
                             lineStart = i + 1;
                             atLineStart = true;
@@ -76,7 +77,6 @@ final class RankProcess {
         } catch (IOException closed) {
             // the rank's end of the pipe is gone: nothing more to copy
         } finally {
-            writeLog(logOrNull, buffer, 0, console, prefix);
             closeLog(logOrNull);
         }
     }

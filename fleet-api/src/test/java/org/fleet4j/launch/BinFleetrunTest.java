@@ -9,6 +9,7 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 class BinFleetrunTest {
     private static final Path REPO = Path.of("").toAbsolutePath().getParent();
     private static final Path SCRIPT = REPO.resolve("bin/fleetrun");
-    private static final Path LAUNCHER_CLASS = Path.of("org/fleet4j/launch/FleetRun.class");
+    private static final Path LAUNCHER_PACKAGE = Path.of("org/fleet4j/launch");
 
     @TempDir
     Path work;
@@ -137,21 +138,26 @@ class BinFleetrunTest {
                 .orElseThrow(() -> new AssertionError(name + " not found in /usr/bin or /bin"));
     }
 
-    /** True when build/lib's fleet4j-api jar has the very launcher class this test run compiled. */
+    /** True when build/lib's fleet4j-api jar has the very launcher classes this test run compiled. */
     private static boolean buildLibHoldsThisLauncher() throws IOException {
-        Path compiled = Path.of("target/classes").resolve(LAUNCHER_CLASS);
+        Path compiled = Path.of("target/classes");
         Optional<Path> jar = apiJar();
-        if (jar.isEmpty() || !Files.exists(compiled)) {
+        if (jar.isEmpty() || !Files.isDirectory(compiled.resolve(LAUNCHER_PACKAGE))) {
             return false;
         }
-        try (JarFile file = new JarFile(jar.get().toFile())) {
-            var entry = file.getJarEntry(LAUNCHER_CLASS.toString());
-            if (entry == null) {
-                return false;
+        try (JarFile file = new JarFile(jar.get().toFile()); Stream<Path> classes = Files.list(compiled.resolve(LAUNCHER_PACKAGE))) {
+            for (Path launcherClass : classes.toList()) {
+                var entry = file.getJarEntry(compiled.relativize(launcherClass).toString().replace('\\', '/'));
+                if (entry == null) {
+                    return false;
+                }
+                try (InputStream in = file.getInputStream(entry)) {
+                    if (!Arrays.equals(in.readAllBytes(), Files.readAllBytes(launcherClass))) {
+                        return false;
+                    }
+                }
             }
-            try (InputStream in = file.getInputStream(entry)) {
-                return java.util.Arrays.equals(in.readAllBytes(), Files.readAllBytes(compiled));
-            }
+            return true;
         }
     }
 
