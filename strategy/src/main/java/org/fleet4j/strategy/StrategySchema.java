@@ -252,17 +252,20 @@ public final class StrategySchema {
      * accepted and recorded, and the dry run reports it as not in effect when it is not at its
      * default. Later work flips entries here as the compiler learns each knob.
      */
-    private static final Map<Field<?>, Predicate<Object>> HONOURED = Map.of(
-            MODE, value -> value.equals("collective"),
-            GRADIENT_SCALE_STRATEGY, value -> true,
-            EXEC_NUM_THREADS, value -> true,
+    private static final Map<Field<?>, Predicate<Object>> HONOURED = Map.ofEntries(
+            Map.entry(MODE, value -> value.equals("collective")),
+            Map.entry(GRADIENT_SCALE_STRATEGY, value -> true),
+            Map.entry(EXEC_NUM_THREADS, value -> true),
             // the compiler (ops-fusion) passes that read them
-            FUSE_ALL_REDUCE_OPS, value -> true,
-            FUSE_GRAD_SIZE_IN_MB, value -> true,
-            FUSE_GRAD_SIZE_IN_TFLOPS, value -> true,
-            LAST_COMM_GROUP_SIZE_MB, value -> true,
-            BUILD_FUSE_ELEWISE_ADD_ACT_OPS, value -> true,
-            BUILD_FUSE_ALL_OPTIMIZER_OPS, value -> true);
+            Map.entry(FUSE_ALL_REDUCE_OPS, value -> true),
+            Map.entry(FUSE_GRAD_SIZE_IN_MB, value -> true),
+            Map.entry(FUSE_GRAD_SIZE_IN_TFLOPS, value -> true),
+            Map.entry(LAST_COMM_GROUP_SIZE_MB, value -> true),
+            Map.entry(GRADIENT_MERGE, value -> true),
+            Map.entry(GRADIENT_MERGE_K_STEPS, value -> true),
+            Map.entry(GRADIENT_MERGE_AVG, value -> true),
+            Map.entry(BUILD_FUSE_ELEWISE_ADD_ACT_OPS, value -> true),
+            Map.entry(BUILD_FUSE_ALL_OPTIMIZER_OPS, value -> true));
 
     private static final Map<String, Field<?>> BY_NAME = indexByName();
 
