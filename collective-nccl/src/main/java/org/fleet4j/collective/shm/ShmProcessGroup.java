@@ -40,7 +40,7 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
      * Busy-wait this long (peers in step arrive within microseconds), then yield the core, then sleep. With more
      * ranks than cores a spinning rank only delays the one it waits for, so it yields almost at once.
      */
-    private static final long SPIN_NANOS = 2_000_000;
+    private static final long SPIN_NANOS = 100_000;
     private static final long OVERSUBSCRIBED_SPIN_NANOS = 20_000;
     private static final long YIELD_NANOS = 20_000_000;
     private static final long PARK_NANOS = 50_000;
