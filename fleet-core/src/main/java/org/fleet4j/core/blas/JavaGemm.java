@@ -107,7 +107,8 @@ public final class JavaGemm implements Gemm {
 
     /**
      * Whether computing C^T = op(B)^T op(A)^T wastes clearly less of the MR x NR micro-tile than C = op(A) op(B):
-     * true for narrow outputs such as a 10-class layer (n = 10 fills 10/16 of a tile column; m = 64 fills all).
+     * true for narrow outputs such as a 10-class layer (n = 10 fills 10/32 of a tile row; as the 2-row side it
+     * fills all of it).
      */
     static boolean transposedFits(int m, int n) {
         double direct = fill(m, MR) * fill(n, NR);
