@@ -33,7 +33,7 @@ pack() {
   echo "== jlink runtime"
   local jrt
   jrt="$(mktemp -d)/jrt"
-  "$jdk/bin/jlink" --add-modules java.base,java.logging,jdk.incubator.vector,java.desktop,jdk.unsupported,java.management,java.xml \
+  "$jdk/bin/jlink" --add-modules java.base,java.logging,jdk.incubator.vector,java.desktop,jdk.unsupported,java.management,java.xml,jdk.zipfs \
     --strip-debug --no-header-files --no-man-pages --compress=zip-6 --output "$jrt"
   # jlink keeps the symbol tables of native libraries; without them libjvm.so is 5 MiB smaller
   strip --strip-unneeded "$jrt"/lib/server/libjvm.so "$jrt"/lib/*.so
@@ -85,8 +85,9 @@ run() {
 
   echo "== GPU tests (fleet-gpu's whole suite; GPU tests skip without a GPU)"
   local tests_rc=0
-  "$java" "${jvm[@]}" -jar "$carry"/junit/junit-platform-console-standalone-*.jar execute \
-    --class-path "$carry/lib/*" --select-package org.fleet4j.gpu --reports-dir "$out/junit" \
+  # the console on the JVM's own class path, so tests that start child JVMs can hand theirs on
+  "$java" "${jvm[@]}" -cp "$carry/lib/*:$carry/junit/*" org.junit.platform.console.ConsoleLauncher execute \
+    --select-package org.fleet4j.gpu --fail-if-no-tests --reports-dir "$out/junit" \
     --details=tree --disable-banner 2>&1 | tee "$out/tests.txt" || tests_rc=$?
 
   echo "== cuBLAS GEMM and NCCL allreduce (Fleet4J)"

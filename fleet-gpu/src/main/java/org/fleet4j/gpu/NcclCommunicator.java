@@ -104,7 +104,10 @@ public final class NcclCommunicator implements AutoCloseable {
                     + " and " + recv.byteSize() + " bytes are too small");
         }
         checkOpen(what);
-        device.synchronize(); // the gradient was written on the compute stream
+        device.bind();
+        try (CudaEvent written = new CudaEvent()) { // the data was written on the compute stream: order, don't block
+            written.record(device.stream()).orderBefore(stream);
+        }
         check(ncclAllReduce(GpuDevice.pointer(send), GpuDevice.pointer(recv), count, ncclType, NcclTypes.op(op), comm,
                 stream.handle()), what, group);
         return new CudaEvent().record(stream);
