@@ -21,6 +21,7 @@ import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
+import org.fleet4j.strategy.DistributedStrategy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -28,7 +29,8 @@ import picocli.CommandLine.Option;
  * The built-in {@code grad_sync_perf} program: the cost of synchronising many small gradients. Its program has
  * {@code --tensors} parameters of {@code --size} bytes each; every step computes their gradients (one cheap
  * elementwise op each), synchronises them as the strategy's compiler passes arrange (one allreduce per gradient, or
- * one per bucket) and applies SGD. Rank 0 writes summary.json with the median {@code step_us} of the slowest rank.
+ * one per bucket) and applies SGD. Rank 0 writes summary.json with the median {@code step_us} of the slowest rank;
+ * {@code --compare} also times the unfused program, taking turns with the compiled one in the same run.
  */
 @Command(name = "grad_sync_perf", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Measures gradient synchronisation per step for many small parameters.")
@@ -41,8 +43,13 @@ public final class GradSyncPerf implements Callable<Integer> {
     int steps = 300;
     @Option(names = "--warmup", description = "untimed steps first (default ${DEFAULT-VALUE})")
     int warmup = 30;
+    @Option(names = "--compare", description = "also time the same program with one allreduce per gradient"
+            + " (fuse_all_reduce_ops: false), interleaved with the compiled one in this run")
+    boolean compare;
     @Option(names = "--log_dir", description = "where summary.json goes (default: FLEET_LOG_DIR or log)")
     String logDir;
+
+    private static final int ROUND = 10;
 
     public static void main(String[] args) {
         System.exit(ProgramMain.run("grad_sync_perf", new GradSyncPerf(), args));
@@ -76,7 +83,11 @@ public final class GradSyncPerf implements Callable<Integer> {
         }
     }
 
-    private int measure(Fleet fleet, Rank rank, long floats) throws Exception {
+    /** One program of the job: built, compiled by its strategy, initialised in its own scope. */
+    private record Job(Program main, Scope scope, long allreduces) {
+    }
+
+    private Job build(Fleet fleet, long floats, DistributedStrategy strategy) {
         Program main = new Program().setRandomSeed(1);
         Program startup = new Program().setRandomSeed(1);
         Layers nn = new Layers(main, startup);
@@ -88,41 +99,69 @@ public final class GradSyncPerf implements Callable<Integer> {
             terms.add(nn.mean(nn.mul(x, p)));
         }
         Var loss = nn.sum(terms);
-        fleet.distributedOptimizer(new SGD(0.01)).minimize(loss);
-        Executor exe = new Executor();
+        if (strategy == null) {
+            fleet.distributedOptimizer(new SGD(0.01)).minimize(loss);
+        } else {
+            fleet.distributedOptimizer(new SGD(0.01), strategy).minimize(loss);
+        }
         Scope scope = new Scope();
-        exe.run(startup, scope);
+        new Executor().run(startup, scope);
+        return new Job(main, scope, main.globalBlock().ops().stream().filter(op -> op.type().equals("c_allreduce")).count());
+    }
+
+    private int measure(Fleet fleet, Rank rank, long floats) throws Exception {
+        List<Job> jobs = new ArrayList<>(List.of(build(fleet, floats, null)));
+        if (compare) {
+            jobs.add(build(fleet, floats, new DistributedStrategy().fuseAllReduceOps(false)));
+        }
         SplittableRandom r = new SplittableRandom(7 + rank.rank());
         Tensor xs = Tensor.zeros(DType.F32, floats);
         for (long i = 0; i < floats; i++) {
             xs.setFloat(i, (float) r.nextDouble());
         }
         Map<String, Tensor> feed = Map.of("x", xs);
-        for (int i = 0; i < warmup; i++) {
-            exe.run(main, scope, feed, List.of());
+        Executor exe = new Executor();
+        for (Job job : jobs) {
+            for (int i = 0; i < warmup; i++) {
+                exe.run(job.main(), job.scope(), feed, List.of());
+            }
         }
         fleet.barrierWorker();
-        double[] us = new double[steps];
-        for (int i = 0; i < steps; i++) {
-            long s = System.nanoTime();
-            exe.run(main, scope, feed, List.of());
-            us[i] = (System.nanoTime() - s) / 1e3;
+        // with --compare the two programs take turns, ROUND steps each, so both see the same machine load
+        double[][] us = new double[jobs.size()][steps];
+        for (int done = 0; done < steps; done += ROUND) {
+            for (int k = 0; k < jobs.size(); k++) {
+                for (int i = done; i < Math.min(steps, done + ROUND); i++) {
+                    long s = System.nanoTime();
+                    exe.run(jobs.get(k).main(), jobs.get(k).scope(), feed, List.of());
+                    us[k][i] = (System.nanoTime() - s) / 1e3;
+                }
+            }
         }
-        double[] sorted = us.clone();
-        Arrays.sort(sorted);
-        double median = fleet.util().allReduce(sorted[steps / 2], ReduceOp.MAX);
-        long allreduces = main.globalBlock().ops().stream().filter(op -> op.type().equals("c_allreduce")).count();
+        double[] medians = new double[jobs.size()];
+        for (int k = 0; k < jobs.size(); k++) {
+            double[] sorted = us[k].clone();
+            Arrays.sort(sorted);
+            medians[k] = fleet.util().allReduce(sorted[steps / 2], ReduceOp.MAX);
+        }
         if (!rank.isFirst()) {
             return 0;
         }
         System.out.printf(Locale.ROOT, "grad_sync_perf: %d tensors x %d bytes on %d %s, %d allreduce(s) per step: "
                         + "%.1f us/step (median of %d, slowest rank)%n", tensors, floats * 4, rank.worldSize(),
-                rank.worldSize() == 1 ? "rank" : "ranks", allreduces, median, steps);
+                rank.worldSize() == 1 ? "rank" : "ranks", jobs.getFirst().allreduces(), medians[0], steps);
+        Summary summary = new Summary().put("program", "grad_sync_perf").put("world_size", rank.worldSize())
+                .put("tensors", tensors).put("tensor_bytes", floats * 4).put("steps", steps).put("warmup", warmup)
+                .put("allreduces_per_step", jobs.getFirst().allreduces()).put("step_us", medians[0]);
+        if (compare) {
+            System.out.printf(Locale.ROOT, "grad_sync_perf: unfused (fuse_all_reduce_ops: false), %d allreduce(s) per step:"
+                    + " %.1f us/step, interleaved in the same run: %.2fx the compiled program's time%n",
+                    jobs.get(1).allreduces(), medians[1], medians[1] / medians[0]);
+            summary.put("unfused_allreduces_per_step", jobs.get(1).allreduces()).put("unfused_step_us", medians[1])
+                    .put("speedup_over_unfused", medians[1] / medians[0]);
+        }
         Files.createDirectories(rank.logDir());
-        new Summary().put("program", "grad_sync_perf").put("world_size", rank.worldSize()).put("tensors", tensors)
-                .put("tensor_bytes", floats * 4).put("steps", steps).put("warmup", warmup)
-                .put("allreduces_per_step", allreduces).put("step_us", median)
-                .write(rank.logDir().resolve("summary.json"));
+        summary.write(rank.logDir().resolve("summary.json"));
         return 0;
     }
 }
