@@ -13,6 +13,7 @@ public final class FusedOps {
             FusedOptimizerOps.register();
             BucketOps.register();
             ControlOps.register();
+            FusedBnActOp.register();
             registered = true;
         }
     }

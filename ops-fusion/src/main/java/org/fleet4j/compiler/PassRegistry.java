@@ -12,6 +12,7 @@ public final class PassRegistry {
 
     static {
         register(FuseElewiseAddActPass.NAME, s -> new FuseElewiseAddActPass());
+        register(FuseBnActPass.NAME, s -> new FuseBnActPass());
         register(GradientMergePass.NAME, GradientMergePass::fromStrategy);
         register(FuseAllReducePass.NAME, FuseAllReducePass::fromStrategy);
         register(FuseAllOptimizerPass.NAME, s -> new FuseAllOptimizerPass());

@@ -27,6 +27,9 @@ public final class Pipeline {
         if (strategy.get(StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS)) {
             names.add(FuseElewiseAddActPass.NAME);
         }
+        if (strategy.get(StrategySchema.BUILD_FUSE_BN_ACT_OPS)) {
+            names.add(FuseBnActPass.NAME);
+        }
         if (strategy.get(StrategySchema.GRADIENT_MERGE)) {
             names.add(GradientMergePass.NAME);
         }

@@ -44,6 +44,18 @@ final class VectorLoops {
         }
     }
 
+    /** y = max(y, 0) in place. */
+    static void reluInPlace(MemorySegment y, long n) {
+        long bound = S.loopBound(n);
+        long i = 0;
+        for (; i < bound; i += S.length()) {
+            store(load(y, i).max(0f), y, i);
+        }
+        for (; i < n; i++) {
+            y.setAtIndex(F, i, Math.max(y.getAtIndex(F, i), 0f));
+        }
+    }
+
     /** out[r, c] = scale * (x[r, c] + y[c]) + bias. */
     static void addScale(MemorySegment x, MemorySegment y, MemorySegment out, long rows, int cols, float scale, float bias) {
         int bound = S.loopBound(cols);

@@ -27,7 +27,7 @@ final class Nets {
     record Net(Program main, Program startup, String loss) {
     }
 
-    /** What a run produced: the loss of every step and every parameter at the end. */
+    /** What a run produced: the loss of every step and every float persistable (parameters, moments, statistics) at the end. */
     record Trained(List<Float> losses, Map<String, float[]> params) {
     }
 
@@ -100,7 +100,7 @@ final class Nets {
         }
         Map<String, float[]> params = new LinkedHashMap<>();
         for (Var v : main.globalBlock().vars()) {
-            if (v.isParameter()) {
+            if (v.persistable() && v.dtype() == DType.F32) {
                 params.put(v.name(), scope.get(v.name()).toFloatArray());
             }
         }
