@@ -54,8 +54,8 @@ public final class Blas {
     static Gemm select(String choice) {
         String normalised = choice == null ? "" : choice.trim().toLowerCase(Locale.ROOT);
         return switch (normalised) {
-            case "" -> OpenBlasGemm.tryLoad().<Gemm>map(g -> g).orElseGet(JavaGemm::new);
-            case "java" -> new JavaGemm();
+            case "" -> OpenBlasGemm.tryLoad().<Gemm>map(g -> g).orElseGet(Blas::javaGemm);
+            case "java" -> javaGemm();
             case "openblas" -> {
                 try {
                     yield OpenBlasGemm.load();
@@ -66,6 +66,19 @@ public final class Blas {
             default -> throw new IllegalArgumentException(CHOICE + "=" + choice
                     + " is not a BLAS choice; use 'java' or 'openblas' (or leave it unset to pick the fastest)");
         };
+    }
+
+    /**
+     * The pure-Java GEMM. Its class is touched only here, so a JVM started without the Vector API still runs
+     * with OpenBLAS, and one that needs the fallback gets told how to start.
+     */
+    private static Gemm javaGemm() {
+        if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
+            throw new IllegalStateException("OpenBLAS is not available and the pure-Java GEMM needs the Vector API: "
+                    + "start the JVM with --add-modules=jdk.incubator.vector (bin/fleetrun does) or install OpenBLAS "
+                    + "(Debian: apt-get install libopenblas0-pthread)");
+        }
+        return new JavaGemm();
     }
 
     /** A setting from the system property of that name, else the environment variable; null when neither. */
