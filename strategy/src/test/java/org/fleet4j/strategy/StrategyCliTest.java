@@ -39,14 +39,14 @@ class StrategyCliTest {
 
     @Test
     void tablePrintsTheWorldAndEveryFieldWithItsSource() throws Exception {
-        Path strategy = file("s.yaml", "nccl_comm_num: 2\nbuild_strategy:\n  fuse_bn_act_ops: true\ncudnn_exhaustive_search: false\n");
+        Path strategy = file("s.yaml", "nccl_comm_num: 2\nbuild_strategy:\n  fuse_relu_depthwise_conv: true\ncudnn_exhaustive_search: false\n");
         Run run = dryRun(strategy, 1, 2, "cpu", "table");
         assertEquals(0, run.status, run.err);
         assertEquals("", run.err);
         assertTrue(run.out.startsWith("world: 1 node x 2 ranks per node = 2 ranks on cpu\n"), run.out);
         assertRow(run.out, "mode", "collective", "default", "");
         assertRow(run.out, "nccl_comm_num", "2", "file:1", "not in effect yet; advice");
-        assertRow(run.out, "build_strategy.fuse_bn_act_ops", "true", "file:3", "not in effect yet");
+        assertRow(run.out, "build_strategy.fuse_relu_depthwise_conv", "true", "file:3", "not in effect yet");
         assertRow(run.out, "execution_strategy.num_threads", "3", "rule", "changed by rule");
         assertRow(run.out, "cudnn_exhaustive_search", "false", "file:4", "ignored on cpu");
         assertTrue(run.out.contains("\nchanges by rule:\n  execution_strategy.num_threads: 1 -> 3 (sync_nccl_allreduce"), run.out);
