@@ -14,6 +14,7 @@ public final class FusedOps {
             BucketOps.register();
             ControlOps.register();
             FusedBnActOp.register();
+            AllreduceCastOp.register();
             registered = true;
         }
     }

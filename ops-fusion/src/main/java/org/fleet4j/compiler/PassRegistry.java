@@ -15,6 +15,7 @@ public final class PassRegistry {
         register(FuseBnActPass.NAME, s -> new FuseBnActPass());
         register(GradientMergePass.NAME, GradientMergePass::fromStrategy);
         register(FuseAllReducePass.NAME, FuseAllReducePass::fromStrategy);
+        register(Fp16AllreducePass.NAME, s -> new Fp16AllreducePass());
         register(FuseAllOptimizerPass.NAME, s -> new FuseAllOptimizerPass());
     }
 

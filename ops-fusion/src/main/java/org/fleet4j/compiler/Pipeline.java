@@ -36,6 +36,9 @@ public final class Pipeline {
         if (strategy.get(StrategySchema.FUSE_ALL_REDUCE_OPS)) {
             names.add(FuseAllReducePass.NAME);
         }
+        if (strategy.get(StrategySchema.FP16_ALLREDUCE)) {
+            names.add(Fp16AllreducePass.NAME);
+        }
         if (strategy.get(StrategySchema.BUILD_FUSE_ALL_OPTIMIZER_OPS)) {
             names.add(FuseAllOptimizerPass.NAME);
         }

@@ -1,0 +1,49 @@
+package org.fleet4j.compiler;
+
+import org.fleet4j.core.ir.AttrType;
+import org.fleet4j.core.ir.IrException;
+import org.fleet4j.core.ops.OpRegistry;
+import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.Tensor;
+
+/**
+ * {@code allreduce_cast}: Out = X converted to {@code out_dtype} (float32 or bfloat16, rounding to nearest even),
+ * into Out's existing tensor when it has the shape, so a gradient restored from bfloat16 lands in its bucket view.
+ */
+final class AllreduceCastOp {
+    static final String TYPE = "allreduce_cast";
+
+    private AllreduceCastOp() {
+    }
+
+    static void register() {
+        OpRegistry.register(OpSpec.builder(TYPE).in("X").out("Out")
+                .attr("out_dtype", AttrType.STRING, null)
+                .shape(ctx -> {
+                    DType to = target(ctx.op().stringAttr("out_dtype"));
+                    if (ctx.dtype("X") != DType.F32 && ctx.dtype("X") != DType.BF16) {
+                        throw ctx.fail("X must be float32 or bfloat16");
+                    }
+                    ctx.set("Out", to, ctx.shape("X"));
+                })
+                .kernel(op -> {
+                    DType to = target(op.stringAttr("out_dtype"));
+                    return a -> {
+                        Tensor x = a.in("X");
+                        Tensor out = a.out("Out", to, x.shape());
+                        for (long i = 0; i < x.numel(); i++) {
+                            out.setFloat(i, x.getFloat(i));
+                        }
+                    };
+                }).build());
+    }
+
+    private static DType target(String name) {
+        DType d = DType.parse(name);
+        if (d != DType.F32 && d != DType.BF16) {
+            throw new IrException(TYPE + ": out_dtype '" + name + "' is not float32 or bfloat16");
+        }
+        return d;
+    }
+}
