@@ -264,6 +264,7 @@ public final class StrategySchema {
             Map.entry(GRADIENT_MERGE, value -> true),
             Map.entry(GRADIENT_MERGE_K_STEPS, value -> true),
             Map.entry(GRADIENT_MERGE_AVG, value -> true),
+            Map.entry(FP16_ALLREDUCE, value -> true),
             Map.entry(BUILD_FUSE_ELEWISE_ADD_ACT_OPS, value -> true),
             Map.entry(BUILD_FUSE_BN_ACT_OPS, value -> true),
             Map.entry(BUILD_FUSE_ALL_OPTIMIZER_OPS, value -> true));
