@@ -70,4 +70,14 @@ class DataParallelMnistTest {
         assertTrue(job.stderr().contains("rank 1 was killed by signal 9"), job.describe());
         assertFalse(job.launcher().descendants().findAny().isPresent(), "the job left processes behind");
     }
+
+    @Test
+    void aGlobalBatchThatDoesNotSplitEvenlyIsRefusedOnEveryRank() throws Exception {
+        FleetRunJob job = FleetRunJob.start(work.resolve("uneven"), 2, "mnist", "--steps", "1", "--global_batch", "65");
+        assertEquals(2, job.await(JOB_TIMEOUT), job.describe());
+        String rank0 = Files.readString(job.logDir().resolve("workerlog.0"));
+        assertTrue(rank0.contains("mnist: --global_batch 65 does not split evenly over 2 ranks; use a multiple of 2"),
+                job.describe());
+        assertFalse(rank0.contains("\tat "), "one line, no stack trace: " + rank0);
+    }
 }

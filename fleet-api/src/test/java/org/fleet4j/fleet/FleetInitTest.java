@@ -45,6 +45,11 @@ class FleetInitTest {
             assertEquals(3.5, fleet.util().allReduce(3.5, ReduceOp.SUM));
             assertEquals(-2L, fleet.util().allReduce(-2L, ReduceOp.MIN));
             assertArrayEquals(new long[]{7}, fleet.util().allGather(7L));
+            assertArrayEquals(new double[]{0.25}, fleet.util().allGather(0.25));
+            assertArrayEquals(new double[]{1, 2}, fleet.util().allReduce(new double[]{1, 2}, ReduceOp.MAX));
+            IllegalArgumentException avg = assertThrows(IllegalArgumentException.class,
+                    () -> fleet.util().allReduce(3L, ReduceOp.AVG));
+            assertEquals("avg of integers would truncate; reduce a double instead", avg.getMessage());
             fleet.barrierWorker();
             assertEquals(fleet.processGroup(), Rings.get(Fleet.DEFAULT_RING));
             IllegalStateException twice = assertThrows(IllegalStateException.class,
