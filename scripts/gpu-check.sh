@@ -88,7 +88,7 @@ run() {
   # the console on the JVM's own class path, so tests that start child JVMs can hand theirs on
   "$java" "${jvm[@]}" -cp "$carry/lib/*:$carry/junit/*" org.junit.platform.console.ConsoleLauncher execute \
     --select-package org.fleet4j.gpu --fail-if-no-tests --reports-dir "$out/junit" \
-    --details=tree --disable-banner 2>&1 | tee "$out/tests.txt" || tests_rc=$?
+    --details=tree --disable-banner --disable-ansi-colors 2>&1 | tee "$out/tests.txt" || tests_rc=$?
 
   echo "== cuBLAS GEMM and NCCL allreduce (Fleet4J)"
   local bench_rc=0

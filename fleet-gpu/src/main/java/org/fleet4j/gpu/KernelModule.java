@@ -20,7 +20,8 @@ import java.util.regex.Pattern;
 public record KernelModule(String name, String source, List<String> entryPoints) {
     /** Every module Fleet4J ships, in the order they are listed. */
     public static final List<String> NAMES =
-            List.of("elementwise", "activations", "softmax_xent", "reduce", "optimizers", "amp", "embedding");
+            List.of("elementwise", "activations", "softmax_xent", "reduce", "optimizers", "amp", "embedding",
+                    "batch_norm");
 
     private static final Pattern ENTRY = Pattern.compile("^extern \"C\" __global__ void (\\w+)\\(.*$", Pattern.MULTILINE);
     private static final Pattern MACRO_ENTRY = Pattern.compile("^BINARY\\((\\w+),", Pattern.MULTILINE);

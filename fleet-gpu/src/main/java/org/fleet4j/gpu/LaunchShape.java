@@ -13,7 +13,7 @@ public record LaunchShape(int gridX, int gridY, int block, int sharedBytes) {
         return new LaunchShape((int) Math.min(blocks, 32L * Math.max(1, multiprocessors)), 1, BLOCK, 0);
     }
 
-    /** One block per row, as the softmax kernel wants. */
+    /** One block per row (softmax) or per channel (batch norm). */
     public static LaunchShape rows(long rows) {
         if (rows > Integer.MAX_VALUE) {
             throw new IllegalArgumentException(rows + " rows exceed one launch's grid (" + Integer.MAX_VALUE + ")");

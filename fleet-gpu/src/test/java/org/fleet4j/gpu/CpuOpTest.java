@@ -44,4 +44,21 @@ class CpuOpTest {
         assertEquals(0.95f, out.getFloat(0), 1e-6);
         assertEquals(1f, p.getFloat(0), "the caller's tensor is not modified (CpuOp feeds copies)");
     }
+
+    @Test
+    void batchNormGradientOfTheBiasIsTheSumOfDy() {
+        Tensor x = Tensor.of(new float[]{1, 2, 3, 4, 5, 6, 7, 8}, 2, 2, 2, 1);
+        Tensor ones = Tensor.of(new float[]{1, 1}, 2);
+        Tensor zeros = Tensor.of(new float[]{0, 0}, 2);
+        Map<String, Tensor> fwd = CpuOp.run("batch_norm", Map.of("X", x, "Scale", ones, "Bias", zeros, "Mean", zeros,
+                "Variance", ones), Map.of(), List.of("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"));
+        assertEquals(3.5f, fwd.get("SavedMean").getFloat(0), 1e-6); // channel 0 holds 1, 2, 5, 6
+        Tensor dy = Tensor.of(new float[]{1, 1, 2, 2, 1, 1, 2, 2}, 2, 2, 2, 1);
+        Map<String, Tensor> grads = CpuOp.run("batch_norm_grad", Map.of("X", x, "Scale", ones, "Bias", zeros,
+                "Mean", zeros, "Variance", ones, "SavedMean", fwd.get("SavedMean"),
+                "SavedVariance", fwd.get("SavedVariance"), "Y", fwd.get("Y"), "Y@GRAD", dy), Map.of(),
+                List.of("X@GRAD", "Scale@GRAD", "Bias@GRAD"));
+        assertEquals(4f, grads.get("Bias@GRAD").getFloat(0), 1e-6);
+        assertEquals(8f, grads.get("Bias@GRAD").getFloat(1), 1e-6);
+    }
 }

@@ -231,6 +231,52 @@ class GpuKernelsTest {
     }
 
     @Test
+    void batchNormAndItsGradientMatchTheCpu() {
+        long n = 8;
+        long c = 6;
+        long hw = 25;
+        Tensor x = random(19, n, c, 5, 5);
+        Tensor scale = random(20, c);
+        Tensor bias = random(21, c);
+        Tensor mean = random(22, c);
+        Tensor variance = Tensor.zeros(c);
+        for (long i = 0; i < c; i++) {
+            variance.setFloat(i, 1 + i);
+        }
+        for (boolean isTest : new boolean[]{false, true}) {
+            GpuBuffer runningMean = upload(mean);
+            GpuBuffer runningVar = upload(variance);
+            GpuBuffer y = gpu.allocate(x.byteSize());
+            GpuBuffer savedMean = gpu.allocate(c * 4);
+            GpuBuffer savedInvStd = gpu.allocate(c * 4);
+            kernels.launch("batch_norm_f32", LaunchShape.rows(c), upload(x), upload(scale), upload(bias), runningMean,
+                    runningVar, y, savedMean, savedInvStd, n, c, hw, 0.9f, 1e-5f, isTest ? 1 : 0);
+            Map<String, Tensor> cpu = CpuOp.run("batch_norm", Map.of("X", x, "Scale", scale, "Bias", bias, "Mean", mean,
+                    "Variance", variance), Map.of("is_test", isTest),
+                    List.of("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"));
+            String mode = isTest ? " (test mode)" : " (training)";
+            assertClose(cpu.get("Y"), download(y, DType.F32, x.shape()), 1e-5f, "batch_norm Y" + mode);
+            assertClose(cpu.get("MeanOut"), download(runningMean, DType.F32, c), 1e-5f, "running mean" + mode);
+            assertClose(cpu.get("VarianceOut"), download(runningVar, DType.F32, c), 1e-5f, "running variance" + mode);
+            assertClose(cpu.get("SavedVariance"), download(savedInvStd, DType.F32, c), 1e-5f, "inverse std" + mode);
+
+            Tensor dy = random(23, n, c, 5, 5);
+            GpuBuffer dx = gpu.allocate(x.byteSize());
+            GpuBuffer dscale = gpu.allocate(c * 4);
+            GpuBuffer dbias = gpu.allocate(c * 4);
+            kernels.launch("batch_norm_grad_f32", LaunchShape.rows(c), upload(x), upload(scale), savedMean, savedInvStd,
+                    upload(dy), dx, dscale, dbias, n, c, hw, isTest ? 1 : 0);
+            Map<String, Tensor> grads = CpuOp.run("batch_norm_grad", Map.of("X", x, "Scale", scale, "Bias", bias,
+                    "Mean", mean, "Variance", variance, "SavedMean", cpu.get("SavedMean"),
+                    "SavedVariance", cpu.get("SavedVariance"), "Y", cpu.get("Y"), "Y@GRAD", dy), Map.of("is_test", isTest),
+                    List.of("X@GRAD", "Scale@GRAD", "Bias@GRAD"));
+            assertClose(grads.get("X@GRAD"), download(dx, DType.F32, x.shape()), 1e-4f, "batch_norm dX" + mode);
+            assertClose(grads.get("Scale@GRAD"), download(dscale, DType.F32, c), 1e-4f, "batch_norm dScale" + mode);
+            assertClose(grads.get("Bias@GRAD"), download(dbias, DType.F32, c), 1e-4f, "batch_norm dBias" + mode);
+        }
+    }
+
+    @Test
     void ampCastsAndUnscaleMatchTheCpu() {
         Tensor x = random(10, 4097);
         x.setFloat(5, Float.NaN);

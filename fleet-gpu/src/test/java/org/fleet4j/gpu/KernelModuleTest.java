@@ -26,6 +26,7 @@ class KernelModuleTest {
         assertEquals(List.of("cast_f32_to_bf16", "cast_bf16_to_f32", "cast_f32_to_f16", "cast_f16_to_f32",
                 "check_finite_and_unscale_f32"), KernelModule.load("amp").entryPoints());
         assertEquals(List.of("lookup_table_f32", "lookup_table_grad_f32"), KernelModule.load("embedding").entryPoints());
+        assertEquals(List.of("batch_norm_f32", "batch_norm_grad_f32"), KernelModule.load("batch_norm").entryPoints());
         var e = assertThrows(IllegalArgumentException.class, () -> KernelModule.load("conv"));
         assertTrue(e.getMessage().startsWith("no kernel module 'conv'"), e.getMessage());
     }
