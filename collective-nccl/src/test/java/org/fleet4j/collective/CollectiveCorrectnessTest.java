@@ -46,6 +46,33 @@ class CollectiveCorrectnessTest {
         }
     }
 
+    /**
+     * The matrix above uses slots small enough for the one-synchronisation path; chunks above 64 KiB take the
+     * path where each rank reduces its own share, checked here with several rounds of 256 KiB slots.
+     */
+    @ParameterizedTest(name = "shm world {0}")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {2, 3, 4})
+    void largeChunksReduceByShares(int world) throws Exception {
+        long count = 100_003;
+        try (LocalWorld w = new LocalWorld(world, OPTIONS.withBackend(Backend.SHM).withShmSlotBytes(256 << 10));
+             Arena arena = Arena.ofShared()) {
+            w.run((rank, g) -> {
+                for (DataType dt : new DataType[] {DataType.F32, DataType.I64, DataType.BF16}) {
+                    for (ReduceOp op : ReduceOp.values()) {
+                        MemorySegment buf = Buffers.filled(arena, dt, count, rank);
+                        g.allreduce(buf, dt, op).await(Duration.ofSeconds(60));
+                        verify(buf, dt, count, i -> Buffers.expected(dt, op, world, i), "allreduce " + op, rank);
+                        MemorySegment red = Buffers.filled(arena, dt, count, rank);
+                        g.reduce(red, dt, op, 1).await(Duration.ofSeconds(60));
+                        verify(red, dt, count, i -> rank == 1 ? Buffers.expected(dt, op, world, i) : Buffers.value(rank, i),
+                                "reduce " + op, rank);
+                    }
+                }
+                return null;
+            });
+        }
+    }
+
     private static void checkAll(ProcessGroup g, DataType dt, long count) {
         int n = g.size();
         int r = g.rank();

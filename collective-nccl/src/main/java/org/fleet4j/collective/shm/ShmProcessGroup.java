@@ -46,7 +46,7 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
     private static final long PARK_NANOS = 50_000;
     private static final long LIVENESS_CHECK_NANOS = 100_000_000;
     /** Up to this size every rank reduces the whole chunk itself: one synchronisation instead of two. */
-    private static final long SMALL_CHUNK_BYTES = 16 << 10;
+    private static final long SMALL_CHUNK_BYTES = 64 << 10;
 
     private final Arena arena = Arena.ofShared();
     private final ShmLayout layout;
