@@ -52,6 +52,11 @@ final class Nets {
      * as the distributed optimizer inserts them.
      */
     static Net mlpWithAllreduce(String act, int[] hidden, Optimizer optimizer) {
+        return mlpWithAllreduce(act, hidden, optimizer, "sum");
+    }
+
+    /** As above with the allreduces' {@code reduce} attribute ("sum" or "avg"). */
+    static Net mlpWithAllreduce(String act, int[] hidden, Optimizer optimizer, String reduce) {
         StandInAllreduce.register();
         Program main = new Program().setRandomSeed(11);
         Program startup = new Program();
@@ -66,7 +71,7 @@ final class Nets {
         List<ParamGrad> grads = Backward.appendBackward(loss);
         for (ParamGrad pg : grads) {
             main.globalBlock().appendOp(FuseAllReducePass.ALLREDUCE, Map.of("X", List.of(pg.grad())),
-                    Map.of("Out", List.of(pg.grad())), Map.of("ring_id", 0, "reduce", "sum"));
+                    Map.of("Out", List.of(pg.grad())), Map.of("ring_id", 0, "reduce", reduce));
         }
         optimizer.applyGradients(main, grads);
         return new Net(main, startup, loss.name());

@@ -1,0 +1,114 @@
+package org.fleet4j.compiler;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.optim.Adam;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two real rank processes on loopback, each training on half of every batch with a real allreduce: the compiled
+ * program (op fusion, buckets, fused optimizer) ends where the uncompiled one does, on both ranks, and both equal one
+ * process training on the whole batches.
+ */
+class TwoRankCompilationTest {
+    private static final int STEPS = 6;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void compiledAndUncompiledAgreeOnTwoRanksAndWithOneRankOnTheWholeBatch() throws Exception {
+        String javaBin = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        List<Process> ranks = new ArrayList<>();
+        try {
+            for (int r = 0; r < 2; r++) {
+                ProcessBuilder pb = new ProcessBuilder(javaBin, "--enable-native-access=ALL-UNNAMED",
+                        "--add-modules=jdk.incubator.vector", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp",
+                        System.getProperty("java.class.path"), RankTraining.class.getName(), Integer.toString(STEPS));
+                pb.environment().putAll(Map.of("FLEET_RANK", "" + r, "FLEET_WORLD_SIZE", "2",
+                        "FLEET_LOCAL_RANK", "" + r, "FLEET_LOCAL_WORLD_SIZE", "2", "FLEET_NODE_RANK", "0",
+                        "FLEET_MASTER", "127.0.0.1:" + port, "FLEET_HOST", "127.0.0.1",
+                        "FLEET_JOB_ID", "compiler-test-" + ProcessHandle.current().pid(), "FLEET_LOG_DIR", dir.toString()));
+                pb.redirectErrorStream(true).redirectOutput(dir.resolve("rank-" + r + ".log").toFile());
+                ranks.add(pb.start());
+            }
+            for (int r = 0; r < 2; r++) {
+                Process p = ranks.get(r);
+                assertTrue(p.waitFor(120, TimeUnit.SECONDS), "rank " + r + " still running after 120 s; log:\n" + log(r));
+                assertEquals(0, p.exitValue(), "rank " + r + " failed; log:\n" + log(r));
+            }
+        } finally {
+            ranks.forEach(Process::destroyForcibly);
+        }
+        String report = log(0);
+        assertTrue(report.contains("c_allreduce ops -> 3 bucket(s)"), report);
+        List<String> r0 = Files.readAllLines(dir.resolve("rank-0.values"));
+        List<String> r1 = Files.readAllLines(dir.resolve("rank-1.values"));
+        float[] single = singleProcess();
+        assertClose(single, parse(r0.get(0)), 2e-5f, "uncompiled, rank 0 against one process on the whole batches");
+        assertClose(parse(r0.get(0)), parse(r0.get(1)), 1e-6f, "compiled against uncompiled, rank 0");
+        assertClose(parse(r0.get(1)), parse(r1.get(1)), 0f, "compiled, rank 0 against rank 1");
+    }
+
+    private String log(int r) throws Exception {
+        File f = dir.resolve("rank-" + r + ".log").toFile();
+        return f.exists() ? Files.readString(f.toPath()) : "(no log)";
+    }
+
+    /** The same network trained by one process on the whole 16-sample batches (allreduce of one rank: identity). */
+    private static float[] singleProcess() {
+        Nets.Net net = Nets.mlp("relu", new int[]{16, 12}, p -> new Adam(0.02));
+        Executor exe = new Executor();
+        Scope scope = new Scope();
+        exe.run(net.startup(), scope);
+        for (int step = 0; step < STEPS; step++) {
+            exe.run(net.main(), scope, Nets.batch(step), List.of());
+        }
+        List<Float> values = new ArrayList<>();
+        for (var v : net.main().globalBlock().vars()) {
+            if (v.isParameter()) {
+                for (float f : scope.get(v.name()).toFloatArray()) {
+                    values.add(f);
+                }
+            }
+        }
+        float[] out = new float[values.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = values.get(i);
+        }
+        return out;
+    }
+
+    private static float[] parse(String line) {
+        String[] parts = line.trim().split(" ");
+        float[] out = new float[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            out[i] = Float.parseFloat(parts[i]);
+        }
+        return out;
+    }
+
+    private static void assertClose(float[] expected, float[] actual, float tol, String what) {
+        assertEquals(expected.length, actual.length, what);
+        for (int i = 0; i < expected.length; i++) {
+            assertEquals(expected[i], actual[i], tol * Math.max(1f, Math.abs(expected[i])), what + ": value " + i);
+        }
+    }
+}
