@@ -36,6 +36,27 @@ class PipelineTest {
                 names(Pipeline.forStrategy(effective(s))));
         s.set(StrategySchema.FUSE_ALL_REDUCE_OPS, false);
         assertEquals(List.of("fuse_elewise_add_act_ops", "fuse_all_optimizer_ops"), names(Pipeline.forStrategy(effective(s))));
+        s.set(StrategySchema.FUSE_ALL_REDUCE_OPS, true).set(StrategySchema.BUILD_FUSE_BN_ACT_OPS, true)
+                .set(StrategySchema.GRADIENT_MERGE, true).set(StrategySchema.FP16_ALLREDUCE, true);
+        assertEquals(List.of("fuse_elewise_add_act_ops", "fuse_bn_act_ops", "gradient_merge", "fuse_all_reduce_ops",
+                "fp16_allreduce", "fuse_all_optimizer_ops"), names(Pipeline.forStrategy(effective(s))));
+    }
+
+    @Test
+    void gradientMergeSettingsReachThePass() {
+        DistributedStrategy s = new DistributedStrategy().gradientMerge(true)
+                .set(StrategySchema.GRADIENT_MERGE_K_STEPS, 5).set(StrategySchema.GRADIENT_MERGE_AVG, false);
+        Nets.Net net = Nets.mlp("relu", new int[]{8}, p -> new Adam(0.01));
+        Compilation c = Pipeline.forStrategy(effective(s)).run(net.main());
+        assertTrue(c.describe().contains("merged 4 gradients over k_steps 5 (summed)"), c.describe());
+    }
+
+    @Test
+    void invalidCombinationsAreRejectedByTheStrategyBeforeAnyPassRuns() {
+        DistributedStrategy s = new DistributedStrategy().gradientMerge(true).syncBatchNorm(true);
+        org.fleet4j.strategy.StrategyException e = assertThrows(org.fleet4j.strategy.StrategyException.class,
+                () -> Pipeline.forStrategy(effective(s)));
+        assertTrue(e.getMessage().contains("sync_batch_norm"), e.getMessage());
     }
 
     @Test
