@@ -6,7 +6,8 @@ import java.util.Set;
 /**
  * Which ops run in reduced precision under AMP. White ops (GEMMs) gain from tensor cores and are safe in fp16/bf16;
  * black ops (exponentials, reductions, losses) lose too much precision and stay fp32; every other op follows its
- * inputs. Defaults are Paddle's; the strategy's custom lists move ops between them.
+ * inputs. Defaults are Paddle's, plus fc (a GEMM) on the white list and batch_norm (its statistics) on the black
+ * list; the strategy's custom lists move ops between them.
  */
 public final class AmpOpLists {
     static final Set<String> DEFAULT_WHITE = Set.of("matmul", "matmul_v2", "mul", "fc", "conv2d");
