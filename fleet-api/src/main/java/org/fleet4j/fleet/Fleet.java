@@ -54,8 +54,27 @@ public final class Fleet implements AutoCloseable {
         return init(EnvironmentRoleMaker.fromSystem(), strategy);
     }
 
+    /** As {@link #init(RoleMaker, DistributedStrategy, GroupOptions, PrintStream)}; FLEET_TIMEOUT (seconds) bounds every wait. */
     public static Fleet init(RoleMaker roleMaker, DistributedStrategy strategy) {
-        return init(roleMaker, strategy, GroupOptions.defaults(), System.out);
+        return init(roleMaker, strategy, GroupOptions.defaults().withTimeout(timeout(System.getenv("FLEET_TIMEOUT"))),
+                System.out);
+    }
+
+    /** How long to wait for other ranks: FLEET_TIMEOUT in seconds, else the collective module's default. */
+    static Duration timeout(String fleetTimeout) {
+        if (fleetTimeout == null || fleetTimeout.isBlank()) {
+            return GroupOptions.DEFAULT_TIMEOUT;
+        }
+        try {
+            long seconds = Long.parseLong(fleetTimeout.trim());
+            if (seconds >= 1) {
+                return Duration.ofSeconds(seconds);
+            }
+        } catch (NumberFormatException e) {
+            // reported below, with the value
+        }
+        throw new IllegalArgumentException("environment variable FLEET_TIMEOUT='" + fleetTimeout
+                + "' is not a whole number of seconds (at least 1)");
     }
 
     /**

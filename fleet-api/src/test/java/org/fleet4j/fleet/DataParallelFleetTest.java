@@ -9,6 +9,7 @@ import java.io.StringReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -76,6 +77,19 @@ class DataParallelFleetTest {
             assertEquals(three[0].getProperty("trained"), three[r].getProperty("trained"), "rank " + r);
         }
         assertNotEquals(three[0].getProperty("initial"), three[0].getProperty("trained"));
+    }
+
+    /** Rank 1 stops taking part: rank 0's first collective fails after FLEET_TIMEOUT naming rank 1, and the job ends. */
+    @Test
+    void aStalledRankFailsTheOthersAfterTheTimeoutNamingIt() throws Exception {
+        Path out = Files.createDirectories(work.resolve("stall-out"));
+        LaunchedJob job = LaunchedJob.run(work.resolve("stall"), 2, Map.of("FLEET_TIMEOUT", "3", "PROBE_STALL_RANK", "1"),
+                JOB_TIMEOUT, FleetProbe.class.getName(), out.toString(), "16", "1");
+        assertNotEquals(0, job.exitCode(), job.describe());
+        assertTrue(job.stderr().contains("failed: rank 0 exited with code 1"), job.describe());
+        String rank0 = Files.readString(job.logDir().resolve("workerlog.0"));
+        assertTrue(rank0.contains("timed out after 3000 ms") && rank0.contains("ranks [1] did not take part"),
+                "the timeout names the rank that did not come:\n" + job.describe());
     }
 
     /** Two dumps "name=[v, v, ...];..." name the same parameters and agree value by value within {@code rel}. */

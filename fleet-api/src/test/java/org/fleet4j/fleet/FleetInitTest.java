@@ -90,4 +90,15 @@ class FleetInitTest {
         assertTrue(e.getMessage().startsWith("Fleet.init: the strategy asks for mode ps (parameter servers)"), e.getMessage());
         assertThrows(IllegalStateException.class, () -> Rings.get(Fleet.DEFAULT_RING));
     }
+
+    @Test
+    void fleetTimeoutIsWholeSeconds() {
+        assertEquals(GroupOptions.DEFAULT_TIMEOUT, Fleet.timeout(null));
+        assertEquals(Duration.ofSeconds(7), Fleet.timeout(" 7 "));
+        for (String bad : new String[]{"0", "2.5", "soon"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Fleet.timeout(bad));
+            assertEquals("environment variable FLEET_TIMEOUT='" + bad + "' is not a whole number of seconds (at least 1)",
+                    e.getMessage());
+        }
+    }
 }

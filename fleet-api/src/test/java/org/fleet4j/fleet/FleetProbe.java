@@ -27,19 +27,22 @@ import org.fleet4j.core.tensor.Tensor;
  * A rank program for the Fleet tests, run under the real launcher. It exercises {@code fleet.util()} and the
  * barrier, then trains a small classifier data-parallel, initialised with a different seed on every rank so that
  * only the startup broadcast can make the ranks agree, and records every result in OUT_DIR/rank-N.properties.
- * Arguments: OUT_DIR GLOBAL_BATCH STEPS.
+ * Arguments: OUT_DIR GLOBAL_BATCH STEPS. With PROBE_STALL_RANK=r, rank r stops taking part right after Fleet.init.
  */
 public final class FleetProbe {
     private FleetProbe() {
     }
 
-    public static void main(String[] args) throws IOException {
+    public static void main(String[] args) throws IOException, InterruptedException {
         Path out = Path.of(args[0]);
         int globalBatch = Integer.parseInt(args[1]);
         int steps = Integer.parseInt(args[2]);
         Properties result = new Properties();
         try (Fleet fleet = Fleet.init()) {
             int rank = fleet.workerIndex();
+            if (("" + rank).equals(System.getenv("PROBE_STALL_RANK"))) {
+                stall();
+            }
             FleetUtil util = fleet.util();
             result.setProperty("worker_num", "" + fleet.workerNum());
             result.setProperty("node_num", "" + fleet.nodeNum());
@@ -80,6 +83,12 @@ public final class FleetProbe {
             result.setProperty("trained", params(main, scope));
             write(out.resolve("rank-" + rank + ".properties"), result);
         }
+    }
+
+    /** A rank that stops taking part without dying; it gives up after a minute so nothing outlives a broken test. */
+    private static void stall() throws InterruptedException {
+        Thread.sleep(60_000);
+        System.exit(99);
     }
 
     private static String params(Program main, Scope scope) {

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -20,6 +21,12 @@ public record LaunchedJob(int exitCode, String stdout, String stderr, Path logDi
     /** Runs {@code fleetrun --nproc_per_node N --log_dir WORK/log --jvm_args LIGHT_JVM PROGRAM ARGS} and waits. */
     public static LaunchedJob run(Path work, int nproc, Duration timeout, String program, String... programArgs)
             throws IOException, InterruptedException {
+        return run(work, nproc, Map.of(), timeout, program, programArgs);
+    }
+
+    /** As {@link #run(Path, int, Duration, String, String...)}, with extra environment for the launcher and its ranks. */
+    public static LaunchedJob run(Path work, int nproc, Map<String, String> env, Duration timeout, String program,
+                                  String... programArgs) throws IOException, InterruptedException {
         Files.createDirectories(work);
         Path logDir = work.resolve("log");
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -31,7 +38,9 @@ public record LaunchedJob(int exitCode, String stdout, String stderr, Path logDi
         command.addAll(List.of(programArgs));
         File out = work.resolve("launcher.out").toFile();
         File err = work.resolve("launcher.err").toFile();
-        Process p = new ProcessBuilder(command).directory(work.toFile()).redirectOutput(out).redirectError(err).start();
+        ProcessBuilder builder = new ProcessBuilder(command).directory(work.toFile()).redirectOutput(out).redirectError(err);
+        builder.environment().putAll(env);
+        Process p = builder.start();
         p.getOutputStream().close();
         if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
             p.descendants().forEach(ProcessHandle::destroyForcibly);
