@@ -35,21 +35,22 @@ class DataParallelMnistTest {
     }
 
     @Test
-    void twoRanksSplittingTheGlobalBatchMatchOneRank() throws Exception {
+    void twoAndFourRanksSplittingTheGlobalBatchMatchOneRank() throws Exception {
         JsonNode one = summary("one", 1);
-        JsonNode two = summary("two", 2);
-
         assertEquals(1, one.get("world_size").asInt());
-        assertEquals(2, two.get("world_size").asInt());
-        assertEquals(32, two.get("batch_size").asInt());
-        assertEquals(50, two.get("steps").asInt());
-        for (String key : new String[]{"params_l2", "final_loss"}) {
-            double a = one.get(key).asDouble();
-            double b = two.get(key).asDouble();
-            assertTrue(Math.abs(a - b) <= 1e-4 * Math.abs(a), key + ": one rank " + a + ", two ranks " + b);
-        }
         // 50 SGD steps move the parameters: agreement is not just two untouched initialisations
         assertTrue(one.get("final_loss").asDouble() < 2.0, one.toString());
+        for (int nproc : new int[]{2, 4}) {
+            JsonNode many = summary("ranks" + nproc, nproc);
+            assertEquals(nproc, many.get("world_size").asInt());
+            assertEquals(64 / nproc, many.get("batch_size").asInt());
+            assertEquals(50, many.get("steps").asInt());
+            for (String key : new String[]{"params_l2", "final_loss"}) {
+                double a = one.get(key).asDouble();
+                double b = many.get(key).asDouble();
+                assertTrue(Math.abs(a - b) <= 1e-4 * Math.abs(a), key + ": one rank " + a + ", " + nproc + " ranks " + b);
+            }
+        }
     }
 
     @Test
