@@ -141,6 +141,26 @@ public final class Executor {
         return cond instanceof Tensor t && t.numel() > 0 && t.getDouble(0) != 0;
     }
 
+    /**
+     * Bytes of the temporaries (vars neither persistable nor fed) that the prepared plan of {@code program} holds
+     * between runs: the executor's working memory for it, each storage counted once. 0 before its first run.
+     */
+    public long temporaryBytes(Program program) {
+        Plan plan = plans.get(program);
+        if (plan == null) {
+            return 0;
+        }
+        Block block = program.globalBlock();
+        Map<Long, Long> storage = new java.util.HashMap<>();
+        for (int s = 0; s < plan.names.length; s++) {
+            Var v = block.findVar(plan.names[s]);
+            if (v != null && !v.persistable() && !v.isData() && plan.frame[s] instanceof Tensor t) {
+                storage.merge(t.segment().address(), t.byteSize(), Math::max);
+            }
+        }
+        return storage.values().stream().mapToLong(Long::longValue).sum();
+    }
+
     /** Forgets prepared plans (and the temporaries they hold). */
     public void clear() {
         plans.clear();
