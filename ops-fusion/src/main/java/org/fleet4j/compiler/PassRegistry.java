@@ -17,6 +17,7 @@ public final class PassRegistry {
         register(FuseAllReducePass.NAME, FuseAllReducePass::fromStrategy);
         register(Fp16AllreducePass.NAME, s -> new Fp16AllreducePass());
         register(FuseAllOptimizerPass.NAME, s -> new FuseAllOptimizerPass());
+        register(InplacePass.NAME, s -> new InplacePass());
     }
 
     private PassRegistry() {

@@ -9,7 +9,8 @@ import org.fleet4j.strategy.StrategySchema;
 /**
  * An ordered list of passes. {@link #forStrategy} picks and orders them from the effective strategy: op fusions
  * first (they change which ops produce gradients), then gradient merge (it gates the gradients' consumers), then
- * gradient bucketing (it needs the final producers), then the fused optimizer (it reads the bucketed gradients).
+ * gradient bucketing (it needs the final producers), then the fused optimizer (it reads the bucketed gradients), and
+ * buffer reuse last (it needs to know every reader of every var).
  */
 public final class Pipeline {
     private final List<Pass> passes;
@@ -41,6 +42,9 @@ public final class Pipeline {
         }
         if (strategy.get(StrategySchema.BUILD_FUSE_ALL_OPTIMIZER_OPS)) {
             names.add(FuseAllOptimizerPass.NAME);
+        }
+        if (strategy.get(StrategySchema.BUILD_ENABLE_INPLACE)) {
+            names.add(InplacePass.NAME);
         }
         return new Pipeline(names.stream().map(n -> PassRegistry.create(n, strategy)).toList());
     }
