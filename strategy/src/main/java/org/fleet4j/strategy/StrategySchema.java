@@ -267,7 +267,8 @@ public final class StrategySchema {
             Map.entry(FP16_ALLREDUCE, value -> true),
             Map.entry(BUILD_FUSE_ELEWISE_ADD_ACT_OPS, value -> true),
             Map.entry(BUILD_FUSE_BN_ACT_OPS, value -> true),
-            Map.entry(BUILD_FUSE_ALL_OPTIMIZER_OPS, value -> true));
+            Map.entry(BUILD_FUSE_ALL_OPTIMIZER_OPS, value -> true),
+            Map.entry(BUILD_ENABLE_INPLACE, value -> true));
 
     private static final Map<String, Field<?>> BY_NAME = indexByName();
 

@@ -150,7 +150,8 @@ class StrategySchemaTest {
         assertEquals(List.of("mode", "fuse_all_reduce_ops", "fuse_grad_size_in_MB", "fuse_grad_size_in_TFLOPS",
                 "last_comm_group_size_MB", "gradient_merge", "gradient_merge_configs.k_steps", "gradient_merge_configs.avg",
                 "fp16_allreduce", "gradient_scale_configs.scale_strategy", "build_strategy.fuse_elewise_add_act_ops",
-                "build_strategy.fuse_bn_act_ops", "build_strategy.fuse_all_optimizer_ops", "execution_strategy.num_threads"), inEffect);
+                "build_strategy.fuse_bn_act_ops", "build_strategy.fuse_all_optimizer_ops",
+                "build_strategy.enable_inplace", "execution_strategy.num_threads"), inEffect);
         assertFalse(StrategySchema.inEffect(StrategySchema.MODE, "ps"), "the parameter-server runtime is not there yet");
         assertTrue(StrategySchema.inEffect(StrategySchema.GRADIENT_SCALE_STRATEGY, "sum"));
     }
