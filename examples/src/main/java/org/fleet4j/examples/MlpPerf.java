@@ -1,6 +1,7 @@
 package org.fleet4j.examples;
 
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -15,6 +16,7 @@ import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.Fleet;
+import org.fleet4j.fleet.Timeline;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
 import picocli.CommandLine.Command;
@@ -41,6 +43,8 @@ public final class MlpPerf implements Callable<Integer> {
     long seed = 1;
     @Option(names = "--log_dir", description = "where summary.json goes (default: FLEET_LOG_DIR or log)")
     String logDir;
+    @Option(names = "--timeline", description = "write a Chrome trace of the timed steps; rank N writes FILE with .rankN before the extension")
+    Path timelineFile;
     @Option(names = "--log_level", description = "info or debug")
     String logLevel = "info";
 
@@ -82,6 +86,8 @@ public final class MlpPerf implements Callable<Integer> {
         for (int i = 0; i < warmup; i++) {
             exe.run(net.main(), scope, feed, fetch);
         }
+        // attached after the warm-up so the trace shows the steady state
+        Timeline timeline = timelineFile == null ? null : Timeline.attach(exe, net.main(), rank.rank());
         fleet.barrierWorker();
         double[] ms = new double[steps];
         long t0 = System.nanoTime();
@@ -96,6 +102,11 @@ public final class MlpPerf implements Callable<Integer> {
         Arrays.sort(sorted);
         double median = fleet.util().allReduce(sorted[steps / 2], ReduceOp.MAX);
         double samplesPerSec = (double) batchSize * rank.worldSize() * steps / total;
+        if (timeline != null) {
+            Path file = Timeline.rankFile(timelineFile, rank.rank());
+            timeline.write(file);
+            System.out.println("mlp_perf: wrote the timeline of " + timeline.size() + " op runs to " + file);
+        }
         if (!rank.isFirst()) {
             return 0;
         }

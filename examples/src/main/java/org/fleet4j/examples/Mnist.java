@@ -20,6 +20,7 @@ import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.Fleet;
+import org.fleet4j.fleet.Timeline;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.LossCurve;
 import org.fleet4j.fleet.metrics.ProgressBar;
@@ -56,6 +57,8 @@ public final class Mnist implements Callable<Integer> {
     Path saveCheckpoint;
     @Option(names = "--load_checkpoint", description = "start from the parameters in this safetensors file")
     Path loadCheckpoint;
+    @Option(names = "--timeline", description = "write a Chrome trace of the training steps; rank N writes FILE with .rankN before the extension")
+    Path timelineFile;
     @Option(names = "--log_level", description = "info or debug (debug shows stack traces)")
     String logLevel = "info";
 
@@ -101,6 +104,7 @@ public final class Mnist implements Callable<Integer> {
         Executor exe = new Executor();
         Scope scope = new Scope();
         exe.run(net.startup(), scope);
+        Timeline timeline = timelineFile == null ? null : Timeline.attach(exe, net.main(), rank.rank());
         if (loadCheckpoint != null) {
             SafeTensors.loadInto(loadCheckpoint, parameters(net, scope), true);
             out.println("mnist: loaded parameters from " + loadCheckpoint);
@@ -145,6 +149,11 @@ public final class Mnist implements Callable<Integer> {
             samples += epochSamples;
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
+        if (timeline != null) {
+            Path file = Timeline.rankFile(timelineFile, rank.rank());
+            timeline.write(file);
+            out.println("mnist: wrote the timeline of " + timeline.size() + " op runs to " + file);
+        }
         if (!rank.isFirst()) {
             out.printf(Locale.ROOT, "mnist: rank %d done; final loss %.4f; rank 0 evaluates and writes the summary%n",
                     rank.rank(), lastLoss);
