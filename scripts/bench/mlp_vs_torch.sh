@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# mlp_perf (784-512-512-10, batch 64 per rank, one compute thread per rank) against PyTorch, interleaved round
+# after round so both see the same machine, then medians and ratios:
+#   1 rank:  Fleet4J mlp_perf           vs  PyTorch, torch.set_num_threads(1)         (issue 2's target: ratio >= 1)
+#   2 ranks: Fleet4J mlp_perf on fleetrun vs PyTorch DDP over Gloo, 1 thread per rank (issue 5's target: >= 3x)
+# Usage: scripts/bench/mlp_vs_torch.sh [ROUNDS=5] [STEPS=200]   (after ./mvnw -q package -DskipTests)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+rounds=${1:-5}
+steps=${2:-200}
+py=/usr/bin/python3
+out=$(mktemp -d)
+for r in $(seq 1 "$rounds"); do
+  bin/fleetrun --nproc_per_node 1 --log_dir "$out/f1.$r" mlp_perf --steps "$steps" --warmup 50 >/dev/null 2>&1
+  $py scripts/peers/torch_mlp_perf.py --steps "$steps" --warmup 50 > "$out/t1.$r"
+  bin/fleetrun --nproc_per_node 2 --log_dir "$out/f2.$r" mlp_perf --steps "$steps" --warmup 50 >/dev/null 2>&1
+  $py scripts/peers/torch_ddp_mlp_perf.py --nproc 2 --steps "$steps" --warmup 50 > "$out/t2.$r"
+done
+$py - "$out" "$rounds" <<'PY'
+import json, re, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+def fleet(n):
+    return [json.load(open(f"{out}/f{n}.{r}/summary.json"))["samples_per_sec"] for r in range(1, rounds + 1)]
+def torch(n):
+    vals = []
+    for r in range(1, rounds + 1):
+        m = re.search(r"([\d,]+) samples/s", open(f"{out}/t{n}.{r}").read())
+        vals.append(float(m.group(1).replace(",", "")))
+    return vals
+f1, t1, f2, t2 = (statistics.median(v) for v in (fleet(1), torch(1), fleet(2), torch(2)))
+print(f"rounds {rounds}; medians of samples/s (higher is better)")
+print(f"1 rank : Fleet4J {f1:10,.0f}   PyTorch 1 thread {t1:10,.0f}   ratio {f1 / t1:.2f}")
+print(f"2 ranks: Fleet4J {f2:10,.0f}   PyTorch DDP Gloo {t2:10,.0f}   ratio {f2 / t2:.2f}")
+print(f"scaling efficiency (2-rank / twice 1-rank): Fleet4J {f2 / (2 * f1):.2f}   PyTorch {t2 / (2 * t1):.2f}")
+PY
