@@ -1,6 +1,8 @@
 package org.fleet4j.core.ops;
 
 import java.util.SplittableRandom;
+import java.util.function.ToDoubleFunction;
+import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
@@ -38,18 +40,9 @@ final class InitOps {
                     ctx.set("Out", dtype(ctx), ctx.op().longsAttr("shape"));
                 })
                 .kernel(op -> {
-                    DType dt = DType.parse(op.stringAttr("dtype"));
-                    long[] shape = op.longsAttr("shape");
                     float lo = op.floatAttr("min");
                     float hi = op.floatAttr("max");
-                    long seed = op.<Long>attr("seed");
-                    return a -> {
-                        Tensor t = a.out("Out", dt, shape);
-                        SplittableRandom r = new SplittableRandom(seed);
-                        for (long i = 0; i < t.numel(); i++) {
-                            t.setDouble(i, lo + (hi - lo) * r.nextDouble());
-                        }
-                    };
+                    return randomFill(op, r -> lo + (hi - lo) * r.nextDouble());
                 })
                 .build());
         OpRegistry.register(OpSpec.builder("gaussian_random")
@@ -66,20 +59,25 @@ final class InitOps {
                     ctx.set("Out", dtype(ctx), ctx.op().longsAttr("shape"));
                 })
                 .kernel(op -> {
-                    DType dt = DType.parse(op.stringAttr("dtype"));
-                    long[] shape = op.longsAttr("shape");
                     float mean = op.floatAttr("mean");
                     float std = op.floatAttr("std");
-                    long seed = op.<Long>attr("seed");
-                    return a -> {
-                        Tensor t = a.out("Out", dt, shape);
-                        SplittableRandom r = new SplittableRandom(seed);
-                        for (long i = 0; i < t.numel(); i++) {
-                            t.setDouble(i, mean + std * gaussian(r));
-                        }
-                    };
+                    return randomFill(op, r -> mean + std * gaussian(r));
                 })
                 .build());
+    }
+
+    /** A kernel filling Out (shape and dtype from the attributes) with samples drawn from the op's own seed. */
+    private static Kernel randomFill(Op op, ToDoubleFunction<SplittableRandom> sample) {
+        DType dt = DType.parse(op.stringAttr("dtype"));
+        long[] shape = op.longsAttr("shape");
+        long seed = op.<Long>attr("seed");
+        return a -> {
+            Tensor t = a.out("Out", dt, shape);
+            SplittableRandom r = new SplittableRandom(seed);
+            for (long i = 0; i < t.numel(); i++) {
+                t.setDouble(i, sample.applyAsDouble(r));
+            }
+        };
     }
 
     private static DType dtype(InferContext ctx) {
