@@ -1,13 +1,22 @@
 package org.fleet4j.fleet;
 
+import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobRole;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
+import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.io.SafeTensors;
+import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.fleet.ops.CollectiveOps;
 import org.fleet4j.fleet.ops.Rings;
@@ -165,6 +174,68 @@ public final class Fleet implements AutoCloseable {
     public DistributedOptimizer distributedOptimizer(Optimizer optimizer, DistributedStrategy other) {
         return new DistributedOptimizer(optimizer, EffectiveStrategy.resolve(other, strategy.world()), role.worldSize(),
                 DEFAULT_RING);
+    }
+
+    /**
+     * Saves the persistable vars of {@code program} (parameters, optimizer moments, beta powers and step counters) from
+     * {@code scope} to {@code file} in the safetensors format. Rank 0 writes (atomically; every rank holds the same
+     * values in data-parallel training), the others wait for it; every rank returns once the file is complete, or
+     * throws if rank 0 could not write it. In a multi-host job {@code file} must be on storage every host sees.
+     */
+    public void saveCheckpoint(Path file, Scope scope, Program program) {
+        onRankZero("saveCheckpoint " + file, () -> SafeTensors.write(file,
+                Persistables.of(program, scope, "saveCheckpoint " + file),
+                Map.of("format", "fleet4j-checkpoint", "world_size", "" + workerNum())));
+    }
+
+    /**
+     * Loads what {@link #saveCheckpoint} wrote into the persistable vars of {@code program} in {@code scope}, on every
+     * rank (run the startup program first). All or nothing: a missing, extra, misshapen or corrupt variable fails
+     * naming the file and the variable, and leaves the scope unchanged. The world size may differ from the saver's.
+     */
+    public void loadCheckpoint(Path file, Scope scope, Program program) {
+        SafeTensors.loadInto(file, Persistables.of(program, scope, "loadCheckpoint " + file), true);
+    }
+
+    /**
+     * Saves {@code testProgram} pruned to what computes {@code fetches} from {@code feeds}, with its parameters from
+     * {@code scope}, into the folder {@code dir} (created if needed) for {@link #loadInferenceModel}. Rank 0 writes,
+     * the others wait for it.
+     */
+    public void saveInferenceModel(Path dir, Program testProgram, List<String> feeds, List<String> fetches, Scope scope) {
+        Program pruned = InferenceModel.prune(testProgram, feeds, fetches);
+        onRankZero("saveInferenceModel " + dir, () -> {
+            try {
+                Files.createDirectories(dir);
+            } catch (IOException e) {
+                throw new UncheckedIOException("saveInferenceModel: folder " + dir + " cannot be made: " + e, e);
+            }
+            new InferenceModel(pruned, scope, feeds, fetches).write(dir);
+        });
+    }
+
+    /** The program, parameters, feeds and fetches that {@link #saveInferenceModel} wrote to {@code dir}. */
+    public static InferenceModel loadInferenceModel(Path dir) {
+        return InferenceModel.load(dir);
+    }
+
+    /** Runs {@code write} on rank 0 and tells every rank whether it succeeded, so no rank waits on a failed writer. */
+    private void onRankZero(String what, Runnable write) {
+        RuntimeException failure = null;
+        if (isFirstWorker()) {
+            try {
+                write.run();
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+        }
+        long ok = util.allReduce(failure == null ? 1L : 0L, ReduceOp.MIN);
+        if (failure != null) {
+            throw failure;
+        }
+        if (ok == 0) {
+            throw new IllegalStateException(what + ": rank 0 failed to write it; its log says why");
+        }
     }
 
     /** Leaves the job: releases the group (sockets, shared memory, the store on rank 0). */
