@@ -92,6 +92,15 @@ public final class FuseAllReducePass implements Pass {
                 producedAt.put(i, lastWriterBefore(ops, ops.get(i).in("X"), i));
             }
             order.sort((x, y) -> Integer.compare(producedAt.get(x), producedAt.get(y)));
+            int lastProduced = producedAt.get(order.getLast());
+            int firstReduced = group.stream().mapToInt(Integer::intValue).min().orElseThrow();
+            if (lastProduced > firstReduced) {
+                // an allreduce of this kind runs before another tensor of the kind exists: no bucket can hold both
+                notes.add("left alone " + group.size() + " c_allreduce ops of " + ops.get(firstReduced).stringAttr("reduce")
+                        + " " + block.var(ops.get(firstReduced).in("X")).dtype().displayName()
+                        + ": op #" + firstReduced + " reduces before op #" + lastProduced + " produces another of them");
+                continue;
+            }
             List<String> grads = order.stream().map(i -> ops.get(i).in("X")).toList();
             List<Long> bytes = grads.stream().map(g -> fixedNumel(block.var(g)) * block.var(g).dtype().byteSize()).toList();
             Op first = ops.get(order.getFirst());

@@ -15,6 +15,7 @@ public final class FusedOps {
             ControlOps.register();
             FusedBnActOp.register();
             AllreduceCastOp.register();
+            SyncBatchNormOps.register();
             registered = true;
         }
     }

@@ -16,6 +16,7 @@ public final class PassRegistry {
         register(GradientMergePass.NAME, GradientMergePass::fromStrategy);
         register(FuseAllReducePass.NAME, FuseAllReducePass::fromStrategy);
         register(Fp16AllreducePass.NAME, s -> new Fp16AllreducePass());
+        register(SyncBatchNormPass.NAME, s -> new SyncBatchNormPass());
         register(FuseAllOptimizerPass.NAME, s -> new FuseAllOptimizerPass());
         register(InplacePass.NAME, s -> new InplacePass());
     }

@@ -9,7 +9,8 @@ import org.fleet4j.strategy.StrategySchema;
 /**
  * An ordered list of passes. {@link #forStrategy} picks and orders them from the effective strategy: op fusions
  * first (they change which ops produce gradients), then gradient merge (it gates the gradients' consumers), then
- * gradient bucketing (it needs the final producers), then the fused optimizer (it reads the bucketed gradients), and
+ * gradient bucketing (it needs the final producers), then sync batch norm (its statistics' allreduces must not join a
+ * gradient bucket), then the fused optimizer (it reads the bucketed gradients), and
  * buffer reuse last (it needs to know every reader of every var).
  */
 public final class Pipeline {
@@ -39,6 +40,9 @@ public final class Pipeline {
         }
         if (strategy.get(StrategySchema.FP16_ALLREDUCE)) {
             names.add(Fp16AllreducePass.NAME);
+        }
+        if (strategy.get(StrategySchema.SYNC_BATCH_NORM)) {
+            names.add(SyncBatchNormPass.NAME);
         }
         if (strategy.get(StrategySchema.BUILD_FUSE_ALL_OPTIMIZER_OPS)) {
             names.add(FuseAllOptimizerPass.NAME);

@@ -45,6 +45,27 @@ public final class CompilerBenchmark {
         optimizer(rounds, "sgd");
         optimizer(rounds, "adam");
         mlp(rounds);
+        inplaceMemory();
+    }
+
+    /** Working memory held by the executor for mlp_perf's training step, without and with enable_inplace. */
+    private static void inplaceMemory() {
+        Program main = new Program().setRandomSeed(1);
+        Program startup = new Program().setRandomSeed(1);
+        Layers nn = new Layers(main, startup);
+        Var x = nn.data("x", DType.F32, -1, 784);
+        Var y = nn.data("y", DType.I64, -1, 1);
+        Var h = nn.fc(nn.fc(x, 512, "relu"), 512, "relu");
+        new org.fleet4j.core.optim.SGD(0.01).minimize(nn.mean(nn.softmaxWithCrossEntropy(nn.fc(h, 10, null), y)));
+        Program reused = new InplacePass().apply(main).program();
+        Tensor labels = Tensor.zeros(DType.I64, 64, 1);
+        Map<String, Tensor> feed = Map.of("x", random(3, 64, 784), "y", labels);
+        System.out.println("\nmlp_perf's training step (784-512-512-10, batch 64): temporaries the executor holds");
+        for (Program p : List.of(main, reused)) {
+            Variant v = variant(p == main ? "without enable_inplace" : "with enable_inplace", p, startup, feed);
+            v.step();
+            System.out.printf(Locale.ROOT, "  %-50s %,d bytes%n", v.name(), v.exe().temporaryBytes(p));
+        }
     }
 
     /** A training step of mlp_perf's network (784-512-512-10, batch 64, SGD) with both op fusions against none. */

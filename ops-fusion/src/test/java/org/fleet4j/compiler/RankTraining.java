@@ -12,13 +12,18 @@ import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.core.autodiff.Backward;
+import org.fleet4j.core.autodiff.ParamGrad;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.optim.Adam;
+import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.strategy.DistributedStrategy;
@@ -28,19 +33,27 @@ import org.fleet4j.strategy.World;
 
 /**
  * One rank of {@link TwoRankCompilationTest}: opens the default process group from the FLEET_* environment,
- * registers a real {@code c_allreduce} on it, trains the MLP on its half of every batch uncompiled and then
- * compiled with every pass on, and writes both runs' final values to {@code FLEET_LOG_DIR/rank-R.values}.
+ * registers a real {@code c_allreduce} on it, trains on its half of every batch and writes the final float
+ * persistables of each run, one line per run, to {@code FLEET_LOG_DIR/rank-R.values}: the MLP uncompiled and then
+ * compiled with op fusion, buckets and the fused optimizer; or (argument {@code sync_batch_norm}) a batch-norm net
+ * compiled with sync_batch_norm.
  */
 public final class RankTraining {
     private RankTraining() {
     }
 
     public static void main(String[] args) throws Exception {
-        try (ProcessGroup group = ProcessGroups.init(GroupOptions.defaults())) {
+        GroupOptions d = GroupOptions.defaults();
+        // a short limit, so a rank whose peer died fails within the test's own wait and names the peer
+        GroupOptions options = new GroupOptions(d.backend(), Duration.ofSeconds(40), d.verifyCalls(), d.shmSlotBytes(),
+                d.tcpChunkBytes());
+        try (ProcessGroup group = ProcessGroups.init(options)) {
             registerAllreduce(group);
             int steps = Integer.parseInt(args[0]);
-            Nets.Net net = Nets.mlpWithAllreduce("relu", new int[]{16, 12}, new Adam(0.02), "avg");
-            DistributedStrategy s = new DistributedStrategy()
+            boolean syncBn = args.length > 1 && args[1].equals("sync_batch_norm");
+            Nets.Net net = syncBn ? bnNet(true) : Nets.mlpWithAllreduce("relu", new int[]{16, 12}, new Adam(0.02), "avg");
+            DistributedStrategy s = syncBn ? new DistributedStrategy().syncBatchNorm(true).fuseAllReduceOps(false)
+                    : new DistributedStrategy()
                     .set(StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS, true)
                     .set(StrategySchema.BUILD_FUSE_ALL_OPTIMIZER_OPS, true)
                     .fuseGradSizeInMB(1).fuseGradSizeInTFLOPS(3).lastCommGroupSizeMB(0.001);
@@ -48,11 +61,31 @@ public final class RankTraining {
                     .run(net.main());
             System.out.print(c.describe());
             StringBuilder out = new StringBuilder();
-            for (Program p : List.of(net.main(), c.program())) {
+            for (Program p : syncBn ? List.of(c.program()) : List.of(net.main(), c.program())) {
                 out.append(run(p, net, group, steps)).append('\n');
             }
             Files.writeString(Path.of(System.getenv("FLEET_LOG_DIR"), "rank-" + group.rank() + ".values"), out);
         }
+    }
+
+    /** x [-1, 8] -> fc 12 -> batch_norm -> relu -> fc 3 -> softmax cross-entropy, SGD; with avg allreduces when asked. */
+    static Nets.Net bnNet(boolean allreduce) {
+        Program main = new Program().setRandomSeed(9);
+        Program startup = new Program();
+        Layers nn = new Layers(main, startup);
+        Var x = nn.data("x", DType.F32, -1, 8);
+        Var y = nn.data("y", DType.I64, -1, 1);
+        Var h = nn.relu(nn.batchNorm(nn.fc(x, 12, null), false));
+        Var loss = nn.mean(nn.softmaxWithCrossEntropy(nn.fc(h, 3, null), y));
+        List<ParamGrad> grads = Backward.appendBackward(loss);
+        if (allreduce) {
+            for (ParamGrad pg : grads) {
+                main.globalBlock().appendOp(FuseAllReducePass.ALLREDUCE, Map.of("X", List.of(pg.grad())),
+                        Map.of("Out", List.of(pg.grad())), Map.of("ring_id", 0, "reduce", "avg"));
+            }
+        }
+        new SGD(0.2).applyGradients(main, grads);
+        return new Nets.Net(main, startup, loss.name());
     }
 
     private static String run(Program main, Nets.Net net, ProcessGroup group, int steps) {
@@ -64,7 +97,7 @@ public final class RankTraining {
         }
         List<String> values = new ArrayList<>();
         for (var v : main.globalBlock().vars()) {
-            if (v.isParameter()) {
+            if (v.persistable() && v.dtype() == DType.F32) {
                 for (float f : scope.get(v.name()).toFloatArray()) {
                     values.add(String.format(Locale.ROOT, "%.9g", f));
                 }
@@ -88,7 +121,12 @@ public final class RankTraining {
                     ReduceOp reduce = op.stringAttr("reduce").equals("avg") ? ReduceOp.AVG : ReduceOp.SUM;
                     return a -> {
                         Tensor x = a.in("X");
-                        group.allreduce(x.segment(), x.dtype() == DType.BF16 ? DataType.BF16 : DataType.F32, reduce)
+                        DataType type = switch (x.dtype()) {
+                            case BF16 -> DataType.BF16;
+                            case F64 -> DataType.F64;
+                            default -> DataType.F32;
+                        };
+                        group.allreduce(x.segment(), type, reduce)
                                 .await(Duration.ofSeconds(60));
                         a.setOut("Out", x);
                     };

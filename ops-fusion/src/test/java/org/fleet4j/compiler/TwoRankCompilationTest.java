@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Two real rank processes on loopback, each training on half of every batch with a real allreduce: the compiled
  * program (op fusion, buckets, fused optimizer) ends where the uncompiled one does, on both ranks, and both equal one
- * process training on the whole batches.
+ * process training on the whole batches; with sync_batch_norm, two ranks normalise as one process on the whole batch.
  */
 class TwoRankCompilationTest {
     private static final int STEPS = 6;
@@ -29,23 +29,27 @@ class TwoRankCompilationTest {
     @TempDir
     Path dir;
 
-    @Test
-    void compiledAndUncompiledAgreeOnTwoRanksAndWithOneRankOnTheWholeBatch() throws Exception {
+    /** Starts two ranks of {@link RankTraining} with {@code args} and waits for both to exit 0. */
+    private void launch(String... args) throws Exception {
         String javaBin = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         int port;
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             port = s.getLocalPort();
         }
+        String job = "compiler-test-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
         List<Process> ranks = new ArrayList<>();
         try {
             for (int r = 0; r < 2; r++) {
-                ProcessBuilder pb = new ProcessBuilder(javaBin, "--enable-native-access=ALL-UNNAMED",
+                List<String> cmd = new ArrayList<>(List.of(javaBin, "--enable-native-access=ALL-UNNAMED",
                         "--add-modules=jdk.incubator.vector", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp",
-                        System.getProperty("java.class.path"), RankTraining.class.getName(), Integer.toString(STEPS));
+                        System.getProperty("java.class.path"), RankTraining.class.getName()));
+                cmd.addAll(List.of(args));
+                ProcessBuilder pb = new ProcessBuilder(cmd);
                 pb.environment().putAll(Map.of("FLEET_RANK", "" + r, "FLEET_WORLD_SIZE", "2",
                         "FLEET_LOCAL_RANK", "" + r, "FLEET_LOCAL_WORLD_SIZE", "2", "FLEET_NODE_RANK", "0",
                         "FLEET_MASTER", "127.0.0.1:" + port, "FLEET_HOST", "127.0.0.1",
-                        "FLEET_JOB_ID", "compiler-test-" + ProcessHandle.current().pid(), "FLEET_LOG_DIR", dir.toString()));
+                        "FLEET_JOB_ID", job,
+                        "FLEET_LOG_DIR", dir.toString()));
                 pb.redirectErrorStream(true).redirectOutput(dir.resolve("rank-" + r + ".log").toFile());
                 ranks.add(pb.start());
             }
@@ -57,14 +61,30 @@ class TwoRankCompilationTest {
         } finally {
             ranks.forEach(Process::destroyForcibly);
         }
+    }
+
+    @Test
+    void compiledAndUncompiledAgreeOnTwoRanksAndWithOneRankOnTheWholeBatch() throws Exception {
+        launch(Integer.toString(STEPS));
         String report = log(0);
         assertTrue(report.contains("c_allreduce ops -> 3 bucket(s)"), report);
         List<String> r0 = Files.readAllLines(dir.resolve("rank-0.values"));
         List<String> r1 = Files.readAllLines(dir.resolve("rank-1.values"));
-        float[] single = singleProcess();
+        float[] single = singleProcess(Nets.mlp("relu", new int[]{16, 12}, p -> new Adam(0.02)));
         assertClose(single, parse(r0.get(0)), 2e-5f, "uncompiled, rank 0 against one process on the whole batches");
         assertClose(parse(r0.get(0)), parse(r0.get(1)), 1e-6f, "compiled against uncompiled, rank 0");
         assertClose(parse(r0.get(1)), parse(r1.get(1)), 0f, "compiled, rank 0 against rank 1");
+    }
+
+    @Test
+    void syncBatchNormOnTwoRanksEqualsBatchNormOfOneProcessOnTheWholeBatch() throws Exception {
+        launch(Integer.toString(STEPS), "sync_batch_norm");
+        assertTrue(log(0).contains("takes its statistics over all ranks"), log(0));
+        float[] rank0 = parse(Files.readAllLines(dir.resolve("rank-0.values")).get(0));
+        float[] rank1 = parse(Files.readAllLines(dir.resolve("rank-1.values")).get(0));
+        float[] single = singleProcess(RankTraining.bnNet(false));
+        assertClose(single, rank0, 1e-4f, "sync batch norm, rank 0, against one process (parameters and running statistics)");
+        assertClose(rank0, rank1, 0f, "rank 0 against rank 1");
     }
 
     private String log(int r) throws Exception {
@@ -72,9 +92,8 @@ class TwoRankCompilationTest {
         return f.exists() ? Files.readString(f.toPath()) : "(no log)";
     }
 
-    /** The same network trained by one process on the whole 16-sample batches (allreduce of one rank: identity). */
-    private static float[] singleProcess() {
-        Nets.Net net = Nets.mlp("relu", new int[]{16, 12}, p -> new Adam(0.02));
+    /** A network trained by one process on the whole 16-sample batches; its float persistables at the end. */
+    private static float[] singleProcess(Nets.Net net) {
         Executor exe = new Executor();
         Scope scope = new Scope();
         exe.run(net.startup(), scope);
@@ -83,7 +102,7 @@ class TwoRankCompilationTest {
         }
         List<Float> values = new ArrayList<>();
         for (var v : net.main().globalBlock().vars()) {
-            if (v.isParameter()) {
+            if (v.persistable() && v.dtype() == org.fleet4j.core.tensor.DType.F32) {
                 for (float f : scope.get(v.name()).toFloatArray()) {
                     values.add(f);
                 }
