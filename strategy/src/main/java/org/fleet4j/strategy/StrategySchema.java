@@ -257,6 +257,7 @@ public final class StrategySchema {
             Map.entry(GRADIENT_SCALE_STRATEGY, value -> true),
             Map.entry(EXEC_NUM_THREADS, value -> true),
             // the compiler (ops-fusion) passes that read them
+            Map.entry(SYNC_BATCH_NORM, value -> true),
             Map.entry(FUSE_ALL_REDUCE_OPS, value -> true),
             Map.entry(FUSE_GRAD_SIZE_IN_MB, value -> true),
             Map.entry(FUSE_GRAD_SIZE_IN_TFLOPS, value -> true),

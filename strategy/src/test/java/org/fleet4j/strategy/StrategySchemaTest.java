@@ -147,7 +147,7 @@ class StrategySchemaTest {
     void onlyTheRuntimesKnobsAreInEffect() {
         List<String> inEffect = StrategySchema.fields().stream()
                 .filter(f -> StrategySchema.inEffect(f, f.defaultValue())).map(Field::key).toList();
-        assertEquals(List.of("mode", "fuse_all_reduce_ops", "fuse_grad_size_in_MB", "fuse_grad_size_in_TFLOPS",
+        assertEquals(List.of("mode", "sync_batch_norm", "fuse_all_reduce_ops", "fuse_grad_size_in_MB", "fuse_grad_size_in_TFLOPS",
                 "last_comm_group_size_MB", "gradient_merge", "gradient_merge_configs.k_steps", "gradient_merge_configs.avg",
                 "fp16_allreduce", "gradient_scale_configs.scale_strategy", "build_strategy.fuse_elewise_add_act_ops",
                 "build_strategy.fuse_bn_act_ops", "build_strategy.fuse_all_optimizer_ops",
