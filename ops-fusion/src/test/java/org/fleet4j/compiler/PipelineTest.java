@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.ProgramJson;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
@@ -98,6 +99,22 @@ class PipelineTest {
         assertEquals(1, Nets.count(net.main(), FusedElewiseAddActOp.TYPE));
         Same.runs(Nets.train(untouched, net.startup(), net.loss(), 5), Nets.train(net.main(), net.startup(), net.loss(), 5),
                 1e-6f);
+    }
+
+    @Test
+    void aCompiledProgramSurvivesItsJsonRoundTripAndTrainsTheSame() {
+        DistributedStrategy s = new DistributedStrategy()
+                .set(StrategySchema.BUILD_FUSE_ALL_OPTIMIZER_OPS, true)
+                .set(StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS, true)
+                .set(StrategySchema.GRADIENT_MERGE, true).set(StrategySchema.GRADIENT_MERGE_K_STEPS, 2)
+                .fp16Allreduce(true);
+        Nets.Net net = Nets.mlpWithAllreduce("tanh", new int[]{16}, new Adam(0.02));
+        Program compiled = Pipeline.forStrategy(effective(s)).run(net.main()).program();
+        Program loaded = ProgramJson.fromJson(ProgramJson.toJson(compiled), "compiled.json");
+        assertTrue(loaded.sameAs(compiled), "the JSON form holds every fused op, attribute and var");
+        loaded.setStartupProgram(compiled.startupProgram());
+        Same.runs(Nets.train(compiled, compiled.startupProgram(), net.loss(), 6),
+                Nets.train(loaded, compiled.startupProgram(), net.loss(), 6), 0f);
     }
 
     @Test
