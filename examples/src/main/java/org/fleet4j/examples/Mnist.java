@@ -3,7 +3,6 @@ package org.fleet4j.examples;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -15,8 +14,6 @@ import org.fleet4j.core.data.DataLoader;
 import org.fleet4j.core.data.MnistDataset;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
-import org.fleet4j.core.io.SafeTensors;
-import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.Fleet;
@@ -53,9 +50,9 @@ public final class Mnist implements Callable<Integer> {
     Path dataDir;
     @Option(names = "--log_dir", description = "where summary.json and loss_curve.png go (default: FLEET_LOG_DIR or log)")
     String logDir;
-    @Option(names = "--save_checkpoint", description = "write the trained parameters to this safetensors file")
+    @Option(names = "--save_checkpoint", description = "write the trained state (parameters, optimizer moments, step counters) to this safetensors file")
     Path saveCheckpoint;
-    @Option(names = "--load_checkpoint", description = "start from the parameters in this safetensors file")
+    @Option(names = "--load_checkpoint", description = "start from the state that --save_checkpoint wrote")
     Path loadCheckpoint;
     @Option(names = "--timeline", description = "write a Chrome trace of the training steps; rank N writes FILE with .rankN before the extension")
     Path timelineFile;
@@ -106,8 +103,8 @@ public final class Mnist implements Callable<Integer> {
         exe.run(net.startup(), scope);
         Timeline timeline = timelineFile == null ? null : Timeline.attach(exe, net.main(), rank.rank());
         if (loadCheckpoint != null) {
-            SafeTensors.loadInto(loadCheckpoint, parameters(net, scope), true);
-            out.println("mnist: loaded parameters from " + loadCheckpoint);
+            fleet.loadCheckpoint(loadCheckpoint, scope, net.main());
+            out.println("mnist: loaded the training state from " + loadCheckpoint);
         }
 
         DataLoader loader = DataLoader.builder(train, global).shuffle(seed).dropLast(true)
@@ -154,6 +151,10 @@ public final class Mnist implements Callable<Integer> {
             timeline.write(file);
             out.println("mnist: wrote the timeline of " + timeline.size() + " op runs to " + file);
         }
+        if (saveCheckpoint != null) {
+            fleet.saveCheckpoint(saveCheckpoint, scope, net.main());
+            out.println("mnist: saved the training state to " + saveCheckpoint);
+        }
         if (!rank.isFirst()) {
             out.printf(Locale.ROOT, "mnist: rank %d done; final loss %.4f; rank 0 evaluates and writes the summary%n",
                     rank.rank(), lastLoss);
@@ -173,22 +174,8 @@ public final class Mnist implements Callable<Integer> {
                 .put("test_accuracy", accuracy).put("train_accuracy", trainAccuracy).put("samples_per_sec", samples / seconds).put("params_l2", l2)
                 .put("train_seconds", seconds).put("blas", Blas.get().name())
                 .write(rank.logDir().resolve("summary.json"));
-        if (saveCheckpoint != null) {
-            SafeTensors.write(saveCheckpoint, parameters(net, scope), Map.of("program", "mnist", "steps", "" + done));
-            out.println("mnist: saved parameters to " + saveCheckpoint);
-        }
         out.println("mnist: wrote " + rank.logDir().resolve("summary.json") + " and loss_curve.png");
         return 0;
-    }
-
-    private static Map<String, Tensor> parameters(Mlp net, Scope scope) {
-        Map<String, Tensor> m = new LinkedHashMap<>();
-        for (Var v : net.main().globalBlock().vars()) {
-            if (v.isParameter()) {
-                m.put(v.name(), scope.get(v.name()));
-            }
-        }
-        return m;
     }
 
     /** Top-1 accuracy of the forward-only program over a whole dataset. */
