@@ -20,7 +20,7 @@ import org.fleet4j.strategy.StrategySchema;
  * grouped in the order backward produces them ({@link GradientBucketer}); each bucket gets a {@code gather_bucket}
  * (its gradients become views into one buffer, written in place by their producers) and one {@code c_allreduce} of
  * the buffer, placed right after the bucket's last gradient is produced so it can overlap the rest of backward.
- * Buckets go round-robin to rings 0..nccl_comm_num-1, the same on every rank. Sparse gradients keep their own op.
+ * Buckets go round-robin to the bucketer's rings, the same on every rank. Sparse gradients keep their own op.
  */
 public final class FuseAllReducePass implements Pass {
     public static final String NAME = "fuse_all_reduce_ops";
@@ -37,11 +37,15 @@ public final class FuseAllReducePass implements Pass {
         this.bucketer = bucketer;
     }
 
+    /**
+     * The pass with the strategy's bucket limits, on ring 0 only: Fleet opens one process group (ring 0) so far, so
+     * buckets spread over nccl_comm_num rings would fail at their first allreduce; the strategy reports nccl_comm_num
+     * as not in effect until Fleet opens a group per ring.
+     */
     public static FuseAllReducePass fromStrategy(EffectiveStrategy s) {
         return new FuseAllReducePass(new GradientBucketer(s.get(StrategySchema.FUSE_GRAD_SIZE_IN_MB) * MB,
                 (int) Math.round(s.get(StrategySchema.FUSE_GRAD_SIZE_IN_TFLOPS)),
-                Math.max(1, Math.round(s.get(StrategySchema.LAST_COMM_GROUP_SIZE_MB) * MB)),
-                s.get(StrategySchema.NCCL_COMM_NUM)));
+                Math.max(1, Math.round(s.get(StrategySchema.LAST_COMM_GROUP_SIZE_MB) * MB)), 1));
     }
 
     public GradientBucketer bucketer() {
