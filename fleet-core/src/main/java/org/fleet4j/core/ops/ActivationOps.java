@@ -72,15 +72,20 @@ final class ActivationOps {
                 .build());
     }
 
+    // int-indexed loops: C2 vectorises counted int loops over memory segments, not long-indexed ones
     static void relu(MemorySegment x, MemorySegment out, long n) {
-        for (long i = 0; i < n; i++) {
+        int len = Math.toIntExact(n);
+        for (int i = 0; i < len; i++) {
             out.setAtIndex(F32.F, i, Math.max(x.getAtIndex(F32.F, i), 0f));
         }
     }
 
     static void reluGrad(MemorySegment x, MemorySegment out, MemorySegment g, MemorySegment gx, long n) {
-        for (long i = 0; i < n; i++) {
-            gx.setAtIndex(F32.F, i, out.getAtIndex(F32.F, i) > 0f ? g.getAtIndex(F32.F, i) : 0f);
+        int len = Math.toIntExact(n);
+        for (int i = 0; i < len; i++) {
+            float o = out.getAtIndex(F32.F, i);
+            float gv = g.getAtIndex(F32.F, i);
+            gx.setAtIndex(F32.F, i, o > 0f ? gv : 0f);
         }
     }
 

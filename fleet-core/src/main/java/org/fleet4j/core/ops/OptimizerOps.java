@@ -35,8 +35,8 @@ final class OptimizerOps {
                             Tensor gd = dense(g);
                             MemorySegment ps = p.segment();
                             MemorySegment gs = gd.segment();
-                            long n = p.numel();
-                            for (long i = 0; i < n; i++) {
+                            int n = Math.toIntExact(p.numel());
+                            for (int i = 0; i < n; i++) {
                                 float pv = F32.get(ps, i);
                                 F32.set(ps, i, pv - lr * (F32.get(gs, i) + wd * pv));
                             }
