@@ -10,7 +10,10 @@ import java.util.concurrent.locks.LockSupport;
  * and an operation nobody waits for is started by the next poll. The poll is fast ({@link #FAST_POLL_NANOS})
  * while the progress thread has recently had work to start (asynchronous use) and slow otherwise, because every
  * wake-up can preempt a rank that is busy in a collective. After {@link #IDLE_NANOS} without any work the
- * progress thread sleeps until a submit wakes it.
+ * progress thread sleeps until a submit wakes it. The progress thread never starts an operation that a caller
+ * waits for, and leaves others alone for {@link #CALLER_GRACE_NANOS} after their submit: an operation taken from
+ * under its caller costs that caller a park and an unpark, and the fast polling that follows preempts ranks busy in
+ * collectives (together: 20-40 µs instead of 2 µs on a 4 KiB shm allreduce).
  */
 final class OpQueue implements AutoCloseable {
     private static final long FAST_POLL_NANOS = 100_000;
@@ -18,6 +21,7 @@ final class OpQueue implements AutoCloseable {
     /** How long after starting an operation itself the progress thread keeps polling fast. */
     private static final long FAST_WINDOW_NANOS = 50_000_000;
     private static final long IDLE_NANOS = 200_000_000;
+    private static final long CALLER_GRACE_NANOS = 50_000;
     private final ArrayDeque<Work> pending = new ArrayDeque<>();
     private final Thread progress;
     private boolean headRunning;
@@ -34,6 +38,7 @@ final class OpQueue implements AutoCloseable {
             if (closed) {
                 throw new IllegalStateException("group is closed; cannot issue " + w);
             }
+            w.submittedNanos = System.nanoTime();
             pending.add(w);
         }
         if (sleeping) {
@@ -69,14 +74,15 @@ final class OpQueue implements AutoCloseable {
         while (!closed) {
             Work head = null;
             boolean empty;
+            long now = System.nanoTime();
             synchronized (this) {
                 empty = pending.isEmpty();
-                if (!headRunning && !empty) {
+                Work first = pending.peek();
+                if (!headRunning && !empty && !first.awaited && now - first.submittedNanos >= CALLER_GRACE_NANOS) {
                     headRunning = true;
                     head = pending.peek();
                 }
             }
-            long now = System.nanoTime();
             if (head != null) {
                 runHead(head);
                 idleSince = System.nanoTime();

@@ -13,10 +13,16 @@ import java.util.concurrent.TimeoutException;
  * thread hand-offs on small messages).
  */
 public final class Work {
+    /** How often a caller blocked behind another thread's operation checks whether its own may start. */
+    private static final long RECHECK_NANOS = 200_000;
     private final String description;
     private final Runnable body;
     private final OpQueue queue;
     private final CompletableFuture<Void> result = new CompletableFuture<>();
+    /** When the queue accepted it; the progress thread leaves it to a waiting caller for a moment after that. */
+    long submittedNanos;
+    /** Set once a caller waits for it: from then on only callers run it, never the progress thread. */
+    volatile boolean awaited;
 
     Work(String description, Runnable body, OpQueue queue) {
         this.description = description;
@@ -54,11 +60,24 @@ public final class Work {
      */
     public void await(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        while (!result.isDone() && queue != null && queue.runNextIfFree(this)) {
-            // ran an operation (ours or one issued before it); loop until ours is done or someone else runs it
-        }
+        awaited = true;
         try {
-            result.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            while (!result.isDone()) {
+                if (queue != null && queue.runNextIfFree(this)) {
+                    continue; // ran an operation (ours or one issued before it)
+                }
+                // another thread runs the head; once it finishes, ours may be next for this thread to run
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new TimeoutException();
+                }
+                try {
+                    result.get(Math.min(left, RECHECK_NANOS), TimeUnit.NANOSECONDS);
+                } catch (TimeoutException stillRunning) {
+                    // loop: the deadline check above decides
+                }
+            }
+            result.get();
         } catch (TimeoutException e) {
             throw new CollectiveException("timed out after " + timeout.toMillis() + " ms waiting for " + description
                     + " (it is still pending; the group's own timeout will fail it if peers do not take part)");
@@ -71,6 +90,10 @@ public final class Work {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CollectiveException("interrupted while waiting for " + description, e);
+        } finally {
+            if (!result.isDone()) {
+                awaited = false; // nobody waits any more: the progress thread must start it
+            }
         }
     }
 
