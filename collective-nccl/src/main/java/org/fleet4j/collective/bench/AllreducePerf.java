@@ -29,6 +29,8 @@ import java.util.Locale;
  * writes the rows to {@code $FLEET_LOG_DIR/allreduce_perf.json}.
  */
 public final class AllreducePerf {
+    /** Rank 0's time spent warming up each size before it is calibrated and timed. */
+    private static final long WARMUP_NANOS = 1_000_000_000L;
     /** One table row. */
     record Row(long bytes, long count, double timeUs, double algbwGbps, double busbwGbps) {
     }
@@ -122,10 +124,16 @@ public final class AllreducePerf {
      * it. Every rank runs the same number of operations; rank 0's timing decides, broadcast to all.
      */
     private static int calibrate(ProcessGroup g, Runnable once, long bytes, Duration target) {
-        // enough warm-up for the JIT to compile the small-message path; the count is the same on every rank
-        long warmup = Math.max(5, Math.min(5_000, (64L << 20) / Math.max(1, bytes)));
-        for (long i = 0; i < warmup; i++) {
-            once.run();
+        // warm up in batches until rank 0 has spent WARMUP_NANOS: the JIT's C2 compiles of the small-message path
+        // arrive only after a few hundred milliseconds, when both cores are busy; every rank runs the same batches
+        long batch = Math.max(5, Math.min(5_000, (64L << 20) / Math.max(1, bytes)));
+        long warmedNanos = 0;
+        while (warmedNanos < WARMUP_NANOS) {
+            long t0 = System.nanoTime();
+            for (long i = 0; i < batch; i++) {
+                once.run();
+            }
+            warmedNanos += rootsValue(g, System.nanoTime() - t0);
         }
         long probe = 1;
         while (true) {
