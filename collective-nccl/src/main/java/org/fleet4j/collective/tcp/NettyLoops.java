@@ -1,6 +1,7 @@
 package org.fleet4j.collective.tcp;
 
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -20,6 +21,13 @@ final class NettyLoops {
     static final boolean EPOLL = Epoll.isAvailable();
     /** Direct buffers, so that received payloads reduce straight from off-heap memory with vector code. */
     static final PooledByteBufAllocator ALLOCATOR = new PooledByteBufAllocator(true);
+    /**
+     * Reads of 64 KiB to 1 MiB: Netty's default starts at 2 KiB and stops at 64 KiB, so a 256 KiB frame took
+     * dozens of reads, each appended to the decoder's cumulation.
+     */
+    static final AdaptiveRecvByteBufAllocator READS = new AdaptiveRecvByteBufAllocator(64 << 10, 256 << 10, 1 << 20);
+    /** Kernel socket buffers big enough to hold several chunks in flight. */
+    static final int SOCKET_BUFFER_BYTES = 4 << 20;
     private static volatile EventLoopGroup group;
 
     private NettyLoops() {

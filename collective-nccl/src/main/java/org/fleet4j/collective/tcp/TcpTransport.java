@@ -68,6 +68,9 @@ final class TcpTransport implements AutoCloseable {
         ServerBootstrap sb = new ServerBootstrap().group(NettyLoops.group()).channel(NettyLoops.serverChannel())
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.ALLOCATOR, NettyLoops.ALLOCATOR)
+                .childOption(ChannelOption.RCVBUF_ALLOCATOR, NettyLoops.READS)
+                .childOption(ChannelOption.SO_RCVBUF, NettyLoops.SOCKET_BUFFER_BYTES)
+                .childOption(ChannelOption.SO_SNDBUF, NettyLoops.SOCKET_BUFFER_BYTES)
                 .childHandler(new ChannelInitializer<>() {
                     @Override
                     protected void initChannel(Channel ch) {
@@ -103,6 +106,9 @@ final class TcpTransport implements AutoCloseable {
         Bootstrap b = new Bootstrap().group(NettyLoops.group()).channel(NettyLoops.socketChannel())
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.ALLOCATOR, NettyLoops.ALLOCATOR)
+                .option(ChannelOption.RCVBUF_ALLOCATOR, NettyLoops.READS)
+                .option(ChannelOption.SO_RCVBUF, NettyLoops.SOCKET_BUFFER_BYTES)
+                .option(ChannelOption.SO_SNDBUF, NettyLoops.SOCKET_BUFFER_BYTES)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, ctx.options().timeout().toMillis()))
                 .handler(new ChannelInitializer<>() {
                     @Override
