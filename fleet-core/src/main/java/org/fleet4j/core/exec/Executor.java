@@ -56,20 +56,9 @@ public final class Executor {
             bindFeed(plan, block, e.getKey(), e.getValue());
         }
         for (String name : plan.readFirst) {
-            int s = plan.slotOf.get(name);
-            if (frame[s] == null || (!feed.containsKey(name) && block.var(name).isData())) {
-                Var v = block.var(name);
-                if (v.isData()) {
-                    throw new ExecutionException("data var '" + name + "' (" + v.dtype().displayName()
-                            + Shapes.str(v.shape()) + ") was not fed");
-                }
-                if (v.persistable()) {
-                    throw new ExecutionException("var '" + name + "' is persistable but the scope has no value for it;"
-                            + " run the startup program first (or load a checkpoint)");
-                }
-                if (frame[s] == null) {
-                    throw new ExecutionException("var '" + name + "' is read before any op writes it");
-                }
+            Var v = block.var(name);
+            if (v.isData() ? !feed.containsKey(name) : frame[plan.slotOf.get(name)] == null) {
+                throw missingValue(v);
             }
         }
         for (String f : fetch) {
@@ -92,6 +81,19 @@ public final class Executor {
             out.put(f, t.copy());
         }
         return out;
+    }
+
+    /** Why a var that an op reads before any op writes it has no value at the start of a run. */
+    private static ExecutionException missingValue(Var v) {
+        if (v.isData()) {
+            return new ExecutionException("data var '" + v.name() + "' (" + v.dtype().displayName()
+                    + Shapes.str(v.shape()) + ") was not fed");
+        }
+        if (v.persistable()) {
+            return new ExecutionException("var '" + v.name() + "' is persistable but the scope has no value for it;"
+                    + " run the startup program first (or load a checkpoint)");
+        }
+        return new ExecutionException("var '" + v.name() + "' is read before any op writes it");
     }
 
     private void bindFeed(Plan plan, Block block, String name, Tensor t) {
