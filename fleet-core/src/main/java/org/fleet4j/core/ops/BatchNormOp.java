@@ -90,19 +90,7 @@ final class BatchNormOp {
         }
     }
 
-    static final class Forward implements Kernel {
-        private final float momentum;
-        private final float epsilon;
-        private final boolean isTest;
-        private final boolean channelsLast;
-
-        Forward(float momentum, float epsilon, boolean isTest, boolean channelsLast) {
-            this.momentum = momentum;
-            this.epsilon = epsilon;
-            this.isTest = isTest;
-            this.channelsLast = channelsLast;
-        }
-
+    record Forward(float momentum, float epsilon, boolean isTest, boolean channelsLast) implements Kernel {
         @Override
         public void run(KernelArgs a) {
             Tensor x = a.in("X");
@@ -166,15 +154,7 @@ final class BatchNormOp {
      * and in training dX = Scale invStd / m * (m dY - dBias - xhat dScale) since mean and var depend on X;
      * in test mode the statistics are constants and dX = Scale invStd dY.
      */
-    static final class Grad implements Kernel {
-        private final boolean isTest;
-        private final boolean channelsLast;
-
-        Grad(boolean isTest, boolean channelsLast) {
-            this.isTest = isTest;
-            this.channelsLast = channelsLast;
-        }
-
+    record Grad(boolean isTest, boolean channelsLast) implements Kernel {
         @Override
         public void run(KernelArgs a) {
             Tensor x = a.in("X");
