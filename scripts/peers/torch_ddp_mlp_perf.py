@@ -1,10 +1,11 @@
 """mlp_perf's step under PyTorch DDP (Gloo, one thread per rank) on random data, for the data-parallel comparison.
 Usage: /usr/bin/python3 scripts/peers/torch_ddp_mlp_perf.py --nproc 2 [--batch_size 64] [--steps 200] [--warmup 50]
 Starts the ranks itself (torch.multiprocessing) on a free loopback port; prints rank 0's step time and samples/s."""
-import argparse, os, socket, statistics, time
+import argparse, os, socket
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from mlp_peer import build_mlp, time_steps
 
 
 def free_port():
@@ -18,13 +19,8 @@ def worker(rank, a, port, out):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=a.nproc)
     torch.manual_seed(1)
-    w = [int(x) for x in a.layers.split(",")]
-    mods = []
-    for i in range(1, len(w)):
-        mods.append(torch.nn.Linear(w[i - 1], w[i]))
-        if i < len(w) - 1:
-            mods.append(torch.nn.ReLU())
-    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Sequential(*mods))
+    mlp, w = build_mlp(a.layers)
+    model = torch.nn.parallel.DistributedDataParallel(mlp)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     torch.manual_seed(100 + rank)
     x = torch.rand(a.batch_size, w[0])
@@ -39,15 +35,9 @@ def worker(rank, a, port, out):
     for _ in range(a.warmup):
         step()
     dist.barrier()
-    ms = []
-    t0 = time.perf_counter()
-    for _ in range(a.steps):
-        s = time.perf_counter()
-        step()
-        ms.append((time.perf_counter() - s) * 1e3)
-    total = time.perf_counter() - t0
+    median_ms, total = time_steps(step, a.steps)
     if rank == 0:
-        out.put((statistics.median(ms), a.batch_size * a.nproc * a.steps / total))
+        out.put((median_ms, a.batch_size * a.nproc * a.steps / total))
     dist.destroy_process_group()
 
 
