@@ -38,13 +38,14 @@ public final class StoreServer implements AutoCloseable {
     private final Condition changed = lock.newCondition();
     private final Set<Socket> clients = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
+    private final Thread acceptThread;
 
     public StoreServer(InetSocketAddress bind, String jobId) throws IOException {
         this.jobId = jobId;
         this.server = new ServerSocket();
         server.setReuseAddress(true);
         server.bind(bind, 128);
-        Thread.ofPlatform().daemon().name("fleet4j-store-accept").start(this::acceptLoop);
+        acceptThread = Thread.ofPlatform().daemon().name("fleet4j-store-accept").start(this::acceptLoop);
     }
 
     public int port() {
@@ -56,6 +57,11 @@ public final class StoreServer implements AutoCloseable {
             try {
                 Socket s = server.accept();
                 clients.add(s);
+                if (closed) {
+                    // accepted while close() ran: close() may already have swept the clients
+                    s.close();
+                    break;
+                }
                 Thread.ofVirtual().name("fleet4j-store-conn").start(() -> serve(s));
             } catch (IOException e) {
                 if (!closed) {
@@ -72,7 +78,7 @@ public final class StoreServer implements AutoCloseable {
             s.setSoTimeout(HELLO_TIMEOUT_MS);
             DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
             DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
-            String problem = readHello(in);
+            String problem = closed ? "the store is closing" : readHello(in);
             if (problem != null) {
                 LOG.log(System.Logger.Level.WARNING, "store: closed connection from " + peer + ": " + problem);
                 out.writeByte(StoreProtocol.REJECTED);
@@ -278,6 +284,12 @@ public final class StoreServer implements AutoCloseable {
             server.close();
         } catch (IOException ignored) {
             // closing; nothing to do
+        }
+        try {
+            // once the accept loop has stopped, no connection can reach this store any more
+            acceptThread.join(HELLO_TIMEOUT_MS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         for (Socket s : clients) {
             try {
