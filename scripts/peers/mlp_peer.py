@@ -1,4 +1,6 @@
-"""What the PyTorch mlp_perf peers share: the MLP (Linear + ReLU, no ReLU after the last layer) and a timed loop."""
+"""What the PyTorch mlp_perf peers share: the MLP (Linear + ReLU, no ReLU after the last layer), the thread limit
+and a timed loop."""
+import ctypes
 import statistics
 import time
 
@@ -14,6 +16,21 @@ def build_mlp(layers):
         if i < len(w) - 1:
             mods.append(torch.nn.ReLU())
     return torch.nn.Sequential(*mods), w
+
+
+def set_threads(n):
+    """Limits torch to n threads, OpenBLAS's own thread pool included; returns OpenBLAS's thread count.
+
+    Debian's torch (BLAS_INFO=generic) runs its matrix products in OpenBLAS's pthread build, whose pool is sized by
+    OPENBLAS_NUM_THREADS or the core count and which torch.set_num_threads does not touch: without this, a
+    "1 thread" torch multiplies on every core."""
+    torch.set_num_threads(n)
+    try:
+        blas = ctypes.CDLL("libopenblas.so.0")  # the copy torch already loaded: dlopen returns the same library
+    except OSError:
+        return None
+    blas.openblas_set_num_threads(n)
+    return blas.openblas_get_num_threads()
 
 
 def time_steps(step, steps):
