@@ -20,5 +20,6 @@ final class BuiltinOps {
         DropoutOp.register();
         LookupTableOp.register();
         BatchNormOp.register();
+        CastOps.register();
     }
 }

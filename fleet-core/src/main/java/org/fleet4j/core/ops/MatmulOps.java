@@ -10,7 +10,8 @@ import org.fleet4j.core.tensor.Tensor;
 
 /**
  * matmul: Out = alpha * op(X) op(Y) through the chosen BLAS. X may have leading batch dims that are flattened
- * into rows when Y is a matrix (the fc case); X and Y of equal rank 3 multiply batch by batch.
+ * into rows when Y is a matrix (the fc case); X and Y of equal rank 3 multiply batch by batch. bfloat16 X and Y
+ * (AMP) are widened to float32 for the GEMM and Out is bfloat16 ({@link Bf16Widening}).
  */
 final class MatmulOps {
     private MatmulOps() {
@@ -27,8 +28,9 @@ final class MatmulOps {
                     long[] y = ctx.shape("Y");
                     boolean tx = ctx.op().boolAttr("transpose_X");
                     boolean ty = ctx.op().boolAttr("transpose_Y");
-                    if (ctx.dtype("X") != DType.F32 || ctx.dtype("Y") != DType.F32) {
-                        throw ctx.fail("matmul on CPU takes float32 X and Y");
+                    DType dtype = ctx.dtype("X");
+                    if ((dtype != DType.F32 && dtype != DType.BF16) || ctx.dtype("Y") != dtype) {
+                        throw ctx.fail("matmul on CPU takes float32 X and Y, or bfloat16 X and Y (under AMP)");
                     }
                     if (x.length < 2 || (y.length != 2 && y.length != x.length) || y.length > 3) {
                         throw ctx.fail("X must have rank >= 2 and Y rank 2 (or X's rank, at most 3)");
@@ -48,10 +50,10 @@ final class MatmulOps {
                     long[] out = x.clone();
                     out[x.length - 2] = tx ? x[x.length - 1] : x[x.length - 2];
                     out[x.length - 1] = ty ? y[y.length - 2] : y[y.length - 1];
-                    ctx.set("Out", DType.F32, out);
+                    ctx.set("Out", dtype, out);
                 })
-                .kernel(op -> new Forward(op.boolAttr("transpose_X"), op.boolAttr("transpose_Y"), op.floatAttr("alpha"), Blas.get()))
-                .gradKernel(op -> new Backward(op.boolAttr("transpose_X"), op.boolAttr("transpose_Y"), op.floatAttr("alpha"), Blas.get()))
+                .kernel(Bf16Widening.of(op -> new Forward(op.boolAttr("transpose_X"), op.boolAttr("transpose_Y"), op.floatAttr("alpha"), Blas.get())))
+                .gradKernel(Bf16Widening.of(op -> new Backward(op.boolAttr("transpose_X"), op.boolAttr("transpose_Y"), op.floatAttr("alpha"), Blas.get())))
                 .build());
     }
 

@@ -1,4 +1,4 @@
-package org.fleet4j.gpu.amp;
+package org.fleet4j.core.amp;
 
 import java.util.List;
 import org.fleet4j.core.tensor.Tensor;
@@ -12,19 +12,19 @@ import org.fleet4j.core.tensor.Tensor;
  */
 public final class LossScaler {
     private final AmpConfig config;
-    private double scale;
-    private int goodSteps;
-    private int badSteps;
+    private final LossScaleRule rule;
+    private LossScaleRule.State state;
     private long skippedSteps;
 
     public LossScaler(AmpConfig config) {
         this.config = config;
-        this.scale = config.initLossScaling();
+        this.rule = LossScaleRule.of(config);
+        this.state = new LossScaleRule.State(config.initLossScaling(), 0, 0);
     }
 
     /** What the loss is multiplied by this step. */
     public double scale() {
-        return scale;
+        return state.scale();
     }
 
     public long skippedSteps() {
@@ -37,7 +37,7 @@ public final class LossScaler {
      * kernel.
      */
     public boolean unscale(List<Tensor> grads) {
-        float inverse = (float) (1.0 / scale);
+        float inverse = (float) (1.0 / state.scale());
         boolean nonFinite = false;
         for (Tensor g : grads) {
             for (long i = 0, n = g.numel(); i < n; i++) {
@@ -53,23 +53,10 @@ public final class LossScaler {
     public boolean update(boolean foundInfOrNan) {
         if (foundInfOrNan) {
             skippedSteps++;
-            goodSteps = 0;
-            badSteps++;
-            if (config.useDynamicLossScaling() && badSteps == config.decrEveryNNanOrInf()) {
-                scale = Math.max(1.0, scale * config.decrRatio());
-                badSteps = 0;
-            }
-            return false;
         }
-        badSteps = 0;
-        goodSteps++;
-        if (config.useDynamicLossScaling() && goodSteps == config.incrEveryNSteps()) {
-            double grown = scale * config.incrRatio();
-            if (Double.isFinite(grown) && grown <= Float.MAX_VALUE) {
-                scale = grown;
-            }
-            goodSteps = 0;
+        if (config.useDynamicLossScaling()) {
+            state = rule.next(state, foundInfOrNan);
         }
-        return true;
+        return !foundInfOrNan;
     }
 }

@@ -1,4 +1,4 @@
-package org.fleet4j.gpu.amp;
+package org.fleet4j.core.amp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package org.fleet4j.gpu.amp;
+package org.fleet4j.core.amp;
 
 import java.util.Objects;
 import java.util.Set;
