@@ -13,15 +13,36 @@ import org.fleet4j.core.tensor.Tensor;
 
 /**
  * Runs programs on the CPU: binds persistable vars to the scope, feeds inputs without copying, runs each op's
- * kernel in program order and returns copies of the fetched vars. Ops between {@code conditional_begin(Cond)} and
- * its {@code conditional_end} run only when Cond is non-zero (gradient merge updates once every k steps). The plan of a program is prepared once and
- * reused until the program changes.
+ * kernel and returns copies of the fetched vars. Ops between {@code conditional_begin(Cond)} and its
+ * {@code conditional_end} run only when Cond is non-zero (gradient merge updates once every k steps). The plan of a
+ * program is prepared once and reused until the program changes.
+ *
+ * <p>{@link ExecutorOptions} choose how: with one thread (the default) ops run in program order on the caller's
+ * thread. With more, a plan first runs in program order until each of its ops has run once, which shows which vars
+ * share memory; from then on each op runs as soon as the ops it depends on are done ({@link DependencyGraph}), on the
+ * caller and {@code numThreads - 1} worker threads, with the results of program order. Close an executor with
+ * worker threads when done with it.
  */
-public final class Executor {
+public final class Executor implements AutoCloseable {
     private final Map<Program, Plan> plans = new IdentityHashMap<>();
     private final List<OpObserver> observers = new ArrayList<>();
+    private final ExecutorOptions options;
+    private ParallelRunner runner;
 
-    /** Told the start and end of every op, e.g. to write a timeline. */
+    /** One thread, program order: {@link ExecutorOptions#defaults()}. */
+    public Executor() {
+        this(ExecutorOptions.defaults());
+    }
+
+    public Executor(ExecutorOptions options) {
+        this.options = options;
+    }
+
+    public ExecutorOptions options() {
+        return options;
+    }
+
+    /** Told the start and end of every op, e.g. to write a timeline; called from the thread that runs the op. */
     public interface OpObserver {
         void opStarted(int index, String type);
 
@@ -38,8 +59,9 @@ public final class Executor {
     }
 
     /**
-     * Runs one step. Feeds are bound, not copied: a fed tensor must not change until the call returns. Returns
-     * each fetched var by name (copies, safe to keep).
+     * Runs one step, or {@link ExecutorOptions#iterationsPerRun()} steps on the same feed. Feeds are bound, not
+     * copied: a fed tensor must not change until the call returns. Returns each fetched var by name as the last
+     * step left it (copies, safe to keep).
      */
     public Map<String, Tensor> run(Program program, Scope scope, Map<String, Tensor> feed, List<String> fetch) {
         Plan plan = plans.get(program);
@@ -66,7 +88,20 @@ public final class Executor {
                 block.var(f); // throws naming the var, with a suggestion
             }
         }
-        runSteps(plan);
+        int iterations = options.iterationsPerRun();
+        boolean dropAfterFetch = false;
+        for (int it = 0; it < iterations; it++) {
+            execute(plan);
+            plan.iterations++;
+            int every = options.iterationsPerDropScope();
+            if (every > 0 && plan.iterations % every == 0) {
+                if (it < iterations - 1) {
+                    dropTemporaries(plan);
+                } else {
+                    dropAfterFetch = true;
+                }
+            }
+        }
         for (int s : plan.persistable) {
             if (frame[s] instanceof Tensor t) {
                 scope.put(plan.names[s], t);
@@ -80,7 +115,36 @@ public final class Executor {
             }
             out.put(f, t.copy());
         }
+        if (dropAfterFetch) {
+            dropTemporaries(plan);
+        }
         return out;
+    }
+
+    /** One iteration: in program order, or by dependencies once every op of the plan has run. */
+    private void execute(Plan plan) {
+        if (!options.parallel()) {
+            runSteps(plan, null);
+        } else if (plan.unrun > 0) {
+            runSteps(plan, plan.ranOnce);
+        } else {
+            int[] classes = StorageClasses.of(plan.frame);
+            if (plan.graph == null || !plan.graph.covers(classes)) {
+                int[] merged = plan.graph == null ? classes : StorageClasses.merge(plan.graph.classOf, classes);
+                plan.graph = new DependencyGraph(plan, merged, options.backwardOptimizerOpDeps());
+            }
+            if (runner == null) {
+                runner = new ParallelRunner(options.numThreads());
+            }
+            runner.run(plan, plan.graph, this::runStep);
+        }
+    }
+
+    /** Releases the temporaries' buffers: the next iteration allocates them anew. */
+    private static void dropTemporaries(Plan plan) {
+        for (int s : plan.temporaries) {
+            plan.frame[s] = null;
+        }
     }
 
     /** Why a var that an op reads before any op writes it has no value at the start of a run. */
@@ -113,7 +177,8 @@ public final class Executor {
         plan.frame[plan.slotOf.get(name)] = t;
     }
 
-    private void runSteps(Plan plan) {
+    /** Runs the steps in program order; marks each that ran in {@code ran} unless it is null. */
+    private void runSteps(Plan plan, boolean[] ran) {
         boolean observed = !observers.isEmpty();
         Plan.Step[] steps = plan.steps;
         for (int i = 0; i < steps.length; i++) {
@@ -135,11 +200,32 @@ public final class Executor {
             if (observed) {
                 observers.forEach(o -> o.opFinished(step.index(), step.op().type()));
             }
+            if (ran != null && !ran[i]) {
+                ran[i] = true;
+                plan.unrun--;
+            }
+        }
+    }
+
+    /** One op for the parallel runner, with the same observers and messages as {@link #runSteps}. */
+    private void runStep(Plan.Step step) {
+        for (OpObserver o : observers) {
+            o.opStarted(step.index(), step.op().type());
+        }
+        try {
+            step.kernel().run(step.args());
+        } catch (ExecutionException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new ExecutionException("op #" + step.index() + " " + step.op() + " failed: " + e.getMessage(), e);
+        }
+        for (OpObserver o : observers) {
+            o.opFinished(step.index(), step.op().type());
         }
     }
 
     /** A condition value: a tensor whose first element is non-zero. */
-    private static boolean isTrue(Object cond) {
+    static boolean isTrue(Object cond) {
         return cond instanceof Tensor t && t.numel() > 0 && t.getDouble(0) != 0;
     }
 
@@ -166,5 +252,13 @@ public final class Executor {
     /** Forgets prepared plans (and the temporaries they hold). */
     public void clear() {
         plans.clear();
+    }
+
+    /** Stops the worker threads, if any; the executor must not run programs afterwards. */
+    @Override
+    public void close() {
+        if (runner != null) {
+            runner.close();
+        }
     }
 }

@@ -1,6 +1,7 @@
 package org.fleet4j.core.exec;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -37,8 +38,21 @@ final class Plan {
     static final String CONDITIONAL_BEGIN = "conditional_begin";
     static final String CONDITIONAL_END = "conditional_end";
 
-    /** {@code skipTo}: for a conditional_begin, the index of its conditional_end; -1 for every other op. */
-    record Step(int index, Op op, Kernel kernel, KernelArgs args, int condSlot, int skipTo) {
+    /** Slots of temporaries: vars neither persistable nor fed, released by num_iteration_per_drop_scope. */
+    final int[] temporaries;
+    /** Which steps have run at least once, and how many have not: the parallel executor waits for all to have run. */
+    final boolean[] ranOnce;
+    int unrun;
+    /** Iterations run so far, for num_iteration_per_drop_scope. */
+    long iterations;
+    /** The dependency graph of the parallel executor, once built; rebuilt when the vars' storage sharing changes. */
+    DependencyGraph graph;
+
+    /**
+     * {@code skipTo}: for a conditional_begin, the index of its conditional_end; -1 for every other op.
+     * {@code reads} and {@code writes}: the frame slots of its inputs and outputs.
+     */
+    record Step(int index, Op op, Kernel kernel, KernelArgs args, int condSlot, int skipTo, int[] reads, int[] writes) {
     }
 
     Plan(Program program) {
@@ -59,9 +73,13 @@ final class Plan {
             }
         }
         persistable = pers.stream().mapToInt(Integer::intValue).toArray();
+        temporaries = block.vars().stream().filter(v -> !v.persistable() && !v.isData()).mapToInt(v -> slotOf.get(v.name()))
+                .toArray();
         Set<String> written = new HashSet<>();
         List<Op> ops = block.ops();
         steps = new Step[ops.size()];
+        ranOnce = new boolean[ops.size()];
+        unrun = ops.size();
         for (int i = 0; i < ops.size(); i++) {
             Op op = ops.get(i);
             OpSpec spec = OpRegistry.get(op.type());
@@ -87,8 +105,13 @@ final class Plan {
             Kernel k = spec.kernelFactory().create(op);
             int cond = op.type().equals(CONDITIONAL_BEGIN) ? slotOf.get(op.in("Cond")) : -1;
             int skip = op.type().equals(CONDITIONAL_BEGIN) ? matchingEnd(ops, i) : -1;
-            steps[i] = new Step(i, op, k, new KernelArgs(op, frame, inSlots, in, outSlots, out), cond, skip);
+            steps[i] = new Step(i, op, k, new KernelArgs(op, frame, inSlots, in, outSlots, out), cond, skip, flat(in),
+                    flat(out));
         }
+    }
+
+    private static int[] flat(int[][] slots) {
+        return Arrays.stream(slots).flatMapToInt(Arrays::stream).toArray();
     }
 
     /** The index of the conditional_end that closes the conditional_begin at {@code begin}; nesting is allowed. */
