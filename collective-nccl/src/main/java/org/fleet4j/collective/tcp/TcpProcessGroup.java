@@ -1,6 +1,5 @@
 package org.fleet4j.collective.tcp;
 
-import io.netty.buffer.ByteBuf;
 import org.fleet4j.collective.AbstractProcessGroup;
 import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.CollectiveException;
@@ -8,15 +7,16 @@ import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.GroupContext;
 import org.fleet4j.collective.OpCall;
 import org.fleet4j.collective.ReduceOp;
-import org.fleet4j.collective.reduce.Reductions;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
  * Collectives over TCP for ranks on different hosts. Allreduce is a ring reduce-scatter followed by a ring
- * allgather; every segment travels in chunks, and a chunk is forwarded as soon as it has been reduced, so all
- * links stay busy at once. Broadcast and reduce are pipelined chains around the same ring.
+ * allgather, queued as one {@link Exchange}: every segment travels in chunks, a chunk is forwarded as soon as it has
+ * been reduced, and a chunk of this rank's own segment starts its allgather as soon as its reduction is final, so
+ * all links stay busy at once and the two phases overlap. Broadcast and reduce are pipelined chains around the
+ * same ring.
  */
 public final class TcpProcessGroup extends AbstractProcessGroup {
     private final TcpTransport transport;
@@ -40,10 +40,6 @@ public final class TcpProcessGroup extends AbstractProcessGroup {
 
     private int mod(int x) {
         return Math.floorMod(x, size());
-    }
-
-    private long deadline() {
-        return System.nanoTime() + ctx.options().timeout().toNanos();
     }
 
     private long chunkElems(DataType dtype) {
@@ -75,92 +71,86 @@ public final class TcpProcessGroup extends AbstractProcessGroup {
         };
     }
 
+    private Exchange exchange(OpCall call, int from, int to) {
+        return new Exchange(transport, call, from, to, System.nanoTime() + ctx.options().timeout().toNanos());
+    }
+
+    /** Ring exchange with the left neighbour's data coming in and this rank's going to the right. */
+    private Exchange ring(OpCall call) {
+        return exchange(call, mod(rank() - 1), mod(rank() + 1));
+    }
+
+    /** What to do with each chunk of a range: its byte offset and length. */
+    private interface ChunkAction {
+        void at(long offset, int bytes);
+    }
+
+    private void chunks(OpCall call, long first, long count, ChunkAction action) {
+        int es = call.dtype().byteSize();
+        long chunk = chunkElems(call.dtype());
+        for (long p = 0; p < count; p += chunk) {
+            long elems = Math.min(chunk, count - p);
+            action.at((first + p) * es, (int) (elems * es));
+        }
+    }
+
     @Override
     protected void runAllreduce(OpCall call, MemorySegment buffer) {
         if (size() == 1 || call.count() == 0) {
             return;
         }
-        long deadline = deadline();
         Segments seg = balanced(call.count());
-        ringReduceScatter(call, buffer, seg, deadline);
-        if (call.op() == ReduceOp.AVG) {
-            int es = call.dtype().byteSize();
-            Reductions.divide(buffer, seg.first(rank()) * es, seg.count(rank()), call.dtype(), size());
-        }
-        ringAllgather(call, buffer, seg, deadline);
+        Exchange x = ring(call);
+        int ownReduced = ringReduceScatter(x, call, buffer, seg, call.op() == ReduceOp.AVG ? size() : 1);
+        ringAllgather(x, call, buffer, seg, ownReduced);
+        x.run();
     }
 
-    /** After this, segment r of {@code buf} on rank r holds the reduction over all ranks. */
-    private void ringReduceScatter(OpCall call, MemorySegment buf, Segments seg, long deadline) {
+    /**
+     * Queues the ring reduce-scatter: afterwards segment r of {@code buf} on rank r holds the reduction over all
+     * ranks (divided by {@code divideBy}). Returns how many receives precede the first one that completes a chunk
+     * of segment r, so that the allgather can send each such chunk on as soon as it is final.
+     */
+    private int ringReduceScatter(Exchange x, OpCall call, MemorySegment buf, Segments seg, int divideBy) {
         int n = size();
         int r = rank();
-        int right = mod(r + 1);
-        int left = mod(r - 1);
-        int es = call.dtype().byteSize();
-        long chunk = chunkElems(call.dtype());
-        sendRange(right, call, buf, seg.first(mod(r - 1)), seg.count(mod(r - 1)));
+        chunks(call, seg.first(mod(r - 1)), seg.count(mod(r - 1)), (off, bytes) -> x.send(buf, off, bytes, 0));
+        int beforeOwn = 0;
         for (int s = 0; s < n - 1; s++) {
             int k = mod(r - s - 2);
-            boolean forward = s < n - 2;
-            for (long p = 0; p < seg.count(k); p += chunk) {
-                long elems = Math.min(chunk, seg.count(k) - p);
-                long off = (seg.first(k) + p) * es;
-                ByteBuf frame = transport.receive(left, call, (int) (elems * es), deadline);
-                try {
-                    Reductions.combine(buf, off, payload(frame), 0, elems, call.dtype(), call.op());
-                } finally {
-                    frame.release();
-                }
-                if (forward) {
-                    transport.send(right, call, buf, off, (int) (elems * es));
-                }
+            boolean last = s == n - 2;
+            if (last) {
+                beforeOwn = x.receiveCount();
             }
+            chunks(call, seg.first(k), seg.count(k), (off, bytes) -> {
+                int done = x.receiveReduce(buf, off, bytes, last ? divideBy : 1);
+                if (!last) {
+                    x.send(buf, off, bytes, done);
+                }
+            });
         }
+        return beforeOwn;
     }
 
-    /** Given segment r complete on rank r, makes every segment complete everywhere. */
-    private void ringAllgather(OpCall call, MemorySegment buf, Segments seg, long deadline) {
+    /**
+     * Queues the ring allgather: given segment r complete on rank r, makes every segment complete everywhere.
+     * Chunk c of segment r goes out once {@code ownReady + c + 1} receives are done ({@code ownReady} < 0: at once).
+     */
+    private void ringAllgather(Exchange x, OpCall call, MemorySegment buf, Segments seg, int ownReady) {
         int n = size();
         int r = rank();
-        int right = mod(r + 1);
-        int left = mod(r - 1);
-        int es = call.dtype().byteSize();
-        long chunk = chunkElems(call.dtype());
-        sendRange(right, call, buf, seg.first(r), seg.count(r));
+        int[] c = {0};
+        chunks(call, seg.first(r), seg.count(r), (off, bytes) -> x.send(buf, off, bytes, ownReady < 0 ? 0 : ownReady + ++c[0]));
         for (int s = 0; s < n - 1; s++) {
             int k = mod(r - s - 1);
             boolean forward = s < n - 2;
-            for (long p = 0; p < seg.count(k); p += chunk) {
-                long elems = Math.min(chunk, seg.count(k) - p);
-                long off = (seg.first(k) + p) * es;
-                receiveInto(left, call, buf, off, elems * es, deadline);
+            chunks(call, seg.first(k), seg.count(k), (off, bytes) -> {
+                int done = x.receiveCopy(buf, off, bytes);
                 if (forward) {
-                    transport.send(right, call, buf, off, (int) (elems * es));
+                    x.send(buf, off, bytes, done);
                 }
-            }
+            });
         }
-    }
-
-    private void sendRange(int peer, OpCall call, MemorySegment buf, long first, long count) {
-        int es = call.dtype().byteSize();
-        long chunk = chunkElems(call.dtype());
-        for (long p = 0; p < count; p += chunk) {
-            long elems = Math.min(chunk, count - p);
-            transport.send(peer, call, buf, (first + p) * es, (int) (elems * es));
-        }
-    }
-
-    private void receiveInto(int peer, OpCall call, MemorySegment buf, long offset, long bytes, long deadline) {
-        ByteBuf frame = transport.receive(peer, call, (int) bytes, deadline);
-        try {
-            MemorySegment.copy(payload(frame), 0, buf, offset, bytes);
-        } finally {
-            frame.release();
-        }
-    }
-
-    private static MemorySegment payload(ByteBuf frame) {
-        return MemorySegment.ofBuffer(frame.nioBuffer(frame.readerIndex(), frame.readableBytes()));
     }
 
     @Override
@@ -168,21 +158,20 @@ public final class TcpProcessGroup extends AbstractProcessGroup {
         if (size() == 1 || call.count() == 0) {
             return;
         }
-        long deadline = deadline();
+        // a chain from the root around the ring, each chunk forwarded as soon as it has arrived
         int pos = mod(rank() - call.root());
-        int es = call.dtype().byteSize();
-        if (pos == 0) {
-            sendRange(mod(rank() + 1), call, buffer, 0, call.count());
-            return;
-        }
-        long chunk = chunkElems(call.dtype());
-        for (long p = 0; p < call.count(); p += chunk) {
-            long elems = Math.min(chunk, call.count() - p);
-            receiveInto(mod(rank() - 1), call, buffer, p * es, elems * es, deadline);
-            if (pos < size() - 1) {
-                transport.send(mod(rank() + 1), call, buffer, p * es, (int) (elems * es));
+        Exchange x = exchange(call, pos == 0 ? -1 : mod(rank() - 1), pos == size() - 1 ? -1 : mod(rank() + 1));
+        chunks(call, 0, call.count(), (off, bytes) -> {
+            if (pos == 0) {
+                x.send(buffer, off, bytes, 0);
+            } else {
+                int done = x.receiveCopy(buffer, off, bytes);
+                if (pos < size() - 1) {
+                    x.send(buffer, off, bytes, done);
+                }
             }
-        }
+        });
+        x.run();
     }
 
     @Override
@@ -190,40 +179,29 @@ public final class TcpProcessGroup extends AbstractProcessGroup {
         if (size() == 1 || call.count() == 0) {
             return;
         }
-        long deadline = deadline();
-        // the chain starts right after the root and ends at it; non-roots reduce into scratch, not their buffer
+        // the chain starts right after the root and ends at it; ranks on the way reduce into a copy, not their buffer
         int pos = mod(rank() - call.root() - 1);
-        int right = mod(rank() + 1);
-        int left = mod(rank() - 1);
-        int es = call.dtype().byteSize();
         boolean root = rank() == call.root();
-        if (pos == 0) {
-            sendRange(right, call, buffer, 0, call.count());
-            return;
-        }
-        long chunk = chunkElems(call.dtype());
+        Exchange x = exchange(call, pos == 0 ? -1 : mod(rank() - 1), root ? -1 : mod(rank() + 1));
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment scratch = root ? null : arena.allocate(Math.min(chunk, call.count()) * es, 64);
-            for (long p = 0; p < call.count(); p += chunk) {
-                long elems = Math.min(chunk, call.count() - p);
-                MemorySegment target = root ? buffer : scratch;
-                long off = root ? p * es : 0;
-                if (!root) {
-                    MemorySegment.copy(buffer, p * es, scratch, 0, elems * es);
-                }
-                ByteBuf frame = transport.receive(left, call, (int) (elems * es), deadline);
-                try {
-                    Reductions.combine(target, off, payload(frame), 0, elems, call.dtype(), call.op());
-                } finally {
-                    frame.release();
-                }
-                if (!root) {
-                    transport.send(right, call, scratch, 0, (int) (elems * es));
-                }
+            MemorySegment target = buffer;
+            if (pos > 0 && !root) {
+                target = arena.allocate(buffer.byteSize(), 64);
+                target.copyFrom(buffer);
             }
-        }
-        if (root && call.op() == ReduceOp.AVG) {
-            Reductions.divide(buffer, 0, call.count(), call.dtype(), size());
+            MemorySegment t = target;
+            int divideBy = root && call.op() == ReduceOp.AVG ? size() : 1;
+            chunks(call, 0, call.count(), (off, bytes) -> {
+                if (pos == 0) {
+                    x.send(t, off, bytes, 0);
+                } else {
+                    int done = x.receiveReduce(t, off, bytes, divideBy);
+                    if (!root) {
+                        x.send(t, off, bytes, done);
+                    }
+                }
+            });
+            x.run();
         }
     }
 
@@ -235,7 +213,9 @@ public final class TcpProcessGroup extends AbstractProcessGroup {
         if (size() == 1 || call.count() == 0) {
             return;
         }
-        ringAllgather(call, recv, blocks(call.count()), deadline());
+        Exchange x = ring(call);
+        ringAllgather(x, call, recv, blocks(call.count()), -1);
+        x.run();
     }
 
     @Override
@@ -249,11 +229,10 @@ public final class TcpProcessGroup extends AbstractProcessGroup {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment work = arena.allocate(send.byteSize(), 64);
             work.copyFrom(send);
-            ringReduceScatter(call, work, blocks(call.count()), deadline());
+            Exchange x = ring(call);
+            ringReduceScatter(x, call, work, blocks(call.count()), call.op() == ReduceOp.AVG ? size() : 1);
+            x.run();
             MemorySegment.copy(work, rank() * bytes, recv, 0, bytes);
-        }
-        if (call.op() == ReduceOp.AVG) {
-            Reductions.divide(recv, 0, call.count(), call.dtype(), size());
         }
     }
 
@@ -262,31 +241,30 @@ public final class TcpProcessGroup extends AbstractProcessGroup {
         if (size() == 1) {
             return;
         }
-        // a one-element ring allreduce: nobody finishes before everyone has sent
+        // a ring allreduce of one element per rank: nobody finishes before everyone has sent
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment token = arena.allocate(size() * 4L, 64);
-            long deadline = deadline();
             OpCall asData = new OpCall(call.kind(), DataType.I32, ReduceOp.SUM, -1, size(), call.seq());
             Segments seg = balanced(size());
-            ringReduceScatter(asData, token, seg, deadline);
-            ringAllgather(asData, token, seg, deadline);
+            Exchange x = ring(asData);
+            int ownReduced = ringReduceScatter(x, asData, token, seg, 1);
+            ringAllgather(x, asData, token, seg, ownReduced);
+            x.run();
         }
     }
 
     @Override
     protected void runSend(OpCall call, MemorySegment buffer, int dst) {
-        sendRange(dst, call, buffer, 0, call.count());
+        Exchange x = exchange(call, -1, dst);
+        chunks(call, 0, call.count(), (off, bytes) -> x.send(buffer, off, bytes, 0));
+        x.run();
     }
 
     @Override
     protected void runRecv(OpCall call, MemorySegment buffer, int src) {
-        long deadline = deadline();
-        int es = call.dtype().byteSize();
-        long chunk = chunkElems(call.dtype());
-        for (long p = 0; p < call.count(); p += chunk) {
-            long elems = Math.min(chunk, call.count() - p);
-            receiveInto(src, call, buffer, p * es, elems * es, deadline);
-        }
+        Exchange x = exchange(call, src, -1);
+        chunks(call, 0, call.count(), (off, bytes) -> x.receiveCopy(buffer, off, bytes));
+        x.run();
     }
 
     @Override

@@ -1,138 +1,135 @@
 package org.fleet4j.collective.tcp;
 
-import io.netty.bootstrap.Bootstrap;
-import io.netty.bootstrap.ServerBootstrap;
-import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.GroupContext;
 import org.fleet4j.collective.OpCall;
 
+import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A full mesh of authenticated TCP connections among a group's ranks, over Netty. Rank i dials every rank below
- * it and says hello with the job token, the group name and its rank; the listener checks all three before the
- * connection carries data, and closes anything else with a log line. Each peer's data frames arrive in order in
- * that peer's inbox, from which the group's algorithms take them with a deadline.
+ * A full mesh of authenticated TCP connections among a group's ranks. Rank i dials every rank below it and says
+ * hello with the job token, the group name and its rank; the {@link TcpListener} checks all three before the
+ * connection carries data and closes anything else with a log line. Once connected, every socket is non-blocking
+ * and belongs to whichever thread runs the group's current operation ({@link Exchange}): there is no event-loop
+ * thread on the data path, so a chunk costs no thread hand-off and is read and written straight from the user's
+ * buffer.
  */
 final class TcpTransport implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(TcpTransport.class.getName());
-    private static final byte HELLO = 1;
-    private static final byte DATA = 2;
-    private static final byte BYE = 3;
-    private static final byte ABORT = 4;
-    /** type + seq + fingerprint (2 words). */
-    static final int DATA_HEADER = 1 + 8 + 8 + 8;
-    private static final long HELLO_TIMEOUT_MS = 10_000;
-
-    /** Inbox entry saying the peer's connection ended; {@code clean} when it said goodbye first. */
-    private record Closed(int peer, boolean clean, String why) {
-    }
+    static final int DATA = 2;
+    static final int BYE = 3;
+    static final int ABORT = 4;
+    /** type, payload bytes (ints), call number, fingerprint (two words). */
+    static final int HEADER_BYTES = 4 + 4 + 8 + 8 + 8;
+    /** Kernel socket buffers that hold several chunks in flight in each direction. */
+    static final int SOCKET_BUFFER_BYTES = 4 << 20;
+    /** How long an abort or goodbye may wait to get its last frame out before the connection is simply closed. */
+    private static final long LAST_WORDS_NANOS = 1_000_000_000L;
+    /** An abort reason longer than this is cut; it only has to name what went wrong. */
+    private static final int MAX_REASON_BYTES = 16 << 10;
 
     private final GroupContext ctx;
-    private final int maxFrame;
-    private final Channel server;
-    private final Channel[] peers;
-    private final BlockingQueue<Object>[] inboxes;
+    private final SocketChannel[] peers;
+    private final TcpListener listener;
+    private final Selector selector;
+    private final SelectionKey[] keys;
+    /** Bytes still owed of a data frame that an operation left half-written, per peer. */
+    private final long[] owed;
+    final ByteBuffer sendHeader = ByteBuffer.allocateDirect(HEADER_BYTES);
+    final ByteBuffer receiveHeader = ByteBuffer.allocateDirect(HEADER_BYTES);
+    /** Where a chunk to be reduced lands before it is combined into the user's buffer. */
+    final MemorySegment stagingSegment;
+    final ByteBuffer staging;
     private volatile CollectiveException aborted;
-    private volatile boolean closing;
+    private volatile boolean closed;
 
-    @SuppressWarnings("unchecked")
     TcpTransport(GroupContext ctx) {
         this.ctx = ctx;
         int n = ctx.size();
-        this.maxFrame = ctx.options().tcpChunkBytes() + DATA_HEADER + 1024;
-        this.peers = new Channel[n];
-        this.inboxes = new BlockingQueue[n];
-        for (int i = 0; i < n; i++) {
-            inboxes[i] = new LinkedBlockingQueue<>();
-        }
+        this.peers = new SocketChannel[n];
+        this.keys = new SelectionKey[n];
+        this.owed = new long[n];
+        this.stagingSegment = Arena.ofAuto().allocate(ctx.options().tcpChunkBytes(), 64);
+        this.staging = stagingSegment.asByteBuffer();
         Duration timeout = ctx.options().timeout();
-        ServerBootstrap sb = new ServerBootstrap().group(NettyLoops.group()).channel(NettyLoops.serverChannel())
-                .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.ALLOCATOR, NettyLoops.ALLOCATOR)
-                .childOption(ChannelOption.RCVBUF_ALLOCATOR, NettyLoops.READS)
-                .childOption(ChannelOption.SO_RCVBUF, NettyLoops.SOCKET_BUFFER_BYTES)
-                .childOption(ChannelOption.SO_SNDBUF, NettyLoops.SOCKET_BUFFER_BYTES)
-                .childHandler(new ChannelInitializer<>() {
-                    @Override
-                    protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(decoder(), new HelloCheck());
-                    }
-                });
+        this.listener = new TcpListener(ctx, SOCKET_BUFFER_BYTES, this::admit, this::isConnected);
         try {
-            server = sb.bind(new InetSocketAddress(ctx.bindHost(), 0)).sync().channel();
-        } catch (Exception e) {
-            throw new CollectiveException("cannot listen on " + ctx.bindHost() + " for " + ctx + ": " + e, e);
-        }
-        int port = ((InetSocketAddress) server.localAddress()).getPort();
-        try {
-            ctx.store().setString(ctx.key("tcp/" + ctx.rank()), ctx.bindHost() + ":" + port);
+            selector = Selector.open();
+            ctx.store().setString(ctx.key("tcp/" + ctx.rank()), ctx.bindHost() + ":" + listener.port());
             for (int j = 0; j < ctx.rank(); j++) {
                 dial(j, ctx.store().getString(ctx.key("tcp/" + j), timeout));
             }
             awaitPeers(System.nanoTime() + timeout.toNanos());
+            for (int j = 0; j < n; j++) {
+                if (j != ctx.rank()) {
+                    peers[j].setOption(StandardSocketOptions.TCP_NODELAY, true);
+                    peers[j].setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER_BYTES);
+                    keys[j] = peers[j].register(selector, 0);
+                }
+            }
+        } catch (IOException e) {
+            close();
+            throw new CollectiveException("cannot set up the connections of " + ctx + ": " + e, e);
         } catch (RuntimeException e) {
             close();
             throw e;
         }
     }
 
-    private LengthFieldBasedFrameDecoder decoder() {
-        return new LengthFieldBasedFrameDecoder(maxFrame, 0, 4, 0, 4);
+    GroupContext context() {
+        return ctx;
+    }
+
+    SocketChannel channel(int peer) {
+        return peers[peer];
     }
 
     private void dial(int peer, String endpoint) {
         int colon = endpoint.lastIndexOf(':');
         String host = endpoint.substring(0, colon);
         int port = Integer.parseInt(endpoint.substring(colon + 1));
-        Bootstrap b = new Bootstrap().group(NettyLoops.group()).channel(NettyLoops.socketChannel())
-                .option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.ALLOCATOR, NettyLoops.ALLOCATOR)
-                .option(ChannelOption.RCVBUF_ALLOCATOR, NettyLoops.READS)
-                .option(ChannelOption.SO_RCVBUF, NettyLoops.SOCKET_BUFFER_BYTES)
-                .option(ChannelOption.SO_SNDBUF, NettyLoops.SOCKET_BUFFER_BYTES)
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, ctx.options().timeout().toMillis()))
-                .handler(new ChannelInitializer<>() {
-                    @Override
-                    protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(decoder(), new Inbound(peer));
-                    }
-                });
-        ChannelFuture f = b.connect(host, port).awaitUninterruptibly();
-        if (!f.isSuccess()) {
-            throw new CollectiveException(ctx + ": cannot connect to rank " + peer + " at " + endpoint + ": " + f.cause(), f.cause());
+        SocketChannel ch = null;
+        try {
+            ch = SocketChannel.open();
+            // set before connecting so that the window scale is negotiated for it
+            ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_BUFFER_BYTES);
+            ch.socket().connect(new InetSocketAddress(host, port), (int) Math.min(Integer.MAX_VALUE, ctx.options().timeout().toMillis()));
+            ByteBuffer hello = TcpListener.hello(ctx);
+            while (hello.hasRemaining()) {
+                ch.write(hello);
+            }
+            ch.configureBlocking(false);
+        } catch (IOException e) {
+            closeQuietly(ch);
+            throw new CollectiveException(ctx + ": cannot connect to rank " + peer + " at " + endpoint + ": " + e, e);
         }
-        Channel ch = f.channel();
-        byte[] name = ctx.name().getBytes(StandardCharsets.UTF_8);
-        ByteBuf hello = ch.alloc().buffer();
-        hello.writeInt(1 + 4 + ctx.jobToken().length + 4 + name.length + 4);
-        hello.writeByte(HELLO).writeInt(ctx.jobToken().length).writeBytes(ctx.jobToken())
-                .writeInt(name.length).writeBytes(name).writeInt(ctx.rank());
-        ch.writeAndFlush(hello);
-        register(peer, ch);
+        admit(peer, ch);
     }
 
-    private synchronized void register(int peer, Channel ch) {
+    private synchronized boolean admit(int peer, SocketChannel ch) {
+        if (peers[peer] != null) {
+            return false;
+        }
         peers[peer] = ch;
         notifyAll();
+        return true;
+    }
+
+    private synchronized boolean isConnected(int peer) {
+        return peers[peer] != null;
     }
 
     private synchronized void awaitPeers(long deadline) {
@@ -160,228 +157,150 @@ final class TcpTransport implements AutoCloseable {
         }
     }
 
-    /** Sends {@code bytes} of {@code src} at {@code offset} to {@code peer} as one data frame of {@code call}. */
-    void send(int peer, OpCall call, MemorySegment src, long offset, int bytes) {
-        checkAborted();
-        Channel ch = peers[peer];
-        ByteBuf buf = ch.alloc().directBuffer(4 + DATA_HEADER + bytes);
-        buf.writeInt(DATA_HEADER + bytes).writeByte(DATA).writeLong(call.seq())
-                .writeLong(call.fingerprintHigh()).writeLong(call.fingerprintLow());
-        if (bytes > 0) {
-            MemorySegment.ofBuffer(buf.nioBuffer(buf.writerIndex(), bytes)).copyFrom(src.asSlice(offset, bytes));
-            buf.writerIndex(buf.writerIndex() + bytes);
-        }
-        ch.writeAndFlush(buf);
-    }
-
-    /**
-     * The next data frame from {@code peer}, positioned at its payload, which must be {@code bytes} long. The caller
-     * releases it. Fails naming the peer on timeout, disconnect, or a frame of a different call.
-     */
-    ByteBuf receive(int peer, OpCall call, int bytes, long deadline) {
-        Object item;
-        try {
-            item = inboxes[peer].poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CollectiveException(call + " on " + ctx + ": interrupted while waiting for rank " + peer, e);
-        }
-        if (item == null) {
-            checkAborted();
-            throw new CollectiveException(call + " on " + ctx + " timed out after " + ctx.options().timeout().toMillis()
-                    + " ms waiting for data from rank " + peer + ": ranks [" + peer + "] did not take part");
-        }
-        if (item instanceof Closed c) {
-            inboxes[peer].offer(c);
-            checkAborted();
-            throw new CollectiveException(call + " on " + ctx + " failed: rank " + c.peer() + " " + c.why()
-                    + "; ranks [" + c.peer() + "] did not take part");
-        }
-        ByteBuf frame = (ByteBuf) item;
-        long seq = frame.readLong();
-        long high = frame.readLong();
-        long low = frame.readLong();
-        if (ctx.options().verifyCalls() && (seq != call.seq() || !call.matches(high, low))) {
-            frame.release();
-            throw new CollectiveException("mismatched calls on " + ctx + ": this rank issued " + call + " but rank " + peer
-                    + " issued " + OpCall.describe(high, low, seq) + "; every rank must issue the same calls in the same order");
-        }
-        if (frame.readableBytes() != bytes) {
-            int got = frame.readableBytes();
-            frame.release();
-            throw new CollectiveException(call + " on " + ctx + ": rank " + peer + " sent a chunk of " + got
-                    + " bytes where " + bytes + " were expected (do all ranks use the same tcpChunkBytes?)");
-        }
-        return frame;
-    }
-
-    /** Fails every waiter on this transport and drops the connections, so that peers fail fast too. */
-    void abort(CollectiveException reason) {
-        aborted = reason;
-        byte[] msg = String.valueOf(reason.getMessage()).getBytes(StandardCharsets.UTF_8);
-        for (int j = 0; j < peers.length; j++) {
-            inboxes[j].offer(new Closed(j, false, "was disconnected after a failure"));
-            Channel ch = peers[j];
-            if (ch != null && ch.isActive()) {
-                ByteBuf frame = ch.alloc().buffer(5 + msg.length).writeInt(1 + msg.length).writeByte(ABORT).writeBytes(msg);
-                ch.writeAndFlush(frame).addListener(f -> ch.close());
+    /** Sleeps until {@code reader}'s socket is readable or {@code writer}'s writable (-1: neither), at most {@code nanos}. */
+    void awaitReady(int reader, int writer, long nanos) {
+        for (int j = 0; j < keys.length; j++) {
+            if (keys[j] != null) {
+                int ops = (j == reader ? SelectionKey.OP_READ : 0) | (j == writer ? SelectionKey.OP_WRITE : 0);
+                if (keys[j].interestOps() != ops) {
+                    keys[j].interestOps(ops);
+                }
             }
         }
+        try {
+            selector.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos)));
+            selector.selectedKeys().clear();
+        } catch (IOException e) {
+            throw new CollectiveException(ctx + ": waiting for ranks " + reader + "/" + writer + " failed: " + e, e);
+        }
     }
 
-    private void checkAborted() {
+    /** The error for an operation whose peer left: names the operation, the group and the peer. */
+    CollectiveException lost(OpCall call, int peer, String what) {
+        CollectiveException a = aborted;
+        if (a != null) {
+            return new CollectiveException(ctx + " was aborted: " + a.getMessage(), a);
+        }
+        if (closed) {
+            return new CollectiveException(call + " on " + ctx + " failed: the group was closed while it ran");
+        }
+        return new CollectiveException(call + " on " + ctx + " failed: rank " + peer + " " + what
+                + "; ranks [" + peer + "] did not take part");
+    }
+
+    void checkAborted() {
         CollectiveException a = aborted;
         if (a != null) {
             throw new CollectiveException(ctx + " was aborted: " + a.getMessage(), a);
         }
     }
 
+    /** Records that an operation stopped with {@code bytes} of a frame to {@code peer} unwritten. */
+    void frameCutShort(int peer, long bytes) {
+        owed[peer] = bytes;
+    }
+
+    /**
+     * The reason text of an ABORT frame of {@code length} bytes, of which the first bytes may already have been read
+     * into {@code alreadyRead} (its position says how many).
+     */
+    String readAbortReason(SocketChannel ch, ByteBuffer alreadyRead, int length) {
+        int n = Math.max(0, Math.min(length, MAX_REASON_BYTES));
+        ByteBuffer reason = ByteBuffer.allocate(n);
+        ByteBuffer got = alreadyRead.duplicate().flip();
+        got.limit(Math.min(got.limit(), n));
+        reason.put(got);
+        long deadline = System.nanoTime() + LAST_WORDS_NANOS;
+        try {
+            while (reason.hasRemaining() && System.nanoTime() - deadline < 0) {
+                if (ch.read(reason) < 0) {
+                    break;
+                }
+                Thread.onSpinWait();
+            }
+        } catch (IOException e) {
+            // the peer closed right after its abort frame; what arrived is the reason
+        }
+        return new String(reason.array(), 0, reason.position(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Fails this group's later operations and tells every peer why before dropping the connections, so that peers
+     * that wait for this rank fail fast with the original reason.
+     */
+    void abort(CollectiveException reason) {
+        aborted = reason;
+        byte[] msg = String.valueOf(reason.getMessage()).getBytes(StandardCharsets.UTF_8);
+        int len = Math.min(msg.length, MAX_REASON_BYTES);
+        for (int j = 0; j < peers.length; j++) {
+            SocketChannel ch = peers[j];
+            if (ch != null && ch.isOpen()) {
+                ByteBuffer frame = ByteBuffer.allocate((int) owed[j] + HEADER_BYTES + len);
+                frame.position((int) owed[j]); // zeros complete a half-written data frame
+                frame.putInt(ABORT).putInt(len).putLong(0).putLong(0).putLong(0).put(msg, 0, len).flip();
+                lastWords(j, frame);
+            }
+        }
+    }
+
+    /** Writes {@code frame} to {@code peer} if it goes out within {@link #LAST_WORDS_NANOS}, then closes the connection. */
+    private void lastWords(int peer, ByteBuffer frame) {
+        SocketChannel ch = peers[peer];
+        long deadline = System.nanoTime() + LAST_WORDS_NANOS;
+        try {
+            while (frame.hasRemaining()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                if (ch.write(frame) == 0) {
+                    awaitReady(-1, peer, left);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, ctx + ": last frame to rank " + peer + " not delivered: " + e);
+        }
+        closeQuietly(ch);
+    }
+
     @Override
     public void close() {
-        closing = true;
-        for (Channel ch : peers) {
-            if (ch != null && ch.isActive()) {
-                ByteBuf bye = ch.alloc().buffer(5).writeInt(1).writeByte(BYE);
-                ch.writeAndFlush(bye).addListener(f -> ch.close());
-            }
+        if (closed) {
+            return;
         }
-        server.close();
-    }
-
-    private void peerLost(int peer, String why) {
-        Closed c = new Closed(peer, false, why);
-        for (BlockingQueue<Object> inbox : inboxes) {
-            inbox.offer(c);
-        }
-    }
-
-    /** Moves a known peer's frames into its inbox and turns the end of its connection into an inbox entry. */
-    private final class Inbound extends ChannelInboundHandlerAdapter {
-        private final int peer;
-        private boolean saidBye;
-
-        Inbound(int peer) {
-            this.peer = peer;
-        }
-
-        @Override
-        public void channelRead(ChannelHandlerContext c, Object msg) {
-            ByteBuf frame = (ByteBuf) msg;
-            byte type = frame.readByte();
-            if (type == DATA) {
-                inboxes[peer].offer(frame);
-                return;
-            }
-            if (type == ABORT) {
-                String reason = frame.toString(StandardCharsets.UTF_8);
-                frame.release();
-                saidBye = true;
-                Closed lost = new Closed(peer, false, "aborted the group after: " + reason);
-                for (BlockingQueue<Object> inbox : inboxes) {
-                    inbox.offer(lost);
+        closed = true;
+        for (int j = 0; j < peers.length; j++) {
+            SocketChannel ch = peers[j];
+            if (ch != null && ch.isOpen()) {
+                ByteBuffer bye = ByteBuffer.allocate(HEADER_BYTES).putInt(BYE).putInt(0).putLong(0).putLong(0).putLong(0).flip();
+                if (owed[j] == 0) {
+                    try {
+                        ch.write(bye); // best effort: a peer that is not reading learns of the close from the EOF
+                    } catch (IOException | RuntimeException e) {
+                        LOG.log(System.Logger.Level.DEBUG, ctx + ": goodbye to rank " + j + " not delivered: " + e);
+                    }
                 }
-                return;
-            }
-            frame.release();
-            if (type == BYE) {
-                saidBye = true;
-            } else {
-                LOG.log(System.Logger.Level.WARNING, ctx + ": closing connection of rank " + peer + ": unexpected frame type " + type);
-                c.close();
+                closeQuietly(ch);
             }
         }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext c) {
-            if (saidBye || closing) {
-                inboxes[peer].offer(new Closed(peer, true, "closed the group"));
-            } else {
-                peerLost(peer, "dropped its connection (process died or was killed?)");
-            }
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext c, Throwable cause) {
-            LOG.log(System.Logger.Level.WARNING, ctx + ": connection of rank " + peer + " failed: " + cause);
-            c.close();
-        }
-    }
-
-    /** The listener's first handler: accepts a connection only after a hello with the job token for this group. */
-    private final class HelloCheck extends ChannelInboundHandlerAdapter {
-        private ScheduledFuture<?> timer;
-
-        @Override
-        public void channelActive(ChannelHandlerContext c) {
-            timer = c.executor().schedule(() -> reject(c, "no hello within " + HELLO_TIMEOUT_MS + " ms"),
-                    HELLO_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-            c.fireChannelActive();
-        }
-
-        @Override
-        public void channelRead(ChannelHandlerContext c, Object msg) {
-            ByteBuf frame = (ByteBuf) msg;
+        listener.close();
+        if (selector != null) {
             try {
-                String problem = check(frame);
-                if (problem != null) {
-                    reject(c, problem);
-                    return;
-                }
-                int rank = frame.readInt();
-                timer.cancel(false);
-                c.pipeline().replace(this, "inbound", new Inbound(rank));
-                register(rank, c.channel());
-            } finally {
-                frame.release();
+                selector.close();
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, ctx + ": closing the selector failed: " + e);
             }
         }
+    }
 
-        private String check(ByteBuf f) {
-            if (f.readableBytes() < 1 + 4 || f.readByte() != HELLO) {
-                return "first frame is not a hello";
-            }
-            int tokenLen = f.readInt();
-            if (tokenLen < 0 || tokenLen > f.readableBytes()) {
-                return "malformed hello";
-            }
-            byte[] token = new byte[tokenLen];
-            f.readBytes(token);
-            if (!MessageDigest.isEqual(token, ctx.jobToken())) {
-                return "wrong job token (not a member of job '" + ctx.jobId() + "')";
-            }
-            if (f.readableBytes() < 4) {
-                return "malformed hello";
-            }
-            int nameLen = f.readInt();
-            if (nameLen < 0 || nameLen + 4 != f.readableBytes()) {
-                return "malformed hello";
-            }
-            byte[] name = new byte[nameLen];
-            f.readBytes(name);
-            String group = new String(name, StandardCharsets.UTF_8);
-            if (!group.equals(ctx.name())) {
-                return "hello for group '" + group + "' on the port of group '" + ctx.name() + "'";
-            }
-            int rank = f.getInt(f.readerIndex());
-            if (rank <= ctx.rank() || rank >= ctx.size()) {
-                return "hello from rank " + rank + ", expected one of " + (ctx.rank() + 1) + ".." + (ctx.size() - 1);
-            }
-            synchronized (TcpTransport.this) {
-                if (peers[rank] != null) {
-                    return "second hello from rank " + rank;
-                }
-            }
-            return null;
+    private void closeQuietly(SocketChannel ch) {
+        if (ch == null) {
+            return;
         }
-
-        private void reject(ChannelHandlerContext c, String why) {
-            LOG.log(System.Logger.Level.WARNING, ctx + ": closed connection from " + c.channel().remoteAddress() + ": " + why);
-            c.close();
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext c, Throwable cause) {
-            reject(c, cause.toString());
+        try {
+            ch.close();
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.DEBUG, ctx + ": closing a connection failed: " + e);
         }
     }
 }
