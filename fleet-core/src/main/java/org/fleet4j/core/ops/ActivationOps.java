@@ -10,7 +10,7 @@ final class ActivationOps {
     }
 
     static void register() {
-        unary("relu", ActivationOps::relu, ActivationOps::reluGrad);
+        unary("relu", F32::relu, (x, out, g, gx, n) -> F32.reluGrad(out, g, gx, n));
         unary("sigmoid", ActivationOps::sigmoid, ActivationOps::sigmoidGrad);
         unary("tanh", ActivationOps::tanh, ActivationOps::tanhGrad);
         unary("gelu", ActivationOps::gelu, ActivationOps::geluGrad);
@@ -70,23 +70,6 @@ final class ActivationOps {
                     grad.apply(x.segment(), a.in("Out").segment(), a.in("Out@GRAD").segment(), gx.segment(), x.numel());
                 })
                 .build());
-    }
-
-    // int-indexed loops: C2 vectorises counted int loops over memory segments, not long-indexed ones
-    static void relu(MemorySegment x, MemorySegment out, long n) {
-        int len = Math.toIntExact(n);
-        for (int i = 0; i < len; i++) {
-            out.setAtIndex(F32.F, i, Math.max(x.getAtIndex(F32.F, i), 0f));
-        }
-    }
-
-    static void reluGrad(MemorySegment x, MemorySegment out, MemorySegment g, MemorySegment gx, long n) {
-        int len = Math.toIntExact(n);
-        for (int i = 0; i < len; i++) {
-            float o = out.getAtIndex(F32.F, i);
-            float gv = g.getAtIndex(F32.F, i);
-            gx.setAtIndex(F32.F, i, o > 0f ? gv : 0f);
-        }
     }
 
     static void sigmoid(MemorySegment x, MemorySegment out, long n) {

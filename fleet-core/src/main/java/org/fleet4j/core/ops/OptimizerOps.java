@@ -32,14 +32,7 @@ final class OptimizerOps {
                                 F32.axpy(-lr, sr.values().segment().asSlice(i * w * 4, w * 4), pr, w);
                             }
                         } else {
-                            Tensor gd = dense(g);
-                            MemorySegment ps = p.segment();
-                            MemorySegment gs = gd.segment();
-                            int n = Math.toIntExact(p.numel());
-                            for (int i = 0; i < n; i++) {
-                                float pv = F32.get(ps, i);
-                                F32.set(ps, i, pv - lr * (F32.get(gs, i) + wd * pv));
-                            }
+                            F32.sgd(p.segment(), dense(g).segment(), lr, wd, p.numel());
                         }
                         a.setOut("ParamOut", p);
                     };

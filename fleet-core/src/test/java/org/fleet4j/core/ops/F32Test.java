@@ -1,0 +1,115 @@
+package org.fleet4j.core.ops;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.SplittableRandom;
+import org.fleet4j.core.tensor.Tensor;
+import org.junit.jupiter.api.Test;
+
+/**
+ * F32's vector loops against the scalar formula, bit for bit, at every length from 0 to a few vector widths (so
+ * both the vector body and the scalar tail run, at any SIMD width), and with NaN, infinities and signed zeros in
+ * the data, where a blend or max that differs from the scalar code would show.
+ */
+class F32Test {
+    private static final int MAX_LEN = 67;
+
+    /** Random values in [-2, 2) with a special value every few elements. */
+    private static MemorySegment data(long seed, int n) {
+        SplittableRandom r = new SplittableRandom(seed);
+        float[] special = {Float.NaN, 0f, -0f, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.MIN_VALUE};
+        float[] v = new float[n];
+        for (int i = 0; i < n; i++) {
+            v[i] = r.nextInt(5) == 0 ? special[r.nextInt(special.length)] : (float) (4 * r.nextDouble() - 2);
+        }
+        return Tensor.of(v, n).segment();
+    }
+
+    private static MemorySegment empty(int n) {
+        return Tensor.zeros(Math.max(n, 1)).segment();
+    }
+
+    /** Same bits, except that every NaN is one NaN: hardware picks the payload of a NaN that inf - inf makes. */
+    private static void assertBits(float expected, float actual, String what, int n, int i) {
+        assertEquals(Float.floatToIntBits(expected), Float.floatToIntBits(actual),
+                what + " at length " + n + ", element " + i + ": expected " + expected + " but got " + actual);
+    }
+
+    @Test
+    void elementwiseLoopsMatchTheScalarFormula() {
+        for (int n = 0; n <= MAX_LEN; n++) {
+            MemorySegment a = data(n, n);
+            MemorySegment b = data(1000 + n, n);
+            MemorySegment out = empty(n);
+
+            F32.add(a, b, out, n);
+            for (int i = 0; i < n; i++) {
+                assertBits(F32.get(a, i) + F32.get(b, i), F32.get(out, i), "add", n, i);
+            }
+            F32.scale(a, 0.37f, out, n);
+            for (int i = 0; i < n; i++) {
+                assertBits(0.37f * F32.get(a, i), F32.get(out, i), "scale", n, i);
+            }
+            F32.relu(a, out, n);
+            for (int i = 0; i < n; i++) {
+                assertBits(Math.max(F32.get(a, i), 0f), F32.get(out, i), "relu", n, i);
+            }
+            F32.reluGrad(a, b, out, n);
+            for (int i = 0; i < n; i++) {
+                assertBits(F32.get(a, i) > 0f ? F32.get(b, i) : 0f, F32.get(out, i), "reluGrad", n, i);
+            }
+        }
+    }
+
+    @Test
+    void inPlaceUpdatesMatchTheScalarFormula() {
+        for (int n = 0; n <= MAX_LEN; n++) {
+            MemorySegment x = data(n, n);
+            MemorySegment y = data(2000 + n, n);
+            float[] before = y.toArray(ValueLayout.JAVA_FLOAT);
+            F32.axpy(-0.3f, x, y, n);
+            for (int i = 0; i < n; i++) {
+                assertBits(before[i] + -0.3f * F32.get(x, i), F32.get(y, i), "axpy", n, i);
+            }
+            before = y.toArray(ValueLayout.JAVA_FLOAT);
+            F32.accumulate(y, x, n);
+            for (int i = 0; i < n; i++) {
+                assertBits(before[i] + F32.get(x, i), F32.get(y, i), "accumulate", n, i);
+            }
+            for (float wd : new float[]{0f, 0.01f}) {
+                before = y.toArray(ValueLayout.JAVA_FLOAT);
+                F32.sgd(y, x, 0.05f, wd, n);
+                for (int i = 0; i < n; i++) {
+                    float expected = before[i] - 0.05f * (F32.get(x, i) + wd * before[i]);
+                    assertBits(expected, F32.get(y, i), "sgd (wd " + wd + ")", n, i);
+                }
+            }
+        }
+    }
+
+    @Test
+    void rowLoopsMatchTheScalarFormula() {
+        for (int rows : new int[]{1, 3, 64}) {
+            for (int cols = 1; cols <= MAX_LEN; cols++) {
+                MemorySegment g = data(rows * 100L + cols, rows * cols);
+                MemorySegment bias = data(7 + cols, cols);
+                MemorySegment out = empty(rows * cols);
+                F32.addRows(g, bias, out, rows, cols);
+                for (int i = 0; i < rows * cols; i++) {
+                    assertBits(F32.get(g, i) + F32.get(bias, i % cols), F32.get(out, i), "addRows " + rows + " x", cols, i);
+                }
+                MemorySegment sums = data(5, cols);  // stale values that sumRows must overwrite
+                F32.sumRows(g, sums, rows, cols);
+                for (int c = 0; c < cols; c++) {
+                    float s = 0f;
+                    for (int r = 0; r < rows; r++) {
+                        s += F32.get(g, (long) r * cols + c);
+                    }
+                    assertBits(s, F32.get(sums, c), "sumRows " + rows + " x", cols, c);
+                }
+            }
+        }
+    }
+}
