@@ -50,6 +50,9 @@ public final class Pipeline {
         if (strategy.get(StrategySchema.BUILD_ENABLE_INPLACE)) {
             names.add(InplacePass.NAME);
         }
+        if (!strategy.get(StrategySchema.SYNC_NCCL_ALLREDUCE)) {
+            names.add(OverlapAllreducePass.NAME);
+        }
         return new Pipeline(names.stream().map(n -> PassRegistry.create(n, strategy)).toList());
     }
 

@@ -4,6 +4,8 @@ import java.time.Duration;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.collective.Work;
+import org.fleet4j.compiler.OverlapAllreducePass;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ops.OpRegistry;
@@ -15,15 +17,20 @@ import org.fleet4j.core.tensor.Tensor;
  * Paddle's collective ops, registered from here because fleet-core does not know the collective module:
  * {@code c_allreduce} (X, Out = X, {@code ring_id}, {@code reduce} "sum" or "avg") and {@code c_broadcast}
  * (X, Out = X, {@code ring_id}, {@code root}). Both work in place on the tensor and wait for the group.
+ * The overlap pass splits an allreduce in two: {@code c_allreduce_start} (as c_allreduce, plus Work: the handle of
+ * the issued operation) returns at once while the group reduces X on its own thread; {@code c_wait} (X, Work; Out = X)
+ * waits for the handle. Nothing may touch X in between.
  */
 public final class CollectiveOps {
     public static final String ALLREDUCE = "c_allreduce";
     public static final String BROADCAST = "c_broadcast";
+    public static final String ALLREDUCE_START = OverlapAllreducePass.START;
+    public static final String WAIT = OverlapAllreducePass.WAIT;
 
     private CollectiveOps() {
     }
 
-    /** Registers both ops; safe to call again. */
+    /** Registers the ops; safe to call again. */
     public static void register() {
         OpRegistry.register(OpSpec.builder(ALLREDUCE).in("X").out("Out")
                 .attr("ring_id", AttrType.INT, 0).attr("reduce", AttrType.STRING, "sum")
@@ -39,6 +46,36 @@ public final class CollectiveOps {
                         ProcessGroup group = Rings.get(ring);
                         group.allreduce(x.segment(), dataType(x.dtype()), reduce).await(waitLimit(group));
                         args.setOut("Out", x);
+                    };
+                }).build());
+        OpRegistry.register(OpSpec.builder(ALLREDUCE_START).in("X").out("Out", "Work")
+                .attr("ring_id", AttrType.INT, 0).attr("reduce", AttrType.STRING, "sum")
+                .shape(ctx -> {
+                    reduceOf(ctx.op().stringAttr("reduce"));
+                    ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
+                    ctx.set("Work", DType.I64, 1);
+                })
+                .kernel(op -> {
+                    int ring = op.intAttr("ring_id");
+                    ReduceOp reduce = reduceOf(op.stringAttr("reduce"));
+                    return args -> {
+                        Tensor x = args.in("X");
+                        args.setOut("Work", Rings.get(ring).allreduce(x.segment(), dataType(x.dtype()), reduce));
+                        args.setOut("Out", x);
+                    };
+                }).build());
+        OpRegistry.register(OpSpec.builder(WAIT).in("X", "Work").out("Out")
+                .attr("ring_id", AttrType.INT, 0)
+                .shape(ctx -> ctx.set("Out", ctx.dtype("X"), ctx.shape("X")))
+                .kernel(op -> {
+                    int ring = op.intAttr("ring_id");
+                    return args -> {
+                        if (!(args.inValue("Work", 0) instanceof Work work)) {
+                            throw new IrException(WAIT + ": Work (" + args.op().in("Work") + ") holds no collective handle;"
+                                    + " it must be the Work output of a " + ALLREDUCE_START + " that ran before");
+                        }
+                        work.await(waitLimit(Rings.get(ring)));
+                        args.setOut("Out", args.in("X"));
                     };
                 }).build());
         OpRegistry.register(OpSpec.builder(BROADCAST).in("X").out("Out")
