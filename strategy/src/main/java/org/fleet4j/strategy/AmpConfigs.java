@@ -109,4 +109,14 @@ public final class AmpConfigs {
     public boolean usePureFp16() {
         return strategy.get(StrategySchema.AMP_USE_PURE_FP16);
     }
+
+    /** The half precision white-listed ops compute in: "float16" or "bfloat16" (CPUs have bfloat16 only). */
+    public AmpConfigs dtype(String value) {
+        strategy.set(StrategySchema.AMP_DTYPE, value);
+        return this;
+    }
+
+    public String dtype() {
+        return strategy.get(StrategySchema.AMP_DTYPE);
+    }
 }

@@ -83,6 +83,8 @@ public final class StrategySchema {
             Field.stringList("amp_configs.custom_black_list", "Op types to keep in single precision.");
     public static final Field<Boolean> AMP_USE_PURE_FP16 =
             Field.bool("amp_configs.use_pure_fp16", false, "Keep parameters themselves in half precision (pure fp16), not only activations.");
+    public static final Field<String> AMP_DTYPE =
+            Field.protoEnum("amp_configs.dtype", "float16", List.of("float16", "bfloat16"), "The half precision white-listed ops compute in; CPUs have bfloat16 only.");
     public static final Field<Boolean> FP16_ALLREDUCE =
             Field.bool("fp16_allreduce", false, "Cast gradients to half precision for the allreduce.");
     public static final Field<Boolean> RECOMPUTE =
@@ -194,6 +196,7 @@ public final class StrategySchema {
             AMP_CUSTOM_WHITE_LIST,
             AMP_CUSTOM_BLACK_LIST,
             AMP_USE_PURE_FP16,
+            AMP_DTYPE,
             FP16_ALLREDUCE,
             RECOMPUTE,
             RECOMPUTE_CHECKPOINTS,
@@ -266,6 +269,16 @@ public final class StrategySchema {
             Map.entry(GRADIENT_MERGE_K_STEPS, value -> true),
             Map.entry(GRADIENT_MERGE_AVG, value -> true),
             Map.entry(FP16_ALLREDUCE, value -> true),
+            Map.entry(AMP, value -> true),
+            Map.entry(AMP_DTYPE, value -> value.equals("bfloat16")),
+            Map.entry(AMP_INIT_LOSS_SCALING, value -> true),
+            Map.entry(AMP_INCR_EVERY_N_STEPS, value -> true),
+            Map.entry(AMP_DECR_EVERY_N_NAN_OR_INF, value -> true),
+            Map.entry(AMP_INCR_RATIO, value -> true),
+            Map.entry(AMP_DECR_RATIO, value -> true),
+            Map.entry(AMP_USE_DYNAMIC_LOSS_SCALING, value -> true),
+            Map.entry(AMP_CUSTOM_WHITE_LIST, value -> true),
+            Map.entry(AMP_CUSTOM_BLACK_LIST, value -> true),
             Map.entry(BUILD_FUSE_ELEWISE_ADD_ACT_OPS, value -> true),
             Map.entry(BUILD_FUSE_BN_ACT_OPS, value -> true),
             Map.entry(BUILD_FUSE_ALL_OPTIMIZER_OPS, value -> true),

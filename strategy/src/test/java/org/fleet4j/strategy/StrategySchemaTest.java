@@ -35,7 +35,7 @@ class StrategySchemaTest {
             "amp", false, "amp_configs.init_loss_scaling", 32768.0, "amp_configs.incr_every_n_steps", 1000,
             "amp_configs.decr_every_n_nan_or_inf", 2, "amp_configs.incr_ratio", 2.0, "amp_configs.decr_ratio", 0.8,
             "amp_configs.use_dynamic_loss_scaling", true, "amp_configs.custom_white_list", List.of(),
-            "amp_configs.custom_black_list", List.of(), "amp_configs.use_pure_fp16", false,
+            "amp_configs.custom_black_list", List.of(), "amp_configs.use_pure_fp16", false, "amp_configs.dtype", "float16",
             "fp16_allreduce", false, "recompute", false, "recompute_configs.checkpoints", List.of(),
             "localsgd", false, "localsgd_configs.k_steps", 1, "localsgd_configs.begin_step", 1,
             "lars", false, "lars_configs.lars_coeff", 0.001, "lars_configs.lars_weight_decay", 0.0005,
@@ -149,6 +149,9 @@ class StrategySchemaTest {
                 .filter(f -> StrategySchema.inEffect(f, f.defaultValue())).map(Field::key).toList();
         assertEquals(List.of("mode", "sync_batch_norm", "fuse_all_reduce_ops", "fuse_grad_size_in_MB", "fuse_grad_size_in_TFLOPS",
                 "last_comm_group_size_MB", "gradient_merge", "gradient_merge_configs.k_steps", "gradient_merge_configs.avg",
+                "amp", "amp_configs.init_loss_scaling", "amp_configs.incr_every_n_steps",
+                "amp_configs.decr_every_n_nan_or_inf", "amp_configs.incr_ratio", "amp_configs.decr_ratio",
+                "amp_configs.use_dynamic_loss_scaling", "amp_configs.custom_white_list", "amp_configs.custom_black_list",
                 "fp16_allreduce", "gradient_scale_configs.scale_strategy", "build_strategy.fuse_elewise_add_act_ops",
                 "build_strategy.fuse_bn_act_ops", "build_strategy.fuse_all_optimizer_ops",
                 "build_strategy.enable_inplace", "execution_strategy.num_threads"), inEffect);
