@@ -10,7 +10,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.core.blas.Blas;
-import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.device.ProgramRunner;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
@@ -68,7 +68,12 @@ public final class MlpPerf implements Callable<Integer> {
         System.out.println(Blas.get().description());
         Mlp net = Mlp.build(widths, seed);
         fleet.distributedOptimizer(new SGD(0.01)).minimize(net.loss());
-        Executor exe = new Executor();
+        try (ProgramRunner runner = Training.runner(System.out, "mlp_perf")) {
+            return measure(fleet, rank, widths, net, runner);
+        }
+    }
+
+    private int measure(Fleet fleet, Rank rank, int[] widths, Mlp net, ProgramRunner exe) throws Exception {
         Scope scope = new Scope();
         exe.run(net.startup(), scope);
         // each rank its own samples, as data-parallel ranks have
@@ -87,7 +92,8 @@ public final class MlpPerf implements Callable<Integer> {
             exe.run(net.main(), scope, feed, fetch);
         }
         // attached after the warm-up so the trace shows the steady state
-        Timeline timeline = timelineFile == null ? null : Timeline.attach(exe, net.main(), rank.rank());
+        Timeline timeline = timelineFile == null ? null
+                : Timeline.attach(Training.timelineExecutor(exe), net.main(), rank.rank());
         fleet.barrierWorker();
         double[] ms = new double[steps];
         long t0 = System.nanoTime();

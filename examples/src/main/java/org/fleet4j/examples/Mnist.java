@@ -12,7 +12,7 @@ import org.fleet4j.core.blas.Blas;
 import org.fleet4j.core.data.Batch;
 import org.fleet4j.core.data.DataLoader;
 import org.fleet4j.core.data.MnistDataset;
-import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.device.ProgramRunner;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.tensor.Tensor;
@@ -98,12 +98,22 @@ public final class Mnist implements Callable<Integer> {
         Mlp net = Mlp.build(new int[]{784, 512, 512, 10}, seed);
         Optimizer opt = Training.optimizer(optimizer, lr);
         fleet.distributedOptimizer(opt).minimize(net.loss());
-        Executor exe = new Executor();
+        try (ProgramRunner runner = Training.runner(out, "mnist")) {
+            return train(fleet, rank, runner, net, opt, train, test, global);
+        }
+    }
+
+    private int train(Fleet fleet, Rank rank, ProgramRunner exe, Mlp net, Optimizer opt, MnistDataset train,
+                      MnistDataset test, int global) throws Exception {
+        PrintStream out = System.out;
         Scope scope = new Scope();
         exe.run(net.startup(), scope);
-        Timeline timeline = timelineFile == null ? null : Timeline.attach(exe, net.main(), rank.rank());
+        Timeline timeline = timelineFile == null ? null
+                : Timeline.attach(Training.timelineExecutor(exe), net.main(), rank.rank());
         if (loadCheckpoint != null) {
+            exe.syncToScope(scope);
             fleet.loadCheckpoint(loadCheckpoint, scope, net.main());
+            exe.scopeChanged();
             out.println("mnist: loaded the training state from " + loadCheckpoint);
         }
 
@@ -151,6 +161,7 @@ public final class Mnist implements Callable<Integer> {
             timeline.write(file);
             out.println("mnist: wrote the timeline of " + timeline.size() + " op runs to " + file);
         }
+        exe.syncToScope(scope);
         if (saveCheckpoint != null) {
             fleet.saveCheckpoint(saveCheckpoint, scope, net.main());
             out.println("mnist: saved the training state to " + saveCheckpoint);
@@ -179,7 +190,7 @@ public final class Mnist implements Callable<Integer> {
     }
 
     /** Top-1 accuracy of the forward-only program over a whole dataset. */
-    static double evaluate(Mlp net, Executor exe, Scope scope, MnistDataset test) {
+    static double evaluate(Mlp net, ProgramRunner exe, Scope scope, MnistDataset test) {
         DataLoader loader = DataLoader.builder(test, 500).build();
         long correct = 0;
         for (Batch b : loader.epoch(0)) {

@@ -1,6 +1,12 @@
 package org.fleet4j.examples;
 
+import java.io.PrintStream;
 import java.util.Map;
+import org.fleet4j.core.device.CpuProgramRunner;
+import org.fleet4j.core.device.Devices;
+import org.fleet4j.core.device.ProgramRunner;
+import org.fleet4j.core.device.ProgramRunners;
+import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
@@ -41,6 +47,36 @@ final class Training {
             }
         }
         return Math.sqrt(sq);
+    }
+
+    /**
+     * The runner of programs on this rank's device: the one fleetrun assigned through FLEET_DEVICE (--devices gpu,
+     * --gpus 0,1), else the CPU. A device that cannot be used is the user's input error (exit 2), named with the reason.
+     */
+    static ProgramRunner runner(PrintStream out, String program) {
+        String asked = System.getenv(Devices.DEVICE_ENV);
+        ProgramRunner runner;
+        try {
+            runner = ProgramRunners.forThisProcess();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(Devices.DEVICE_ENV + "=" + asked + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(Devices.DEVICE_ENV + "=" + asked + " asks for a device this process cannot"
+                    + " use: " + e.getMessage() + "; run on the CPU instead (without --devices gpu / --gpus)", e);
+        }
+        if (!(runner instanceof CpuProgramRunner)) {
+            out.println(program + ": running on " + runner.device());
+        }
+        return runner;
+    }
+
+    /** The executor of a CPU runner, for the timeline; --timeline on another device is refused. */
+    static Executor timelineExecutor(ProgramRunner runner) {
+        if (runner instanceof CpuProgramRunner cpu) {
+            return cpu.executor();
+        }
+        throw new IllegalArgumentException("--timeline records CPU runs only; " + runner.device().name()
+                + " has no timeline yet (drop --timeline or run on the CPU)");
     }
 
     static Map<String, Tensor> feed(Mlp net, Tensor images, Tensor labels) {

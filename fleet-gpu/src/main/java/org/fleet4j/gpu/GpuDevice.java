@@ -5,6 +5,7 @@ import static org.bytedeco.cuda.global.cudart.cudaFree;
 import static org.bytedeco.cuda.global.cudart.cudaGetLastError;
 import static org.bytedeco.cuda.global.cudart.cudaMalloc;
 import static org.bytedeco.cuda.global.cudart.cudaMemcpyAsync;
+import static org.bytedeco.cuda.global.cudart.cudaMemcpyDeviceToDevice;
 import static org.bytedeco.cuda.global.cudart.cudaMemcpyDeviceToHost;
 import static org.bytedeco.cuda.global.cudart.cudaMemcpyHostToDevice;
 import static org.bytedeco.cuda.global.cudart.cudaMemsetAsync;
@@ -132,6 +133,15 @@ public final class GpuDevice implements Device {
     public void zero(GpuBuffer buffer) {
         bind();
         Cuda.check(cudaMemsetAsync(pointer(buffer), 0, buffer.byteSize(), stream.handle()), "cudaMemsetAsync on " + name());
+    }
+
+    /** Copies the first {@code bytes} of {@code src} into {@code dst}, both on this device, in stream order. */
+    public void copy(GpuBuffer src, GpuBuffer dst, long bytes) {
+        DeviceCopies.checkRange(this, src, 0, bytes, "device copy (source)");
+        DeviceCopies.checkRange(this, dst, 0, bytes, "device copy (destination)");
+        bind();
+        Cuda.check(cudaMemcpyAsync(new DevicePointer(dst.address(), bytes), new DevicePointer(src.address(), bytes), bytes,
+                cudaMemcpyDeviceToDevice, stream.handle()), "copy of " + bytes + " bytes within " + name());
     }
 
     @Override

@@ -1,6 +1,7 @@
 package org.fleet4j.gpu;
 
 import static org.bytedeco.cuda.global.nccl.ncclAllReduce;
+import static org.bytedeco.cuda.global.nccl.ncclBroadcast;
 import static org.bytedeco.cuda.global.nccl.ncclCommAbort;
 import static org.bytedeco.cuda.global.nccl.ncclCommDestroy;
 import static org.bytedeco.cuda.global.nccl.ncclCommGetAsyncError;
@@ -109,6 +110,27 @@ public final class NcclCommunicator implements AutoCloseable {
             written.record(device.stream()).orderBefore(stream);
         }
         check(ncclAllReduce(GpuDevice.pointer(send), GpuDevice.pointer(recv), count, ncclType, NcclTypes.op(op), comm,
+                stream.handle()), what, group);
+        return new CudaEvent().record(stream);
+    }
+
+    /** Issues a broadcast of {@code count} elements of {@code buffer} from rank {@code root}, in place. */
+    public CudaEvent broadcast(GpuBuffer buffer, long count, DataType dtype, int root) {
+        String what = "broadcast of " + count + " " + dtype.displayName() + " from rank " + root;
+        if (buffer.byteSize() < count * dtype.byteSize()) {
+            throw new IllegalArgumentException(what + " on NCCL group '" + group + "': a buffer of " + buffer.byteSize()
+                    + " bytes is too small");
+        }
+        if (root < 0 || root >= size) {
+            throw new IllegalArgumentException(what + " on NCCL group '" + group + "': root must be a rank in [0, "
+                    + size + ")");
+        }
+        checkOpen(what);
+        device.bind();
+        try (CudaEvent written = new CudaEvent()) {
+            written.record(device.stream()).orderBefore(stream);
+        }
+        check(ncclBroadcast(GpuDevice.pointer(buffer), GpuDevice.pointer(buffer), count, NcclTypes.dtype(dtype), root, comm,
                 stream.handle()), what, group);
         return new CudaEvent().record(stream);
     }

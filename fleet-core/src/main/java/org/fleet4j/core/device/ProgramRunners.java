@@ -1,0 +1,39 @@
+package org.fleet4j.core.device;
+
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
+import org.fleet4j.core.exec.Executor;
+
+/** Finds the runner of programs for a device: the {@link Executor} for the CPU, a {@link ProgramRunnerProvider} otherwise. */
+public final class ProgramRunners {
+    private ProgramRunners() {
+    }
+
+    /** The runner on the device the launcher assigned to this process ({@code FLEET_DEVICE}), the CPU when none. */
+    public static ProgramRunner forThisProcess() {
+        return forDevice(Devices.forThisProcess());
+    }
+
+    public static ProgramRunner forDevice(Device device) {
+        return forDevice(device, ProgramRunners.class.getClassLoader());
+    }
+
+    /** As {@link #forDevice(Device)}, looking for providers through {@code loader}. */
+    public static ProgramRunner forDevice(Device device, ClassLoader loader) {
+        if (device.kind().equals("cpu")) {
+            return new CpuProgramRunner(new Executor());
+        }
+        try {
+            for (ProgramRunnerProvider p : ServiceLoader.load(ProgramRunnerProvider.class, loader)) {
+                if (p.kind().equals(device.kind())) {
+                    return p.create(device);
+                }
+            }
+        } catch (ServiceConfigurationError e) {
+            throw new DeviceUnavailableException("a program runner provider on the classpath could not be loaded: "
+                    + e.getMessage() + "; check that the fleet4j-gpu jar matches this fleet4j-core", e);
+        }
+        throw new DeviceUnavailableException("no program runner for " + device.name() + ": the classpath has a device "
+                + "provider for '" + device.kind() + "' but no ProgramRunnerProvider of that kind; see docs/GPU.md");
+    }
+}

@@ -1,0 +1,270 @@
+package org.fleet4j.gpu.exec;
+
+import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.gpu.LaunchShape;
+
+/**
+ * GPU kernels of the dense ops of a feed-forward network, matching fleet-core's CPU kernels: matmul through cuBLAS
+ * (both transposes, forward and gradient), elementwise ops with a trailing-dims broadcast of Y, activations,
+ * softmax with cross entropy, mean, accuracy and float32 constants.
+ */
+final class DenseGpuKernels {
+    private DenseGpuKernels() {
+    }
+
+    static void register() {
+        GpuKernelTable.gpu("matmul", DenseGpuKernels::matmul);
+        GpuKernelTable.gpu("matmul_grad", DenseGpuKernels::matmulGrad);
+        for (String kind : new String[]{"add", "sub", "mul", "div"}) {
+            String kernel = "elementwise_" + kind + "_f32";
+            GpuKernelTable.gpu("elementwise_" + kind, op -> a -> {
+                DeviceTensor x = a.inF32("X");
+                DeviceTensor y = a.inF32("Y");
+                long ny = rowBroadcast(a, x, y);
+                DeviceTensor out = a.outLike("Out", x);
+                a.launchElements(kernel, x.numel(), x.buffer(), y.buffer(), out.buffer(), x.numel(), ny);
+            });
+        }
+        GpuKernelTable.gpu("elementwise_add_grad", op -> DenseGpuKernels::elementwiseAddGrad);
+        for (String act : new String[]{"relu", "sigmoid", "tanh", "gelu"}) {
+            GpuKernelTable.gpu(act, op -> a -> {
+                DeviceTensor x = a.inF32("X");
+                DeviceTensor out = a.outLike("Out", x);
+                a.launchElements(act + "_f32", x.numel(), x.buffer(), out.buffer(), x.numel());
+            });
+            GpuKernelTable.gpu(act + "_grad", op -> a -> {
+                DeviceTensor x = a.inF32("X");
+                DeviceTensor gx = a.outLike("X@GRAD", x);
+                a.launchElements(act + "_grad_f32", x.numel(), x.buffer(), a.inF32("Out").buffer(),
+                        a.inF32("Out@GRAD").buffer(), gx.buffer(), x.numel());
+            });
+        }
+        GpuKernelTable.gpu("softmax_with_cross_entropy", DenseGpuKernels::softmaxXent);
+        GpuKernelTable.gpu("softmax_with_cross_entropy_grad", DenseGpuKernels::softmaxXentGrad);
+        GpuKernelTable.gpu("mean", op -> a -> {
+            DeviceTensor x = a.inF32("X");
+            DeviceTensor out = a.out("Out", DType.F32);
+            a.device().zero(out.buffer());
+            a.launchElements("sum_f32", x.numel(), x.buffer(), out.buffer(), x.numel(), 1f / x.numel());
+        });
+        GpuKernelTable.gpu("mean_grad", op -> a -> {
+            DeviceTensor x = a.in("X");
+            DeviceTensor gx = a.out("X@GRAD", DType.F32, x.shape());
+            a.launchElements("fill_scaled_f32", x.numel(), a.inF32("Out@GRAD").buffer(), gx.buffer(), 1f / x.numel(),
+                    x.numel());
+        });
+        GpuKernelTable.gpu("accuracy", op -> new Accuracy());
+        GpuKernelTable.gpu("fill_constant", op -> {
+            if (DType.parse(op.stringAttr("dtype")) != DType.F32) {
+                return null;
+            }
+            long[] shape = op.longsAttr("shape");
+            float value = op.floatAttr("value");
+            return a -> {
+                DeviceTensor out = a.out("Out", DType.F32, shape);
+                a.launchElements("fill_f32", out.numel(), out.buffer(), value, out.numel());
+            };
+        });
+    }
+
+    /** Y's element count when Y equals X's shape or X's trailing dims (the only broadcast the kernels do). */
+    static long rowBroadcast(GpuOpArgs a, DeviceTensor x, DeviceTensor y) {
+        int off = x.rank() - y.rank();
+        boolean trailing = off >= 0;
+        for (int k = 0; trailing && k < y.rank(); k++) {
+            trailing = y.shape()[k] == x.shape()[k + off];
+        }
+        int axis = a.op().hasAttr("axis") ? a.op().intAttr("axis") : -1;
+        if (!trailing || (axis != -1 && axis != off) || y.numel() == 0) {
+            throw a.unsupported("X " + x.describe() + " (" + a.op().in("X") + ") and Y " + y.describe() + " ("
+                    + a.op().in("Y") + ") with axis " + axis + ": the GPU kernel broadcasts Y only over X's trailing"
+                    + " dimensions");
+        }
+        return y.numel();
+    }
+
+    /** Rows and columns of a matmul operand, flattened to 2-D as the CPU kernel does for a 2-D Y. */
+    private record Dims(int m, int k, int n) {
+        static Dims of(GpuOpArgs a, DeviceTensor x, DeviceTensor y, boolean tx, boolean ty) {
+            if (y.rank() != 2 || x.rank() < 2) {
+                throw a.unsupported("X " + x.describe() + " and Y " + y.describe() + ": the GPU kernel takes X of rank"
+                        + " >= 2 and a 2-D Y (batched matmul runs on the CPU)");
+            }
+            long xCols = x.shape()[x.rank() - 1];
+            long xRows = x.numel() / Math.max(1, xCols);
+            long yRows = y.shape()[0];
+            long yCols = y.shape()[1];
+            if ((tx ? xRows : xCols) != (ty ? yCols : yRows)) {
+                throw new IllegalArgumentException("matmul: inner dimensions of X " + x.describe() + " and Y "
+                        + y.describe() + " differ");
+            }
+            return new Dims(Math.toIntExact(tx ? xCols : xRows), Math.toIntExact(tx ? xRows : xCols),
+                    Math.toIntExact(ty ? yRows : yCols));
+        }
+    }
+
+    private static GpuOpKernel matmul(Op op) {
+        boolean tx = op.boolAttr("transpose_X");
+        boolean ty = op.boolAttr("transpose_Y");
+        float alpha = op.floatAttr("alpha");
+        return a -> {
+            DeviceTensor x = a.inF32("X");
+            DeviceTensor y = a.inF32("Y");
+            Dims d = Dims.of(a, x, y, tx, ty);
+            long[] os = x.shape().clone();
+            os[os.length - 2] = tx ? x.shape()[os.length - 1] : x.shape()[os.length - 2];
+            os[os.length - 1] = d.n();
+            DeviceTensor out = a.out("Out", DType.F32, os);
+            a.cublas().sgemm(tx, ty, d.m(), d.n(), d.k(), alpha, x.buffer(), y.buffer(), 0f, out.buffer());
+        };
+    }
+
+    /** dX and dY of Out = alpha op(X) op(Y), each a product of dOut with the other operand. */
+    private static GpuOpKernel matmulGrad(Op op) {
+        boolean tx = op.boolAttr("transpose_X");
+        boolean ty = op.boolAttr("transpose_Y");
+        float alpha = op.floatAttr("alpha");
+        return a -> {
+            DeviceTensor x = a.inF32("X");
+            DeviceTensor y = a.inF32("Y");
+            DeviceTensor g = a.inF32("Out@GRAD");
+            Dims d = Dims.of(a, x, y, tx, ty);
+            int m = d.m();
+            int n = d.n();
+            int k = d.k();
+            var blas = a.cublas();
+            if (a.hasOut("X@GRAD")) {
+                DeviceTensor gx = a.outLike("X@GRAD", x);
+                if (!tx && !ty) {
+                    blas.sgemm(false, true, m, k, n, alpha, g.buffer(), y.buffer(), 0f, gx.buffer());
+                } else if (!tx) {
+                    blas.sgemm(false, false, m, k, n, alpha, g.buffer(), y.buffer(), 0f, gx.buffer());
+                } else if (!ty) {
+                    blas.sgemm(false, true, k, m, n, alpha, y.buffer(), g.buffer(), 0f, gx.buffer());
+                } else {
+                    blas.sgemm(true, true, k, m, n, alpha, y.buffer(), g.buffer(), 0f, gx.buffer());
+                }
+            }
+            if (a.hasOut("Y@GRAD")) {
+                DeviceTensor gy = a.outLike("Y@GRAD", y);
+                if (!tx && !ty) {
+                    blas.sgemm(true, false, k, n, m, alpha, x.buffer(), g.buffer(), 0f, gy.buffer());
+                } else if (!tx) {
+                    blas.sgemm(true, false, n, k, m, alpha, g.buffer(), x.buffer(), 0f, gy.buffer());
+                } else if (!ty) {
+                    blas.sgemm(false, false, k, n, m, alpha, x.buffer(), g.buffer(), 0f, gy.buffer());
+                } else {
+                    blas.sgemm(true, true, n, k, m, alpha, g.buffer(), x.buffer(), 0f, gy.buffer());
+                }
+            }
+        };
+    }
+
+    /** dX = dOut; dY = dOut summed over the rows Y was broadcast to. */
+    private static void elementwiseAddGrad(GpuOpArgs a) {
+        DeviceTensor x = a.in("X");
+        DeviceTensor y = a.in("Y");
+        DeviceTensor g = a.inF32("Out@GRAD");
+        long ny = rowBroadcast(a, x, y);
+        if (a.hasOut("X@GRAD")) {
+            DeviceTensor gx = a.outLike("X@GRAD", x);
+            a.device().copy(g.buffer(), gx.buffer(), g.byteSize());
+        }
+        if (a.hasOut("Y@GRAD")) {
+            DeviceTensor gy = a.outLike("Y@GRAD", y);
+            columnSum(a, g, gy, g.numel() / ny, ny);
+        }
+    }
+
+    /** out[c] = sum over rows of x[r, c]; a plain copy when there is one row. */
+    static void columnSum(GpuOpArgs a, DeviceTensor x, DeviceTensor out, long rows, long cols) {
+        if (rows == 1) {
+            a.device().copy(x.buffer(), out.buffer(), out.byteSize());
+            return;
+        }
+        int blocks = Math.toIntExact((cols + LaunchShape.BLOCK - 1) / LaunchShape.BLOCK);
+        a.kernels().launch("column_sum_f32", new LaunchShape(Math.max(1, blocks), 1, LaunchShape.BLOCK, 0),
+                x.buffer(), out.buffer(), rows, cols);
+    }
+
+    private static GpuOpKernel softmaxXent(Op op) {
+        long ignore = op.intAttr("ignore_index");
+        return a -> {
+            DeviceTensor logits = a.inF32("Logits");
+            DeviceTensor label = labels(a, logits);
+            long c = logits.shape()[logits.rank() - 1];
+            long rows = logits.numel() / c;
+            DeviceTensor sm = a.outLike("Softmax", logits);
+            long[] ls = logits.shape().clone();
+            ls[ls.length - 1] = 1;
+            DeviceTensor loss = a.out("Loss", DType.F32, ls);
+            a.kernels().launch("softmax_xent_f32", LaunchShape.rows(rows), logits.buffer(), label.buffer(), sm.buffer(),
+                    loss.buffer(), c, ignore);
+        };
+    }
+
+    private static GpuOpKernel softmaxXentGrad(Op op) {
+        long ignore = op.intAttr("ignore_index");
+        return a -> {
+            DeviceTensor sm = a.inF32("Softmax");
+            DeviceTensor label = labels(a, sm);
+            DeviceTensor g = a.inF32("Loss@GRAD");
+            long c = sm.shape()[sm.rank() - 1];
+            long rows = sm.numel() / c;
+            DeviceTensor gx = a.outLike("Logits@GRAD", sm);
+            a.launchElements("softmax_xent_grad_f32", rows * c, sm.buffer(), label.buffer(), g.buffer(), gx.buffer(),
+                    rows, c, ignore);
+        };
+    }
+
+    /** The int64 hard labels, one per row of {@code logits}. Out-of-range labels give a nan loss on the GPU. */
+    private static DeviceTensor labels(GpuOpArgs a, DeviceTensor logits) {
+        DeviceTensor label = a.in("Label");
+        long rows = logits.numel() / logits.shape()[logits.rank() - 1];
+        if (label.dtype() != DType.I64 || label.numel() != rows) {
+            throw a.unsupported("Label " + label.describe() + " (" + a.op().in("Label") + ") for logits "
+                    + logits.describe() + ": the GPU kernel takes int64 hard labels, one per row");
+        }
+        return label;
+    }
+
+    /** accuracy: rows whose first highest score is at the label, counted on the device; Correct and Total optional. */
+    static final class Accuracy implements GpuOpKernel {
+        /** The count when the op has no Correct output; kernels run in stream order, so one word serves every step. */
+        private DeviceTensor scratch;
+
+        @Override
+        public void run(GpuOpArgs a) {
+            DeviceTensor scores = a.inF32("Out");
+            if (scores.rank() != 2) {
+                throw a.unsupported("Out is " + scores.describe() + "; accuracy takes scores [rows, classes]");
+            }
+            long rows = scores.shape()[0];
+            long classes = scores.shape()[1];
+            DeviceTensor label = a.in("Label");
+            if (label.dtype() != DType.I64 || label.numel() != rows) {
+                throw a.unsupported("Label " + label.describe() + " (" + a.op().in("Label") + ") for scores "
+                        + scores.describe() + ": the GPU kernel takes int64 labels, one per row");
+            }
+            DeviceTensor correct = a.hasOut("Correct") ? a.out("Correct", DType.I64) : scratch(a);
+            DeviceTensor accuracy = a.out("Accuracy", DType.F32);
+            a.device().zero(correct.buffer());
+            if (rows > 0 && classes > 0) {
+                a.launchElements("accuracy_count_f32", rows, scores.buffer(), label.buffer(), correct.buffer(), rows,
+                        classes);
+            }
+            boolean total = a.hasOut("Total");
+            DeviceTensor totalOut = total ? a.out("Total", DType.I64) : correct;
+            a.kernels().launch("accuracy_finish", new LaunchShape(1, 1, 1, 0), correct.buffer(), accuracy.buffer(),
+                    totalOut.buffer(), rows, total ? 1 : 0);
+        }
+
+        private DeviceTensor scratch(GpuOpArgs a) {
+            if (scratch == null) {
+                scratch = new DeviceTensor(a.device().allocate(8), DType.I64, new long[0], false);
+            }
+            return scratch;
+        }
+    }
+}

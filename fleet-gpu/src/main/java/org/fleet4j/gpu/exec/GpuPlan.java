@@ -1,0 +1,125 @@
+package org.fleet4j.gpu.exec;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.IntFunction;
+import org.fleet4j.collective.ProcessGroup;
+import org.fleet4j.core.ir.Block;
+import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.ops.KernelArgs;
+import org.fleet4j.core.ops.OpRegistry;
+import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.gpu.GpuDevice;
+
+/**
+ * A program prepared for repeated runs on one GPU: every var has a slot in a frame of device values, every op a GPU
+ * kernel (or its listed host fallback) and the slots of its inputs and outputs. Temporaries stay in the frame between
+ * runs, so their device buffers are reused.
+ */
+final class GpuPlan {
+    final Program program;
+    final long version;
+    final DeviceFrame frame;
+    final Map<String, Integer> slotOf = new HashMap<>();
+    final String[] names;
+    final Step[] steps;
+    /** Slots of persistable vars, bound to the executor's device copies at each run. */
+    final int[] persistable;
+    /** Persistable vars that some op writes: after a run the device holds newer values than the scope. */
+    final Set<String> writtenPersistables = new LinkedHashSet<>();
+    /** Vars read before any op writes them: they must come from the feed or the scope. */
+    final Set<String> readFirst = new HashSet<>();
+    /** Op types that run through their CPU kernel in this plan, for the log. */
+    final Set<String> hostOps = new LinkedHashSet<>();
+
+    record Step(int index, Op op, GpuOpKernel kernel, GpuOpArgs args) {
+    }
+
+    /** {@code deviceGroups}: the NCCL group attached to a ring id, or null where collectives go through the host. */
+    GpuPlan(Program program, GpuDevice device, Collection<DeviceTensor> shared, IntFunction<ProcessGroup> deviceGroups) {
+        this.program = program;
+        this.version = program.version();
+        Block block = program.globalBlock();
+        List<String> all = new ArrayList<>();
+        for (Var v : block.vars()) {
+            slotOf.put(v.name(), all.size());
+            all.add(v.name());
+        }
+        names = all.toArray(String[]::new);
+        frame = new DeviceFrame(device, names.length, shared);
+        Object[] hostFrame = new Object[names.length];
+        persistable = block.vars().stream().filter(Var::persistable).mapToInt(v -> slotOf.get(v.name())).toArray();
+        Set<String> written = new HashSet<>();
+        List<Op> ops = block.ops();
+        steps = new Step[ops.size()];
+        for (int i = 0; i < ops.size(); i++) {
+            Op op = ops.get(i);
+            OpSpec spec = OpRegistry.get(op.type());
+            for (String in : op.allInputs()) {
+                if (!written.contains(in)) {
+                    readFirst.add(in);
+                }
+            }
+            written.addAll(op.allOutputs());
+            for (String out : op.allOutputs()) {
+                if (block.var(out).persistable()) {
+                    writtenPersistables.add(out);
+                }
+            }
+            String[] inSlots = spec.inputs().toArray(String[]::new);
+            String[] outSlots = spec.outputs().toArray(String[]::new);
+            int[][] in = new int[inSlots.length][];
+            int[][] out = new int[outSlots.length][];
+            for (int s = 0; s < inSlots.length; s++) {
+                in[s] = op.input(inSlots[s]).stream().mapToInt(slotOf::get).toArray();
+            }
+            for (int s = 0; s < outSlots.length; s++) {
+                out[s] = op.output(outSlots[s]).stream().mapToInt(slotOf::get).toArray();
+            }
+            GpuOpKernel kernel = deviceCollective(op, deviceGroups);
+            if (kernel == null) {
+                kernel = GpuKernelTable.kernelFor(op, i);
+            }
+            if (kernel == null) {
+                if (spec.kernelFactory() == null) {
+                    throw GpuKernelTable.missing(op, i);
+                }
+                kernel = new HostFallback(spec.kernelFactory().create(op),
+                        new KernelArgs(op, hostFrame, inSlots, in, outSlots, out), hostFrame, frame,
+                        distinct(in), distinct(out));
+                hostOps.add(op.type());
+            }
+            steps[i] = new Step(i, op, kernel, new GpuOpArgs(op, frame, inSlots, in, outSlots, out));
+        }
+    }
+
+    private static GpuOpKernel deviceCollective(Op op, IntFunction<ProcessGroup> deviceGroups) {
+        if (!op.type().equals("c_allreduce") && !op.type().equals("c_broadcast")) {
+            return null;
+        }
+        ProcessGroup group = deviceGroups.apply(op.intAttr("ring_id"));
+        return group == null ? null : DeviceCollective.of(op, group);
+    }
+
+    private static int[] distinct(int[][] slots) {
+        Set<Integer> s = new LinkedHashSet<>();
+        for (int[] row : slots) {
+            for (int v : row) {
+                s.add(v);
+            }
+        }
+        return s.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    boolean isStale() {
+        return program.version() != version;
+    }
+}

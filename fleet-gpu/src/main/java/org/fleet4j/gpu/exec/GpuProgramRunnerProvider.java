@@ -1,0 +1,23 @@
+package org.fleet4j.gpu.exec;
+
+import org.fleet4j.core.device.Device;
+import org.fleet4j.core.device.ProgramRunner;
+import org.fleet4j.core.device.ProgramRunnerProvider;
+import org.fleet4j.gpu.GpuDevice;
+
+/** Registers the {@link GpuExecutor} as the runner of programs on "gpu" devices. Construction loads nothing. */
+public final class GpuProgramRunnerProvider implements ProgramRunnerProvider {
+    @Override
+    public String kind() {
+        return "gpu";
+    }
+
+    @Override
+    public ProgramRunner create(Device device) {
+        if (!(device instanceof GpuDevice gpu)) {
+            throw new IllegalArgumentException("the GPU executor runs on a GpuDevice, got " + device.name() + " ("
+                    + device.getClass().getName() + ")");
+        }
+        return new GpuExecutor(gpu);
+    }
+}
