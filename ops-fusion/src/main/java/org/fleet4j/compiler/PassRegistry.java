@@ -19,6 +19,7 @@ public final class PassRegistry {
         register(SyncBatchNormPass.NAME, s -> new SyncBatchNormPass());
         register(FuseAllOptimizerPass.NAME, s -> new FuseAllOptimizerPass());
         register(InplacePass.NAME, s -> new InplacePass());
+        register(AmpPass.NAME, AmpPass::fromStrategy);
         register(OverlapAllreducePass.NAME, s -> new OverlapAllreducePass());
     }
 

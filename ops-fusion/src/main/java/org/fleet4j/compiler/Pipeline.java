@@ -11,7 +11,8 @@ import org.fleet4j.strategy.StrategySchema;
  * first (they change which ops produce gradients), then gradient merge (it gates the gradients' consumers), then
  * gradient bucketing (it needs the final producers), then sync batch norm (its statistics' allreduces must not join a
  * gradient bucket), then the fused optimizer (it reads the bucketed gradients), and
- * buffer reuse last (it needs to know every reader of every var).
+ * buffer reuse last (it needs to know every reader of every var). amp comes before all of them: it derives backward
+ * again from the scaled loss, so every later pass sees the final ops.
  */
 public final class Pipeline {
     private final List<Pass> passes;
@@ -26,6 +27,9 @@ public final class Pipeline {
 
     public static Pipeline forStrategy(EffectiveStrategy strategy) {
         List<String> names = new ArrayList<>();
+        if (strategy.get(StrategySchema.AMP)) {
+            names.add(AmpPass.NAME);
+        }
         if (strategy.get(StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS)) {
             names.add(FuseElewiseAddActPass.NAME);
         }

@@ -1,0 +1,125 @@
+package org.fleet4j.compiler;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.strategy.World;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two real rank processes on loopback train the MLP with amp (bfloat16) and bucketed allreduces, each on half of
+ * every batch; at one step only rank 1's half holds an inf. Because the gradients are checked after the allreduce,
+ * both ranks skip that step and halve the scale, stay bit-identical, and end where one process training on the whole
+ * batches with amp ends (within bf16 rounding of the two half-batch sums).
+ */
+class AmpTwoRankTest {
+    private static final int STEPS = 6;
+    private static final int POISONED_STEP = 3;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void bothRanksSkipTheStepWhoseInfOnlyOneRankSawAndMatchOneProcess() throws Exception {
+        launch(dir);
+        assertTrue(log(dir, 0).contains("bfloat16 compute in {matmul=3}"), log(dir, 0));
+        Map<String, Float> r0 = parse(Files.readString(dir.resolve("rank-0.values")));
+        Map<String, Float> r1 = parse(Files.readString(dir.resolve("rank-1.values")));
+        assertEquals(r0, r1, "rank 0 and rank 1 end bit-identical");
+        assertEquals(512f, r0.get(AmpPass.LOSS_SCALING + "#0"), "the scale halved once, on both ranks");
+        Map<String, Float> single = singleProcess();
+        assertEquals(single.keySet(), r0.keySet());
+        for (var e : single.entrySet()) {
+            assertEquals(e.getValue(), r0.get(e.getKey()), 0.02f + 0.02f * Math.abs(e.getValue()),
+                    e.getKey() + ": two ranks against one process on the whole batches");
+        }
+    }
+
+    /** The same compiled MLP on one process over the whole batches (the same inf at the same step). */
+    private static Map<String, Float> singleProcess() {
+        Nets.Net net = AmpRankTraining.net(false);
+        Program main = Pipeline.forStrategy(EffectiveStrategy.resolve(AmpRankTraining.strategy(), new World(1, 1, "cpu")))
+                .run(net.main()).program();
+        Executor exe = new Executor();
+        Scope scope = new Scope();
+        exe.run(main.startupProgram(), scope);
+        for (int step = 0; step < STEPS; step++) {
+            exe.run(main, scope, AmpRankTraining.batch(step, POISONED_STEP), List.of());
+        }
+        Map<String, Float> values = new LinkedHashMap<>();
+        for (var v : main.globalBlock().vars()) {
+            if (v.persistable() && v.dtype() == DType.F32) {
+                float[] f = scope.get(v.name()).toFloatArray();
+                for (int i = 0; i < f.length; i++) {
+                    values.put(v.name() + "#" + i, f[i]);
+                }
+            }
+        }
+        return values;
+    }
+
+    private static void launch(Path dir) throws Exception {
+        String javaBin = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        String job = "amp-test-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+        List<Process> ranks = new ArrayList<>();
+        try {
+            for (int r = 0; r < 2; r++) {
+                ProcessBuilder pb = new ProcessBuilder(javaBin, "--enable-native-access=ALL-UNNAMED",
+                        "--add-modules=jdk.incubator.vector", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp",
+                        System.getProperty("java.class.path"), AmpRankTraining.class.getName(),
+                        Integer.toString(STEPS), Integer.toString(POISONED_STEP));
+                pb.environment().putAll(Map.of("FLEET_RANK", "" + r, "FLEET_WORLD_SIZE", "2",
+                        "FLEET_LOCAL_RANK", "" + r, "FLEET_LOCAL_WORLD_SIZE", "2", "FLEET_NODE_RANK", "0",
+                        "FLEET_MASTER", "127.0.0.1:" + port, "FLEET_HOST", "127.0.0.1", "FLEET_JOB_ID", job,
+                        "FLEET_LOG_DIR", dir.toString()));
+                pb.redirectErrorStream(true).redirectOutput(dir.resolve("rank-" + r + ".log").toFile());
+                ranks.add(pb.start());
+            }
+            for (int r = 0; r < 2; r++) {
+                Process p = ranks.get(r);
+                assertTrue(p.waitFor(120, TimeUnit.SECONDS), "rank " + r + " still running after 120 s; log:\n" + log(dir, r));
+                assertEquals(0, p.exitValue(), "rank " + r + " failed; log:\n" + log(dir, r));
+            }
+        } finally {
+            ranks.forEach(Process::destroyForcibly);
+        }
+    }
+
+    private static String log(Path dir, int r) throws Exception {
+        File f = dir.resolve("rank-" + r + ".log").toFile();
+        return f.exists() ? Files.readString(f.toPath()) : "(no log)";
+    }
+
+    /** "name=value" pairs, each name numbered by its element index: name#i -> value. */
+    private static Map<String, Float> parse(String line) {
+        Map<String, Float> out = new LinkedHashMap<>();
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        for (String part : line.trim().split(" ")) {
+            int eq = part.lastIndexOf('=');
+            String name = part.substring(0, eq);
+            int i = counts.merge(name, 1, Integer::sum) - 1;
+            out.put(name + "#" + i, Float.parseFloat(part.substring(eq + 1)));
+        }
+        return out;
+    }
+}
