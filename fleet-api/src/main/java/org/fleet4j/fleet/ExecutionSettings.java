@@ -1,0 +1,30 @@
+package org.fleet4j.fleet;
+
+import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.ExecutorOptions;
+import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.strategy.StrategySchema;
+
+/**
+ * The executor knobs of a strategy as {@link ExecutorOptions}: {@code execution_strategy.num_threads} (thread_num),
+ * {@code build_strategy.enable_sequential_execution}, {@code build_strategy.enable_backward_optimizer_op_deps},
+ * {@code execution_strategy.num_iteration_per_drop_scope} and {@code execution_strategy.num_iteration_per_run}.
+ * {@code sync_nccl_allreduce} is the compiler's (the overlap pass), not the executor's.
+ */
+public final class ExecutionSettings {
+    private ExecutionSettings() {
+    }
+
+    public static ExecutorOptions of(EffectiveStrategy strategy) {
+        return new ExecutorOptions(strategy.get(StrategySchema.EXEC_NUM_THREADS),
+                strategy.get(StrategySchema.BUILD_ENABLE_SEQUENTIAL_EXECUTION),
+                strategy.get(StrategySchema.BUILD_ENABLE_BACKWARD_OPTIMIZER_OP_DEPS),
+                strategy.get(StrategySchema.EXEC_NUM_ITERATION_PER_DROP_SCOPE),
+                strategy.get(StrategySchema.EXEC_NUM_ITERATION_PER_RUN));
+    }
+
+    /** An executor that runs programs as the job's effective strategy says. */
+    public static Executor executor(Fleet fleet) {
+        return new Executor(of(fleet.strategy()));
+    }
+}
