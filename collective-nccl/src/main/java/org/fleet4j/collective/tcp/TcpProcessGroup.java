@@ -19,6 +19,11 @@ import java.lang.foreign.MemorySegment;
  * same ring.
  */
 public final class TcpProcessGroup extends AbstractProcessGroup {
+    /**
+     * Largest allreduce that two ranks do by swapping whole buffers ({@link #swapAllreduce}): twice the bytes of
+     * the ring's reduce-scatter + allgather, in one round trip instead of two.
+     */
+    static final int SWAP_MAX_BYTES = 64 << 10;
     private final TcpTransport transport;
 
     /** Which elements of a buffer form segment j of the ring. */
@@ -99,10 +104,32 @@ public final class TcpProcessGroup extends AbstractProcessGroup {
         if (size() == 1 || call.count() == 0) {
             return;
         }
+        int divideBy = call.op() == ReduceOp.AVG ? size() : 1;
+        long bytes = call.count() * call.dtype().byteSize();
+        if (size() == 2 && bytes <= SWAP_MAX_BYTES) {
+            swapAllreduce(call, buffer, divideBy);
+            return;
+        }
         Segments seg = balanced(call.count());
         Exchange x = ring(call);
-        int ownReduced = ringReduceScatter(x, call, buffer, seg, call.op() == ReduceOp.AVG ? size() : 1);
+        int ownReduced = ringReduceScatter(x, call, buffer, seg, divideBy);
         ringAllgather(x, call, buffer, seg, ownReduced);
+        x.run();
+    }
+
+    /**
+     * Two ranks swap whole buffers and each reduces the other's into its own: one message latency instead of the
+     * ring's two. Both get bit-identical results because every reduce op is commutative. This rank's values are
+     * sent from a copy, so that reducing a chunk that has arrived can never change one still being sent.
+     */
+    private void swapAllreduce(OpCall call, MemorySegment buffer, int divideBy) {
+        int peer = 1 - rank();
+        MemorySegment copy = transport.swapCopy(buffer);
+        Exchange x = exchange(call, peer, peer);
+        chunks(call, 0, call.count(), (off, bytes) -> {
+            x.send(copy, off, bytes, 0);
+            x.receiveReduce(buffer, off, bytes, divideBy);
+        });
         x.run();
     }
 

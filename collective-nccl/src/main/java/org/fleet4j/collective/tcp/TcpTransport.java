@@ -53,6 +53,7 @@ final class TcpTransport implements AutoCloseable {
     /** Where a chunk to be reduced lands before it is combined into the user's buffer. */
     final MemorySegment stagingSegment;
     final ByteBuffer staging;
+    private final MemorySegment swapCopy;
     private volatile CollectiveException aborted;
     private volatile boolean closed;
 
@@ -64,6 +65,7 @@ final class TcpTransport implements AutoCloseable {
         this.owed = new long[n];
         this.stagingSegment = Arena.ofAuto().allocate(ctx.options().tcpChunkBytes(), 64);
         this.staging = stagingSegment.asByteBuffer();
+        this.swapCopy = n == 2 ? Arena.ofAuto().allocate(TcpProcessGroup.SWAP_MAX_BYTES, 64) : null;
         Duration timeout = ctx.options().timeout();
         this.listener = new TcpListener(ctx, SOCKET_BUFFER_BYTES, this::admit, this::isConnected);
         try {
@@ -193,6 +195,13 @@ final class TcpTransport implements AutoCloseable {
         if (a != null) {
             throw new CollectiveException(ctx + " was aborted: " + a.getMessage(), a);
         }
+    }
+
+    /** A copy of {@code buffer} (at most {@link TcpProcessGroup#SWAP_MAX_BYTES}) in memory owned by this transport. */
+    MemorySegment swapCopy(MemorySegment buffer) {
+        MemorySegment copy = swapCopy.asSlice(0, buffer.byteSize());
+        copy.copyFrom(buffer);
+        return copy;
     }
 
     /** Records that an operation stopped with {@code bytes} of a frame to {@code peer} unwritten. */
