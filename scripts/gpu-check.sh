@@ -4,7 +4,8 @@
 #   scripts/gpu-check.sh pack   # here (needs Maven Central): builds fleet-gpu and packs a jlink'd JDK 25, the jars and
 #                               # a JUnit console into gpu-carry/ (git-ignored, under 64 MiB)
 #   scripts/gpu-check.sh run    # on the GPU machine (no network needed): finds the CUDA 13 and NCCL libraries, runs the
-#                               # GPU tests, the cuBLAS/NCCL benchmark and the PyTorch peer; results go under $OUT
+#                               # GPU tests, mnist and mlp_perf on the GPU through fleetrun (--gpus 0), the cuBLAS/NCCL
+#                               # benchmark and the PyTorch peers (GEMM, the MLP step); results go under $OUT
 #
 # With the device tool: run(command="scripts/gpu-check.sh run", carry=["gpu-carry"]).
 # `run` also works on a machine without a GPU: every GPU test skips with "no CUDA device: <reason>".
@@ -20,12 +21,12 @@ die() { echo "gpu-check: $*" >&2; exit 2; }
 pack() {
   [ -x "$jdk/bin/jlink" ] || die "no JDK 25 at $jdk (set FLEET4J_JDK)"
   cd "$root"
-  echo "== building fleet-gpu and what it needs"
-  ./mvnw -B -q -pl fleet-core,collective-nccl,fleet-gpu -DskipTests install
+  echo "== building fleet-gpu and what it needs (its tests build the examples' programs, so the examples too)"
+  ./mvnw -B -q -pl fleet-gpu -am -DskipTests install
   rm -rf "$carry"
   mkdir -p "$carry/lib"
-  # build/lib (examples and their dependencies) when someone built it, so mnist and mlp_perf can run there too
-  if compgen -G "build/lib/*.jar" >/dev/null; then cp build/lib/*.jar "$carry/lib/"; fi
+  # build/lib: the examples, the launcher and their dependencies, which the package build just refreshed
+  cp build/lib/*.jar "$carry/lib/"
   ./mvnw -B -q -pl fleet-gpu dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$carry/lib"
   cp fleet-gpu/target/fleet4j-gpu-*.jar "$carry/lib/"
   "$jdk/bin/jar" --create --file "$carry/lib/fleet4j-gpu-tests.jar" -C fleet-gpu/target/test-classes .
@@ -85,10 +86,30 @@ run() {
 
   echo "== GPU tests (fleet-gpu's whole suite; GPU tests skip without a GPU)"
   local tests_rc=0
-  # the console on the JVM's own class path, so tests that start child JVMs can hand theirs on
-  "$java" "${jvm[@]}" -cp "$carry/lib/*:$carry/junit/*" org.junit.platform.console.ConsoleLauncher execute \
-    --select-package org.fleet4j.gpu --fail-if-no-tests --reports-dir "$out/junit" \
-    --details=tree --disable-banner --disable-ansi-colors 2>&1 | tee "$out/tests.txt" || tests_rc=$?
+  # the console on the JVM's own class path, so tests that start child JVMs can hand theirs on; run from fleet-gpu/,
+  # whose tests read docs/GPU.md and the executor's sources
+  (cd "$root/fleet-gpu" && "$java" "${jvm[@]}" -cp "$carry/lib/*:$carry/junit/*" org.junit.platform.console.ConsoleLauncher \
+    execute --select-package org.fleet4j.gpu --fail-if-no-tests --reports-dir "$out/junit" \
+    --details=tree --disable-banner --disable-ansi-colors) 2>&1 | tee "$out/tests.txt" || tests_rc=$?
+
+  echo "== mnist on the GPU through fleetrun --gpus 0 (one epoch)"
+  # the launcher as bin/fleetrun starts it, on the carried jars; its ranks use the same java and inherit LD_LIBRARY_PATH
+  local fleetrun=("$java" -XX:TieredStopAtLevel=1 --enable-native-access=ALL-UNNAMED -cp "$carry/lib/*"
+    org.fleet4j.launch.FleetRun --jvm_args "-Dorg.bytedeco.javacpp.cachedir=$work/javacpp")
+  local mnist_rc=0
+  (cd "$root" && "${fleetrun[@]}" --gpus 0 --log_dir "$out/mnist-gpu" mnist --epochs 1) 2>&1 \
+    | tee "$out/mnist-gpu.txt" || mnist_rc=$?
+
+  echo "== mlp_perf: Fleet4J on the GPU, PyTorch on the GPU, Fleet4J on the CPU; three rounds, taking turns"
+  local mlp_rc=0 round
+  for round in 1 2 3; do
+    (cd "$root" && "${fleetrun[@]}" --gpus 0 --log_dir "$out/mlp-gpu-$round" mlp_perf --steps 500 --warmup 100) 2>&1 \
+      | tee -a "$out/mlp-perf.txt" || mlp_rc=$?
+    torch_mlp "$round" 2>&1 | tee -a "$out/mlp-perf.txt" || true
+    (cd "$root" && "${fleetrun[@]}" --log_dir "$out/mlp-cpu-$round" mlp_perf --steps 500 --warmup 100) 2>&1 \
+      | tee -a "$out/mlp-perf.txt" || mlp_rc=$?
+  done
+  grep -h "ms/step" "$out/mlp-perf.txt" | tee "$out/mlp-perf-summary.txt" || true
 
   echo "== cuBLAS GEMM and NCCL allreduce (Fleet4J)"
   local bench_rc=0
@@ -129,8 +150,45 @@ for n in (1024, 2048, 4096, 8192):
 with open(sys.argv[1], "w") as f:
     f.write("\n".join(json.dumps(r) for r in rows) + "\n")
 PY
-  echo "tests rc=$tests_rc bench rc=$bench_rc torch rc=$torch_rc" | tee "$out/summary.txt"
+  echo "tests rc=$tests_rc mnist rc=$mnist_rc mlp_perf rc=$mlp_rc bench rc=$bench_rc torch rc=$torch_rc" \
+    | tee "$out/summary.txt"
   [ "$tests_rc" = 0 ] || exit "$tests_rc"
+  [ "$mnist_rc" = 0 ] || exit "$mnist_rc"
+  [ "$mlp_rc" = 0 ] || exit "$mlp_rc"
+}
+
+# PyTorch's MLP step on the GPU, as mlp_perf times it: same layers, batch, SGD, random data, the loss read back every
+# step (mlp_perf fetches it), median of the timed steps. Round $1 goes into the label.
+torch_mlp() {
+  (cd "$root/scripts/peers" && python3 - "$1" <<'PY'
+import sys
+try:
+    import torch
+except ImportError:
+    print("torch is not installed: no PyTorch MLP figure"); sys.exit(3)
+if not torch.cuda.is_available():
+    print("torch sees no CUDA device: no PyTorch MLP figure"); sys.exit(3)
+from mlp_peer import build_mlp, time_steps
+torch.backends.cuda.matmul.allow_tf32 = False  # full f32, as Fleet4J's cublasSgemm
+torch.manual_seed(1)
+model, w = build_mlp("784,512,512,10")
+model = model.cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x = torch.rand(64, w[0], device="cuda")
+y = torch.randint(0, w[-1], (64,), device="cuda")
+def step():
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss.item()
+for _ in range(100):
+    step()
+median_ms, total = time_steps(step, 500)
+print(f"torch {torch.__version__} cuda round {sys.argv[1]} ({torch.cuda.get_device_name(0)}): layers 784,512,512,10 "
+      f"batch 64: {median_ms:.3f} ms/step (median of 500), {64 * 500 / total:,.0f} samples/s")
+PY
+  )
 }
 
 case "${1:-}" in

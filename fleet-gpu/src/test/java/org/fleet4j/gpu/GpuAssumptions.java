@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import org.fleet4j.core.device.DeviceUnavailableException;
 
 /** Skips a test, with the reason, where no CUDA device can be used. */
-final class GpuAssumptions {
+public final class GpuAssumptions {
     private GpuAssumptions() {
     }
 
-    static void requireGpu() {
+    public static void requireGpu() {
         int count;
         try {
             count = GpuRuntime.deviceCount();
@@ -20,7 +20,7 @@ final class GpuAssumptions {
         assumeTrue(count > 0, "no CUDA device: the driver loads but sees no GPU (check CUDA_VISIBLE_DEVICES)");
     }
 
-    static void require(CudaLibrary library) {
+    public static void require(CudaLibrary library) {
         requireGpu();
         try {
             CudaLoader.require(library);
