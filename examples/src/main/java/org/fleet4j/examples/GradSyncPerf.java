@@ -18,6 +18,7 @@ import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.fleet.ExecutionSettings;
 import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
@@ -120,7 +121,7 @@ public final class GradSyncPerf implements Callable<Integer> {
             xs.setFloat(i, (float) r.nextDouble());
         }
         Map<String, Tensor> feed = Map.of("x", xs);
-        Executor exe = new Executor();
+        Executor exe = ExecutionSettings.executor(fleet);
         for (Job job : jobs) {
             for (int i = 0; i < warmup; i++) {
                 exe.run(job.main(), job.scope(), feed, List.of());

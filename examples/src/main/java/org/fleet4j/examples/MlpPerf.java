@@ -19,6 +19,7 @@ import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.Timeline;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
+import org.fleet4j.strategy.StrategySchema;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -68,7 +69,7 @@ public final class MlpPerf implements Callable<Integer> {
         System.out.println(Blas.get().description());
         Mlp net = Mlp.build(widths, seed);
         fleet.distributedOptimizer(new SGD(0.01)).minimize(net.loss());
-        try (ProgramRunner runner = Training.runner(System.out, "mlp_perf")) {
+        try (ProgramRunner runner = Training.runner(System.out, "mlp_perf", fleet)) {
             return measure(fleet, rank, widths, net, runner);
         }
     }
@@ -95,19 +96,23 @@ public final class MlpPerf implements Callable<Integer> {
         Timeline timeline = timelineFile == null ? null
                 : Timeline.attach(Training.timelineExecutor(exe), net.main(), rank.rank());
         fleet.barrierWorker();
-        double[] ms = new double[steps];
+        // num_iteration_per_run: each call runs that many steps on the feed; a step's time is the call's share
+        int perRun = fleet.strategy().get(StrategySchema.EXEC_NUM_ITERATION_PER_RUN);
+        int calls = (steps + perRun - 1) / perRun;
+        double[] ms = new double[calls];
         long t0 = System.nanoTime();
-        for (int i = 0; i < steps; i++) {
+        for (int i = 0; i < calls; i++) {
             long s = System.nanoTime();
             exe.run(net.main(), scope, feed, fetch);
-            ms[i] = (System.nanoTime() - s) / 1e6;
+            ms[i] = (System.nanoTime() - s) / 1e6 / perRun;
         }
+        int timed = calls * perRun;
         // the job is as fast as its slowest rank
         double total = fleet.util().allReduce((System.nanoTime() - t0) / 1e9, ReduceOp.MAX);
         double[] sorted = ms.clone();
         Arrays.sort(sorted);
-        double median = fleet.util().allReduce(sorted[steps / 2], ReduceOp.MAX);
-        double samplesPerSec = (double) batchSize * rank.worldSize() * steps / total;
+        double median = fleet.util().allReduce(sorted[calls / 2], ReduceOp.MAX);
+        double samplesPerSec = (double) batchSize * rank.worldSize() * timed / total;
         if (timeline != null) {
             Path file = Timeline.rankFile(timelineFile, rank.rank());
             timeline.write(file);
@@ -117,12 +122,12 @@ public final class MlpPerf implements Callable<Integer> {
             return 0;
         }
         System.out.printf(Locale.ROOT, "mlp_perf: layers %s batch %d x %d %s: %.3f ms/step (median of %d, slowest rank), %,.0f samples/s%n",
-                layers, batchSize, rank.worldSize(), rank.worldSize() == 1 ? "rank" : "ranks", median, steps, samplesPerSec);
+                layers, batchSize, rank.worldSize(), rank.worldSize() == 1 ? "rank" : "ranks", median, timed, samplesPerSec);
         Files.createDirectories(rank.logDir());
         new Summary().put("program", "mlp_perf").put("world_size", rank.worldSize()).put("layers", layers)
-                .put("batch_size", batchSize).put("global_batch", batchSize * rank.worldSize()).put("steps", steps)
+                .put("batch_size", batchSize).put("global_batch", batchSize * rank.worldSize()).put("steps", timed)
                 .put("warmup", warmup).put("threads", threads)
-                .put("step_ms", median).put("step_ms_mean", total * 1e3 / steps).put("samples_per_sec", samplesPerSec)
+                .put("step_ms", median).put("step_ms_mean", total * 1e3 / timed).put("samples_per_sec", samplesPerSec)
                 .put("blas", Blas.get().name())
                 .write(rank.logDir().resolve("summary.json"));
         return 0;

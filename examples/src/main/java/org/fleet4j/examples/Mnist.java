@@ -98,7 +98,7 @@ public final class Mnist implements Callable<Integer> {
         Mlp net = Mlp.build(new int[]{784, 512, 512, 10}, seed);
         Optimizer opt = Training.optimizer(optimizer, lr);
         fleet.distributedOptimizer(opt).minimize(net.loss());
-        try (ProgramRunner runner = Training.runner(out, "mnist")) {
+        try (ProgramRunner runner = Training.runner(out, "mnist", fleet)) {
             return train(fleet, rank, runner, net, opt, train, test, global);
         }
     }

@@ -16,6 +16,8 @@ import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.fleet.ExecutionSettings;
+import org.fleet4j.fleet.Fleet;
 
 /** Pieces the built-in training programs share. */
 final class Training {
@@ -51,13 +53,14 @@ final class Training {
 
     /**
      * The runner of programs on this rank's device: the one fleetrun assigned through FLEET_DEVICE (--devices gpu,
-     * --gpus 0,1), else the CPU. A device that cannot be used is the user's input error (exit 2), named with the reason.
+     * --gpus 0,1), else the CPU, whose executor runs as the job's strategy says (threads, drop scope, iterations per
+     * run). A device that cannot be used is the user's input error (exit 2), named with the reason.
      */
-    static ProgramRunner runner(PrintStream out, String program) {
+    static ProgramRunner runner(PrintStream out, String program, Fleet fleet) {
         String asked = System.getenv(Devices.DEVICE_ENV);
         ProgramRunner runner;
         try {
-            runner = ProgramRunners.forThisProcess();
+            runner = ProgramRunners.forThisProcess(ExecutionSettings.of(fleet.strategy()));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(Devices.DEVICE_ENV + "=" + asked + ": " + e.getMessage(), e);
         } catch (RuntimeException e) {

@@ -31,6 +31,11 @@ public final class CpuProgramRunner implements ProgramRunner {
     }
 
     @Override
+    public void run(Program program, Scope scope) {
+        executor.run(program, scope);
+    }
+
+    @Override
     public void syncToScope(Scope scope) {
     }
 
@@ -41,5 +46,6 @@ public final class CpuProgramRunner implements ProgramRunner {
     @Override
     public void close() {
         executor.clear();
+        executor.close();
     }
 }

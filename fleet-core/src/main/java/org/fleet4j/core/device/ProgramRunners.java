@@ -3,6 +3,7 @@ package org.fleet4j.core.device;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.ExecutorOptions;
 
 /** Finds the runner of programs for a device: the {@link Executor} for the CPU, a {@link ProgramRunnerProvider} otherwise. */
 public final class ProgramRunners {
@@ -12,6 +13,12 @@ public final class ProgramRunners {
     /** The runner on the device the launcher assigned to this process ({@code FLEET_DEVICE}), the CPU when none. */
     public static ProgramRunner forThisProcess() {
         return forDevice(Devices.forThisProcess());
+    }
+
+    /** As {@link #forThisProcess()}; on the CPU, an executor with these options (other devices run as they do). */
+    public static ProgramRunner forThisProcess(ExecutorOptions cpuOptions) {
+        Device device = Devices.forThisProcess();
+        return device.kind().equals("cpu") ? new CpuProgramRunner(new Executor(cpuOptions)) : forDevice(device);
     }
 
     public static ProgramRunner forDevice(Device device) {

@@ -53,9 +53,9 @@ public final class Executor implements AutoCloseable {
         observers.add(o);
     }
 
-    /** Runs a program with no feed and no fetch (a startup program). */
+    /** Runs a program with no feed and no fetch (a startup program) once, whatever the iterations per run. */
     public void run(Program program, Scope scope) {
-        run(program, scope, Map.of(), List.of());
+        run(program, scope, Map.of(), List.of(), 1);
     }
 
     /**
@@ -64,6 +64,11 @@ public final class Executor implements AutoCloseable {
      * step left it (copies, safe to keep).
      */
     public Map<String, Tensor> run(Program program, Scope scope, Map<String, Tensor> feed, List<String> fetch) {
+        return run(program, scope, feed, fetch, options.iterationsPerRun());
+    }
+
+    private Map<String, Tensor> run(Program program, Scope scope, Map<String, Tensor> feed, List<String> fetch,
+                                    int iterations) {
         Plan plan = plans.get(program);
         if (plan == null || plan.isStale()) {
             plan = new Plan(program);
@@ -88,7 +93,6 @@ public final class Executor implements AutoCloseable {
                 block.var(f); // throws naming the var, with a suggestion
             }
         }
-        int iterations = options.iterationsPerRun();
         boolean dropAfterFetch = false;
         for (int it = 0; it < iterations; it++) {
             execute(plan);

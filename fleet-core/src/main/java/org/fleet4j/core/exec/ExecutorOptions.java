@@ -12,8 +12,9 @@ package org.fleet4j.core.exec;
  *                                   take a thread from the rest of backward
  * @param iterationsPerDropScope     every this many iterations the temporaries are released (their buffers go back
  *                                   to the allocator and are made anew by the next iteration); 0 keeps them
- * @param iterationsPerRun           iterations of the program per {@code run} call, all with the same feed; the
- *                                   fetched values are those of the last
+ * @param iterationsPerRun           iterations of the program per {@code run(program, scope, feed, fetch)} call,
+ *                                   all with the same feed; the fetched values are those of the last. A startup
+ *                                   program, run by {@code run(program, scope)}, runs once
  */
 public record ExecutorOptions(int numThreads, boolean sequentialExecution, boolean backwardOptimizerOpDeps,
                               int iterationsPerDropScope, int iterationsPerRun) {

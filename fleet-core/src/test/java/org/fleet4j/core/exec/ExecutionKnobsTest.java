@@ -108,7 +108,7 @@ class ExecutionKnobsTest {
         }
         Executor three = new Executor(ExecutorOptions.defaults().withIterationsPerRun(3));
         Scope b = new Scope();
-        new Executor().run(net.startup(), b);
+        three.run(net.startup(), b);
         float got = three.run(net.main(), b, feed(), List.of(loss)).get(loss).getFloat(0);
         assertEquals(third, got, "the fetched loss is the third iteration's");
         assertArrayEquals(params(net, a), params(net, b));
