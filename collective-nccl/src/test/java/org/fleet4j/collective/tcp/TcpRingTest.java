@@ -1,12 +1,7 @@
 package org.fleet4j.collective.tcp;
 
-import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.DataType;
-import org.fleet4j.collective.GroupContext;
-import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.ReduceOp;
-import org.fleet4j.collective.store.Store;
-import org.fleet4j.collective.store.TcpStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -19,15 +14,10 @@ import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -39,68 +29,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class TcpRingTest {
     private static final Duration T = Duration.ofSeconds(60);
-    private static final byte[] TOKEN = "tcp-ring-test-token".getBytes(StandardCharsets.UTF_8);
-
-    /** n groups of one job, one per rank, opened concurrently (each constructor waits for its peers). */
-    private static final class World implements AutoCloseable {
-        final List<Store> stores = new ArrayList<>();
-        final List<TcpProcessGroup> groups = new ArrayList<>();
-        final List<GroupContext> contexts = new ArrayList<>();
-        final ExecutorService pool;
-
-        World(int n, int chunkBytes) throws Exception {
-            String job = "tcp-ring-" + System.nanoTime();
-            TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), job, T);
-            stores.add(host);
-            for (int r = 1; r < n; r++) {
-                stores.add(TcpStore.connect("127.0.0.1", host.hostedPort(), job, T));
-            }
-            GroupOptions options = GroupOptions.defaults().withBackend(Backend.TCP).withTimeout(Duration.ofSeconds(30))
-                    .withTcpChunkBytes(chunkBytes);
-            int[] global = new int[n];
-            String[] hosts = new String[n];
-            for (int r = 0; r < n; r++) {
-                global[r] = r;
-                hosts[r] = "host-" + r;
-            }
-            for (int r = 0; r < n; r++) {
-                contexts.add(new GroupContext(job, "default", r, global, hosts, stores.get(r), TOKEN, "127.0.0.1", options));
-            }
-            pool = Executors.newFixedThreadPool(n);
-            List<Future<TcpProcessGroup>> opening = new ArrayList<>();
-            for (GroupContext ctx : contexts) {
-                opening.add(pool.submit(() -> new TcpProcessGroup(ctx)));
-            }
-            for (Future<TcpProcessGroup> f : opening) {
-                groups.add(f.get(60, TimeUnit.SECONDS));
-            }
-        }
-
-        interface Body {
-            void run(int rank, TcpProcessGroup g) throws Exception;
-        }
-
-        void run(Body body) throws Exception {
-            List<Future<?>> running = new ArrayList<>();
-            for (int r = 0; r < groups.size(); r++) {
-                int rank = r;
-                running.add(pool.submit(() -> {
-                    body.run(rank, groups.get(rank));
-                    return null;
-                }));
-            }
-            for (Future<?> f : running) {
-                f.get(120, TimeUnit.SECONDS);
-            }
-        }
-
-        @Override
-        public void close() {
-            groups.forEach(TcpProcessGroup::close);
-            stores.forEach(Store::close);
-            pool.shutdownNow();
-        }
-    }
 
     /** 1..4, different per rank and index: sums and products of a few stay exact in f32. */
     private static long value(int rank, long i) {
@@ -149,7 +77,7 @@ class TcpRingTest {
     void allreduceIsExactForEveryOpAroundTheSwapLimit(int n) throws Exception {
         long swapLimitF32 = TcpProcessGroup.SWAP_MAX_BYTES / 4;
         long[] counts = {1, 3, swapLimitF32, swapLimitF32 + 1, 100_003};
-        try (World w = new World(n, 4 << 10); Arena arena = Arena.ofShared()) {
+        try (TcpWorld w = new TcpWorld(n, 4 << 10); Arena arena = Arena.ofShared()) {
             w.run((rank, g) -> {
                 for (DataType dt : new DataType[] {DataType.F32, DataType.I64}) {
                     for (long count : counts) {
@@ -175,7 +103,7 @@ class TcpRingTest {
     @ValueSource(ints = {2, 3})
     void everyRankGetsTheSameBitsFromRoundedSums(int n) throws Exception {
         long[] counts = {5_000, 1_000_003};
-        try (World w = new World(n, 64 << 10); Arena arena = Arena.ofShared()) {
+        try (TcpWorld w = new TcpWorld(n, 64 << 10); Arena arena = Arena.ofShared()) {
             List<MemorySegment> results = new ArrayList<>();
             for (int r = 0; r < n; r++) {
                 results.add(null);
@@ -203,7 +131,7 @@ class TcpRingTest {
     /** A valid hello from a rank that is already connected is refused; the group's data path is unaffected. */
     @Test
     void aSecondConnectionFromAConnectedRankIsClosedAndTheGroupCarriesOn() throws Exception {
-        try (World w = new World(2, 64 << 10); Arena arena = Arena.ofShared()) {
+        try (TcpWorld w = new TcpWorld(2, 64 << 10); Arena arena = Arena.ofShared()) {
             String endpoint = w.stores.get(0).getString("g/default/tcp/0", T);
             int port = Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
             ByteBuffer hello = TcpListener.hello(w.contexts.get(1));
