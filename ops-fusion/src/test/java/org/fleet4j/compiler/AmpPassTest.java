@@ -262,6 +262,23 @@ class AmpPassTest {
         assertTrue(e.getMessage().contains("amp_configs.dtype fp16"), e.getMessage());
     }
 
+    @Test
+    void ampComposesWithTheOtherPassesOfTheCpuPipeline() {
+        DistributedStrategy s = new DistributedStrategy().amp(true)
+                .set(org.fleet4j.strategy.StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS, true)
+                .set(org.fleet4j.strategy.StrategySchema.BUILD_FUSE_ALL_OPTIMIZER_OPS, true)
+                .set(org.fleet4j.strategy.StrategySchema.BUILD_ENABLE_INPLACE, true);
+        s.ampConfigs().dtype("bfloat16").initLossScaling(1024);
+        Nets.Net net = mlp(p -> new Adam(0.01));
+        Compilation all = Pipeline.forStrategy(EffectiveStrategy.resolve(s, new World(1, 1, "cpu"))).run(net.main());
+        assertEquals(List.of("amp", "fuse_elewise_add_act_ops", "fuse_all_optimizer_ops", "enable_inplace"),
+                all.reports().stream().map(PassReport::pass).toList());
+        Program ampOnly = amp(net, config(1024, 1000, 2, true));
+        Nets.Trained expected = Nets.train(ampOnly, ampOnly.startupProgram(), net.loss(), 8);
+        Nets.Trained actual = Nets.train(all.program(), all.program().startupProgram(), net.loss(), 8);
+        assertEquals(expected.losses(), actual.losses(), all.describe());
+    }
+
     /** Every float persistable: parameters, Adam's moments and beta powers. */
     private static Map<String, float[]> optimizerState(Program main, Scope scope) {
         Map<String, float[]> state = new LinkedHashMap<>();
