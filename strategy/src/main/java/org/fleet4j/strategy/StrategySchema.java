@@ -259,6 +259,12 @@ public final class StrategySchema {
             Map.entry(MODE, value -> value.equals("collective")),
             Map.entry(GRADIENT_SCALE_STRATEGY, value -> true),
             Map.entry(EXEC_NUM_THREADS, value -> true),
+            // the executor (ExecutorOptions, through fleet-api's ExecutionSettings) and the overlap pass
+            Map.entry(SYNC_NCCL_ALLREDUCE, value -> true),
+            Map.entry(BUILD_ENABLE_SEQUENTIAL_EXECUTION, value -> true),
+            Map.entry(BUILD_ENABLE_BACKWARD_OPTIMIZER_OP_DEPS, value -> true),
+            Map.entry(EXEC_NUM_ITERATION_PER_DROP_SCOPE, value -> true),
+            Map.entry(EXEC_NUM_ITERATION_PER_RUN, value -> true),
             // the compiler (ops-fusion) passes that read them
             Map.entry(SYNC_BATCH_NORM, value -> true),
             Map.entry(FUSE_ALL_REDUCE_OPS, value -> true),
