@@ -69,7 +69,10 @@ class ProgramJsonTest {
         Var b = nn.relu(nn.sub(nn.mul(h, a), nn.div(h, nn.scale(a, 2f, 1f))));
         Var c = nn.sum(List.of(b, nn.matmul(b, nn.createParameter("square", DType.F32, new long[]{8, 8},
                 org.fleet4j.core.layers.Initializer.kaimingNormal()), false, true, 0.5f)));
-        Var logits = nn.fc(c, 3, null);
+        // a round trip through bfloat16, as the amp pass casts around white-listed ops
+        Var low = nn.op("cast", Map.of("X", List.of(c.name())), List.of("Out"), Map.of("out_dtype", "bfloat16"))[0];
+        Var back = nn.op("cast", Map.of("X", List.of(low.name())), List.of("Out"), Map.of("out_dtype", "float32"))[0];
+        Var logits = nn.fc(back, 3, null);
         nn.accuracy(nn.softmax(logits), label);
         Var loss = nn.mean(nn.softmaxWithCrossEntropy(logits, label));
         return new Model(main, nn.startup(), loss);
@@ -78,6 +81,7 @@ class ProgramJsonTest {
     private static Model trained() {
         Model m = everyOp();
         List<ParamGrad> grads = Backward.appendBackward(m.loss());
+        appendLossScaling(m, grads);
         List<List<ParamGrad>> groups = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
         for (int i = 0; i < grads.size(); i++) {
             groups.get(i % 4).add(grads.get(i));
@@ -88,6 +92,29 @@ class ProgramJsonTest {
         new Adam(LrSchedule.constant(0.01), 0.9f, 0.99f, 1e-7f, true).applyGradients(m.main(), groups.get(2));
         new AdamW(0.01, 0.05f).applyGradients(m.main(), groups.get(3));
         return m;
+    }
+
+    /** The ops the amp pass puts between backward and the updates, with their persistable state. */
+    private static void appendLossScaling(Model m, List<ParamGrad> grads) {
+        var main = m.main().globalBlock();
+        var init = m.startup().globalBlock();
+        for (String v : List.of("loss_scaling", "good_steps", "bad_steps")) {
+            DType d = v.equals("loss_scaling") ? DType.F32 : DType.I64;
+            main.createVar(v, d, 1).setPersistable(true);
+            init.createVar(v, d, 1).setPersistable(true);
+            init.appendOp("fill_constant", Map.of(), Map.of("Out", List.of(v)),
+                    Map.of("shape", new long[]{1}, "dtype", d.displayName(), "value", v.equals("loss_scaling") ? 1f : 0f));
+        }
+        List<String> dense = grads.stream().map(ParamGrad::grad)
+                .filter(g -> main.var(g).kind() != VarKind.SELECTED_ROWS).toList();
+        main.appendOp("check_finite_and_unscale", Map.of("X", dense, "Scale", List.of("loss_scaling")),
+                Map.of("Out", dense, "FoundInfinite", List.of("found_inf")), Map.of());
+        main.appendOp("update_loss_scaling", Map.of("FoundInfinite", List.of("found_inf"),
+                        "PrevLossScaling", List.of("loss_scaling"), "InGoodSteps", List.of("good_steps"),
+                        "InBadSteps", List.of("bad_steps")),
+                Map.of("LossScaling", List.of("loss_scaling"), "OutGoodSteps", List.of("good_steps"),
+                        "OutBadSteps", List.of("bad_steps")), Map.of());
+        main.appendOp("logical_not", Map.of("X", List.of("found_inf")), Map.of("Out", List.of("step_finite")), Map.of());
     }
 
     private static Program roundTrip(Program p) {

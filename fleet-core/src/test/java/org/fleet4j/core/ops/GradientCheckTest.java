@@ -20,7 +20,7 @@ class GradientCheckTest {
     /** The ops this class checks; a new differentiable op fails {@link #everyDifferentiableOpIsChecked} until added. */
     private static final Set<String> CHECKED = Set.of("matmul", "elementwise_add", "elementwise_sub", "elementwise_mul",
             "elementwise_div", "relu", "sigmoid", "tanh", "gelu", "softmax", "scale", "softmax_with_cross_entropy",
-            "mean", "sum", "reshape", "concat", "dropout", "lookup_table", "batch_norm");
+            "mean", "sum", "reshape", "concat", "dropout", "lookup_table", "batch_norm", "cast");
 
     @Test
     void everyDifferentiableOpIsChecked() {
@@ -80,6 +80,12 @@ class GradientCheckTest {
     @ValueSource(strings = {"relu", "sigmoid", "tanh", "gelu", "softmax"})
     void activations(String type) {
         check(GradientChecker.forOp(type).input("X", awayFromZero(17, 3, 5)));
+    }
+
+    @Test
+    void cast() {
+        // to float32: finite differences cannot see through bfloat16 rounding (CastOpsTest covers the bf16 gradient)
+        check(GradientChecker.forOp("cast").input("X", uniform(31, 3, 4)).attr("out_dtype", "float32"));
     }
 
     @Test
