@@ -22,7 +22,9 @@ pack() {
   [ -x "$jdk/bin/jlink" ] || die "no JDK 25 at $jdk (set FLEET4J_JDK)"
   cd "$root"
   echo "== building fleet-gpu and what it needs (its tests build the examples' programs, so the examples too)"
-  ./mvnw -B -q -pl fleet-gpu -am -DskipTests install
+  # other modules' tests are neither run nor compiled: the carry needs only fleet-gpu's
+  ./mvnw -B -q -pl fleet-gpu -am -Dmaven.test.skip=true install
+  ./mvnw -B -q -pl fleet-gpu -DskipTests install
   rm -rf "$carry"
   mkdir -p "$carry/lib"
   # build/lib: the examples, the launcher and their dependencies, which the package build just refreshed
