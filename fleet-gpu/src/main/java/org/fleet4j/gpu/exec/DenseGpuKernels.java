@@ -2,6 +2,7 @@ package org.fleet4j.gpu.exec;
 
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.gpu.GpuDevice;
 import org.fleet4j.gpu.LaunchShape;
 
 /**
@@ -258,6 +259,14 @@ final class DenseGpuKernels {
             DeviceTensor totalOut = total ? a.out("Total", DType.I64) : correct;
             a.kernels().launch("accuracy_finish", new LaunchShape(1, 1, 1, 0), correct.buffer(), accuracy.buffer(),
                     totalOut.buffer(), rows, total ? 1 : 0);
+        }
+
+        @Override
+        public void release(GpuDevice device) {
+            if (scratch != null) {
+                device.free(scratch.buffer());
+                scratch = null;
+            }
         }
 
         private DeviceTensor scratch(GpuOpArgs a) {

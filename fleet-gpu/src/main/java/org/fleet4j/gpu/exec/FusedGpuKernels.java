@@ -3,6 +3,7 @@ package org.fleet4j.gpu.exec;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.gpu.GpuBuffer;
+import org.fleet4j.gpu.GpuDevice;
 
 /**
  * GPU kernels of the compiler's fused ops where the unfused kernels exist: {@code fused_elemwise_add_activation}
@@ -59,6 +60,14 @@ final class FusedGpuKernels {
                     dsum.buffer(), x.numel());
             if (a.hasOut("Y@GRAD")) {
                 DenseGpuKernels.columnSum(a, dsum, a.outLike("Y@GRAD", y), x.numel() / ny, ny);
+            }
+        }
+
+        @Override
+        public void release(GpuDevice device) {
+            if (scratch != null) {
+                device.free(scratch);
+                scratch = null;
             }
         }
 

@@ -70,7 +70,7 @@ public final class GpuExecutor implements ProgramRunner {
         GpuPlan plan = plans.get(program);
         if (plan == null || plan.isStale()) {
             if (plan != null) {
-                plan.frame.clear();
+                plan.clear();
             }
             plan = new GpuPlan(program, device, persistent.values(), deviceGroups::get);
             plans.put(program, plan);
@@ -249,7 +249,7 @@ public final class GpuExecutor implements ProgramRunner {
 
     private void clearPlans() {
         for (GpuPlan p : plans.values()) {
-            p.frame.clear();
+            p.clear();
         }
         plans.clear();
     }

@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Function;
+import org.fleet4j.core.exec.ExecutionException;
 import org.fleet4j.core.ir.Op;
 
 /**
@@ -77,8 +78,9 @@ public final class GpuKernelTable {
         return null;
     }
 
-    static UnsupportedOperationException missing(Op op, int index) {
-        return new UnsupportedOperationException("op #" + index + " " + op.type() + " has no GPU kernel (GPU kernels: "
+    /** An {@link ExecutionException}, as for any program that cannot run: programs report it in one line, exit 2. */
+    static ExecutionException missing(Op op, int index) {
+        return new ExecutionException("op #" + index + " " + op.type() + " has no GPU kernel (GPU kernels: "
                 + KERNELS.keySet() + "; host fallbacks: " + HOST_FALLBACKS.keySet() + "). Run this program on the CPU"
                 + " (FLEET_DEVICE=cpu, or fleetrun without --devices gpu) or add a kernel to GpuKernelTable");
     }

@@ -119,6 +119,14 @@ final class GpuPlan {
         return s.stream().mapToInt(Integer::intValue).toArray();
     }
 
+    /** Frees the plan's temporaries and its kernels' scratch memory. */
+    void clear() {
+        frame.clear();
+        for (Step s : steps) {
+            s.kernel().release(frame.device());
+        }
+    }
+
     boolean isStale() {
         return program.version() != version;
     }

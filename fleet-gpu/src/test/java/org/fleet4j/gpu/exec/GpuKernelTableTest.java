@@ -18,6 +18,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.fleet4j.collective.ProcessGroup;
+import org.fleet4j.core.exec.ExecutionException;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.tensor.DType;
@@ -108,7 +109,7 @@ class GpuKernelTableTest {
         b.createVar("x", DType.F32, 2, 3).setData(true);
         b.createVar("y", DType.F32, 2, 3);
         b.appendOp("scale", Map.of("X", List.of("x")), Map.of("Out", List.of("y")), Map.of("scale", 2f));
-        var e = assertThrows(UnsupportedOperationException.class, () -> prepare(p, null));
+        var e = assertThrows(ExecutionException.class, () -> prepare(p, null));
         assertTrue(e.getMessage().startsWith("op #0 scale has no GPU kernel (GPU kernels: ["), e.getMessage());
         assertTrue(e.getMessage().contains("Run this program on the CPU (FLEET_DEVICE=cpu"), e.getMessage());
     }
