@@ -40,13 +40,24 @@ public final class GpuKernels implements AutoCloseable {
 
     public synchronized void launch(String kernel, LaunchShape shape, Object... args) {
         CUfunc_st f = function(kernel);
-        PointerPointer<Pointer> params = new PointerPointer<>(args.length);
-        for (int i = 0; i < args.length; i++) {
-            params.put(i, argument(kernel, i, args[i]));
+        // the array constructor keeps the argument pointers reachable until the launch has copied their values
+        Pointer[] values = new Pointer[args.length];
+        try {
+            for (int i = 0; i < args.length; i++) {
+                values[i] = argument(kernel, i, args[i]);
+            }
+            try (PointerPointer<Pointer> params = new PointerPointer<>(values)) {
+                device.bind();
+                Cuda.checkDriver(cuLaunchKernel(f, shape.gridX(), shape.gridY(), 1, shape.block(), 1, 1, shape.sharedBytes(),
+                        device.stream().handle(), params, null), "launch of " + kernel + " on " + device.name());
+            }
+        } finally {
+            for (Pointer v : values) {
+                if (v != null) {
+                    v.close(); // freed now rather than by the garbage collector: a step launches dozens of kernels
+                }
+            }
         }
-        device.bind();
-        Cuda.checkDriver(cuLaunchKernel(f, shape.gridX(), shape.gridY(), 1, shape.block(), 1, 1, shape.sharedBytes(),
-                device.stream().handle(), params, null), "launch of " + kernel + " on " + device.name());
     }
 
     private static Pointer argument(String kernel, int i, Object a) {
