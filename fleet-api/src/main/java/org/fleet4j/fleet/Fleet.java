@@ -14,12 +14,14 @@ import org.fleet4j.collective.JobRole;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.compiler.RingLayout;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.io.SafeTensors;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.fleet.ops.CollectiveOps;
-import org.fleet4j.fleet.ops.Rings;
+import org.fleet4j.fleet.ops.HierarchicalOps;
+import org.fleet4j.fleet.ops.OpenRings;
 import org.fleet4j.fleet.role.EnvironmentRoleMaker;
 import org.fleet4j.fleet.role.Role;
 import org.fleet4j.fleet.role.RoleMaker;
@@ -31,8 +33,9 @@ import org.fleet4j.strategy.World;
 
 /**
  * A process's handle on a collective data-parallel job: its role, the effective strategy for the world, and the
- * default process group (ring 0) that gradient allreduces run on. Open one per process with {@link #init}, close
- * it at the end (it is {@link AutoCloseable}).
+ * process groups that gradient allreduces run on: the default group (ring 0), and the further rings the strategy's
+ * {@link RingLayout} names (nccl_comm_num communicators; inner and leaders groups for hierarchical allreduce). Open
+ * one per process with {@link #init}, close it at the end (it is {@link AutoCloseable}).
  */
 public final class Fleet implements AutoCloseable {
     /** The ring id of the default group, as {@code c_allreduce} and {@code c_broadcast} name it. */
@@ -41,13 +44,15 @@ public final class Fleet implements AutoCloseable {
     private final Role role;
     private final EffectiveStrategy strategy;
     private final ProcessGroup group;
+    private final OpenRings rings;
     private final Duration timeout;
     private final FleetUtil util;
 
-    private Fleet(Role role, EffectiveStrategy strategy, ProcessGroup group) {
+    private Fleet(Role role, EffectiveStrategy strategy, ProcessGroup group, OpenRings rings) {
         this.role = role;
         this.strategy = strategy;
         this.group = group;
+        this.rings = rings;
         this.timeout = group.options().timeout().plusSeconds(5);
         this.util = new FleetUtil(group, timeout);
     }
@@ -87,8 +92,9 @@ public final class Fleet implements AutoCloseable {
     }
 
     /**
-     * Reads the role, resolves the strategy for the world (printed on rank 0 to {@code log}), and rendezvouses
-     * with the other ranks at the role's master; every wait is bounded by {@code options.timeout()}.
+     * Reads the role, resolves the strategy for the world (printed on rank 0 to {@code log}), rendezvouses with the
+     * other ranks at the role's master and opens every ring of the strategy's {@link RingLayout} (listed on rank 0);
+     * every wait is bounded by {@code options.timeout()}.
      */
     public static Fleet init(RoleMaker roleMaker, DistributedStrategy strategy, GroupOptions options, PrintStream log) {
         if (roleMaker == null || strategy == null || options == null) {
@@ -105,6 +111,7 @@ public final class Fleet implements AutoCloseable {
             log.println(StrategyReport.describe(effective));
         }
         CollectiveOps.register();
+        HierarchicalOps.register();
         ProcessGroup group;
         try {
             group = ProcessGroups.init(new JobRole(role.rank(), role.worldSize(), role.localRank(),
@@ -114,13 +121,17 @@ public final class Fleet implements AutoCloseable {
                     + " could not rendezvous at " + role.master() + " within " + options.timeout().toSeconds() + "s: "
                     + e.getMessage() + " (are all ranks started, with the same master and job id?)", e);
         }
+        OpenRings rings;
         try {
-            Rings.put(DEFAULT_RING, group);
+            rings = OpenRings.open(RingLayout.of(effective), group, options);
         } catch (RuntimeException e) {
             group.close();
             throw e;
         }
-        return new Fleet(role, effective, group);
+        if (role.isFirst()) {
+            log.println(rings.describe());
+        }
+        return new Fleet(role, effective, group, rings);
     }
 
     public Role role() {
@@ -238,10 +249,10 @@ public final class Fleet implements AutoCloseable {
         }
     }
 
-    /** Leaves the job: releases the group (sockets, shared memory, the store on rank 0). */
+    /** Leaves the job: releases every ring, then the default group (sockets, shared memory, the store on rank 0). */
     @Override
     public void close() {
-        Rings.remove(DEFAULT_RING, group);
+        rings.close();
         group.close();
     }
 }

@@ -37,15 +37,12 @@ public final class FuseAllReducePass implements Pass {
         this.bucketer = bucketer;
     }
 
-    /**
-     * The pass with the strategy's bucket limits, on ring 0 only: Fleet opens one process group (ring 0) so far, so
-     * buckets spread over nccl_comm_num rings would fail at their first allreduce; the strategy reports nccl_comm_num
-     * as not in effect until Fleet opens a group per ring.
-     */
+    /** The pass with the strategy's bucket limits, its buckets spread round-robin over the nccl_comm_num rings. */
     public static FuseAllReducePass fromStrategy(EffectiveStrategy s) {
         return new FuseAllReducePass(new GradientBucketer(s.get(StrategySchema.FUSE_GRAD_SIZE_IN_MB) * MB,
                 (int) Math.round(s.get(StrategySchema.FUSE_GRAD_SIZE_IN_TFLOPS)),
-                Math.max(1, Math.round(s.get(StrategySchema.LAST_COMM_GROUP_SIZE_MB) * MB)), 1));
+                Math.max(1, Math.round(s.get(StrategySchema.LAST_COMM_GROUP_SIZE_MB) * MB)),
+                s.get(StrategySchema.NCCL_COMM_NUM)));
     }
 
     public GradientBucketer bucketer() {
@@ -64,6 +61,7 @@ public final class FuseAllReducePass implements Pass {
         List<String> notes = new ArrayList<>();
         // gradients grouped per (reduce, dtype): one collective can only reduce one dtype one way
         Map<String, List<Integer>> byKind = new LinkedHashMap<>();
+        ConditionalRegions regions = ConditionalRegions.of(ops);
         for (int i = 0; i < ops.size(); i++) {
             Op op = ops.get(i);
             if (!op.type().equals(ALLREDUCE)) {
@@ -76,6 +74,10 @@ public final class FuseAllReducePass implements Pass {
                 notes.add("left alone op #" + i + " c_allreduce of " + g.name() + ": sparse gradients are never fused");
             } else if (fixedNumel(g) < 0) {
                 notes.add("left alone op #" + i + " c_allreduce of " + g.name() + ": its shape is not fixed");
+            } else if (producedOnlySometimes(ops, regions, g.name(), i)) {
+                notes.add("left alone op #" + i + " c_allreduce of " + g.name() + ": it is written only inside a"
+                        + " conditional region, so on some steps its bucket would hold a stale value;"
+                        + " find_unused_parameters: true zero-fills it and lets it join a bucket");
             } else {
                 byKind.computeIfAbsent(op.stringAttr("reduce") + " " + g.dtype(), k -> new ArrayList<>()).add(i);
             }
@@ -155,6 +157,12 @@ public final class FuseAllReducePass implements Pass {
             n *= d;
         }
         return n;
+    }
+
+    /** Whether ops before {@code reader} write {@code var}, but none of them on every step that the reader runs. */
+    private static boolean producedOnlySometimes(List<Op> ops, ConditionalRegions regions, String var, int reader) {
+        List<Integer> writers = ProgramEdits.writers(ops.subList(0, reader), var);
+        return !writers.isEmpty() && writers.stream().noneMatch(w -> regions.runsWhenever(w, reader));
     }
 
     /** The index of the last op before {@code before} that writes {@code var}, or -1 when none does. */

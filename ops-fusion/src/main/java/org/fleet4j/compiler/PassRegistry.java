@@ -13,9 +13,11 @@ public final class PassRegistry {
     static {
         register(FuseElewiseAddActPass.NAME, s -> new FuseElewiseAddActPass());
         register(FuseBnActPass.NAME, s -> new FuseBnActPass());
+        register(FindUnusedParametersPass.NAME, s -> new FindUnusedParametersPass());
         register(GradientMergePass.NAME, GradientMergePass::fromStrategy);
         register(FuseAllReducePass.NAME, FuseAllReducePass::fromStrategy);
         register(Fp16AllreducePass.NAME, s -> new Fp16AllreducePass());
+        register(HierarchicalAllreducePass.NAME, HierarchicalAllreducePass::fromStrategy);
         register(SyncBatchNormPass.NAME, s -> new SyncBatchNormPass());
         register(FuseAllOptimizerPass.NAME, s -> new FuseAllOptimizerPass());
         register(InplacePass.NAME, s -> new InplacePass());

@@ -36,6 +36,9 @@ public final class Pipeline {
         if (strategy.get(StrategySchema.BUILD_FUSE_BN_ACT_OPS)) {
             names.add(FuseBnActPass.NAME);
         }
+        if (strategy.get(StrategySchema.FIND_UNUSED_PARAMETERS)) {
+            names.add(FindUnusedParametersPass.NAME);
+        }
         if (strategy.get(StrategySchema.GRADIENT_MERGE)) {
             names.add(GradientMergePass.NAME);
         }
@@ -44,6 +47,9 @@ public final class Pipeline {
         }
         if (strategy.get(StrategySchema.FP16_ALLREDUCE)) {
             names.add(Fp16AllreducePass.NAME);
+        }
+        if (strategy.get(StrategySchema.USE_HIERARCHICAL_ALLREDUCE)) {
+            names.add(HierarchicalAllreducePass.NAME);
         }
         if (strategy.get(StrategySchema.SYNC_BATCH_NORM)) {
             names.add(SyncBatchNormPass.NAME);

@@ -65,8 +65,7 @@ class PipelineTest {
         DistributedStrategy s = new DistributedStrategy().fuseGradSizeInMB(16).fuseGradSizeInTFLOPS(8).lastCommGroupSizeMB(0.5)
                 .ncclCommNum(3);
         FuseAllReducePass pass = (FuseAllReducePass) PassRegistry.create("fuse_all_reduce_ops", effective(s));
-        assertEquals(new GradientBucketer(16L << 20, 8, 1L << 19, 1), pass.bucketer(),
-                "ring 0 only until Fleet opens a process group per ring");
+        assertEquals(new GradientBucketer(16L << 20, 8, 1L << 19, 3), pass.bucketer(), "buckets go round-robin to 3 rings");
     }
 
     @Test
@@ -86,7 +85,7 @@ class PipelineTest {
         assertTrue(report.startsWith("compiler pipeline: fuse_elewise_add_act_ops -> fuse_all_reduce_ops -> "
                 + "fuse_all_optimizer_ops\n"), report);
         assertTrue(report.contains("  fuse_all_reduce_ops: "), report);
-        assertTrue(report.contains("    6 c_allreduce ops -> 1 bucket(s) on 1 ring(s)"), report);
+        assertTrue(report.contains("    6 c_allreduce ops -> 1 bucket(s) on 2 ring(s)"), report);
         Same.runs(Nets.train(net.main(), net.startup(), net.loss(), 10), Nets.train(p, net.startup(), net.loss(), 10), 1e-6f);
     }
 

@@ -267,6 +267,10 @@ public final class StrategySchema {
             Map.entry(EXEC_NUM_ITERATION_PER_RUN, value -> true),
             // the compiler (ops-fusion) passes that read them
             Map.entry(SYNC_BATCH_NORM, value -> true),
+            Map.entry(NCCL_COMM_NUM, value -> true),
+            Map.entry(USE_HIERARCHICAL_ALLREDUCE, value -> true),
+            Map.entry(HIERARCHICAL_ALLREDUCE_INTER_NRANKS, value -> true),
+            Map.entry(FIND_UNUSED_PARAMETERS, value -> true),
             Map.entry(FUSE_ALL_REDUCE_OPS, value -> true),
             Map.entry(FUSE_GRAD_SIZE_IN_MB, value -> true),
             Map.entry(FUSE_GRAD_SIZE_IN_TFLOPS, value -> true),

@@ -134,9 +134,9 @@ class EffectiveStrategyTest {
 
     @Test
     void knobsTheRuntimeDoesNotHonourYetAreReportedWhenChanged() {
-        DistributedStrategy s = new DistributedStrategy().findUnusedParameters(true).fuseGradSizeInMB(16).fuseAllReduceOps(true)
+        DistributedStrategy s = new DistributedStrategy().lars(true).fuseGradSizeInMB(16).fuseAllReduceOps(true)
                 .gradientScaleConfigs(c -> c.scaleStrategy(ScaleStrategy.SUM)).threadNum(4);
-        assertEquals(List.of("find_unused_parameters = true: not in effect yet: accepted and recorded, but the Fleet4J runtime"
+        assertEquals(List.of("lars = true: not in effect yet: accepted and recorded, but the Fleet4J runtime"
                 + " does not act on it yet"), warnings(EffectiveStrategy.resolve(s, TWO_NODES_FOUR_GPUS)),
                 "set to its default (fuse_all_reduce_ops) or honoured (fuse_grad_size_in_MB, scale_strategy, num_threads):"
                         + " no warning");

@@ -147,8 +147,9 @@ class StrategySchemaTest {
     void onlyTheRuntimesKnobsAreInEffect() {
         List<String> inEffect = StrategySchema.fields().stream()
                 .filter(f -> StrategySchema.inEffect(f, f.defaultValue())).map(Field::key).toList();
-        assertEquals(List.of("mode", "sync_nccl_allreduce", "sync_batch_norm", "fuse_all_reduce_ops", "fuse_grad_size_in_MB", "fuse_grad_size_in_TFLOPS",
-                "last_comm_group_size_MB", "gradient_merge", "gradient_merge_configs.k_steps", "gradient_merge_configs.avg",
+        assertEquals(List.of("mode", "sync_nccl_allreduce", "nccl_comm_num", "use_hierarchical_allreduce", "hierarchical_allreduce_inter_nranks",
+                "sync_batch_norm", "fuse_all_reduce_ops", "fuse_grad_size_in_MB", "fuse_grad_size_in_TFLOPS",
+                "last_comm_group_size_MB", "find_unused_parameters", "gradient_merge", "gradient_merge_configs.k_steps", "gradient_merge_configs.avg",
                 "amp", "amp_configs.init_loss_scaling", "amp_configs.incr_every_n_steps",
                 "amp_configs.decr_every_n_nan_or_inf", "amp_configs.incr_ratio", "amp_configs.decr_ratio",
                 "amp_configs.use_dynamic_loss_scaling", "amp_configs.custom_white_list", "amp_configs.custom_black_list",

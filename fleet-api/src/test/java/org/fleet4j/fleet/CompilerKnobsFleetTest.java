@@ -1,0 +1,156 @@
+package org.fleet4j.fleet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The communicator knobs in real rank processes on loopback, each rank training on its share of every batch: with
+ * nccl_comm_num, buckets spread over two rings that Fleet opened; with use_hierarchical_allreduce, four ranks posing as
+ * two nodes of two reduce in stages on the inner and leaders rings; with find_unused_parameters, a head whose gradient
+ * each rank skips on every other step joins a bucket. Each time the compiled program ends where the uncompiled one with
+ * flat per-gradient allreduces does, on every rank.
+ */
+class CompilerKnobsFleetTest {
+    private static final int STEPS = 6;
+
+    @TempDir
+    Path dir;
+
+    /** Starts {@code nodes x perNode} ranks of {@link CompilerKnobsProbe} with the strategy; returns each rank's lines. */
+    private List<List<String>> launch(int nodes, int perNode, String strategyYaml, String net) throws Exception {
+        Path strategy = Files.writeString(dir.resolve("strategy.yaml"), strategyYaml);
+        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        int world = nodes * perNode;
+        String job = "knobs-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+        List<Process> ranks = new ArrayList<>();
+        try {
+            for (int r = 0; r < world; r++) {
+                ProcessBuilder pb = new ProcessBuilder(javaBin, "--enable-native-access=ALL-UNNAMED",
+                        "--add-modules=jdk.incubator.vector", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx256m",
+                        "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
+                        CompilerKnobsProbe.class.getName(), dir.toString(), "" + STEPS, net);
+                Map<String, String> env = new HashMap<>(Map.of("FLEET_RANK", "" + r, "FLEET_WORLD_SIZE", "" + world,
+                        "FLEET_LOCAL_RANK", "" + r % perNode, "FLEET_LOCAL_WORLD_SIZE", "" + perNode,
+                        "FLEET_NNODES", "" + nodes, "FLEET_NODE_RANK", "" + r / perNode,
+                        "FLEET_MASTER", "127.0.0.1:" + port, "FLEET_HOST", "127.0.0.1",
+                        "FLEET_JOB_ID", job, "FLEET_STRATEGY", strategy.toString()));
+                env.put("FLEET_TIMEOUT", "40");
+                pb.environment().putAll(env);
+                pb.redirectErrorStream(true).redirectOutput(dir.resolve("rank-" + r + ".log").toFile());
+                ranks.add(pb.start());
+            }
+            for (int r = 0; r < world; r++) {
+                Process p = ranks.get(r);
+                assertTrue(p.waitFor(120, TimeUnit.SECONDS), "rank " + r + " still running after 120 s; log:\n" + log(r));
+                assertEquals(0, p.exitValue(), "rank " + r + " failed; log:\n" + log(r));
+            }
+        } finally {
+            ranks.forEach(Process::destroyForcibly);
+        }
+        List<List<String>> lines = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            lines.add(Files.readAllLines(dir.resolve("rank-" + r + ".values")));
+        }
+        return lines;
+    }
+
+    private String log(int r) throws Exception {
+        Path f = dir.resolve("rank-" + r + ".log");
+        return Files.exists(f) ? Files.readString(f) : "(no log)";
+    }
+
+    /**
+     * On every rank the compiled run (line 1: the losses of its share, then the parameters) equals the reference
+     * (line 0); all ranks end with the very same parameters.
+     */
+    private static void assertCompiledTrainsAsTheReference(List<List<String>> ranks, float tol) {
+        float[] params0 = parameters(parse(ranks.getFirst().get(1)));
+        for (int r = 0; r < ranks.size(); r++) {
+            float[] compiled = parse(ranks.get(r).get(1));
+            assertClose(parse(ranks.get(r).get(0)), compiled, tol, "rank " + r + ", compiled against flat");
+            assertTrue(Arrays.equals(params0, parameters(compiled)), "rank " + r + " ends with other parameters"
+                    + " than rank 0");
+        }
+    }
+
+    private static float[] parameters(float[] run) {
+        return Arrays.copyOfRange(run, STEPS, run.length);
+    }
+
+    @Test
+    void twoCommunicatorsTakeTheBucketsInTurnOnTwoRanks() throws Exception {
+        List<List<String>> ranks = launch(1, 2, "nccl_comm_num: 2\nfuse_grad_size_in_TFLOPS: 2\n"
+                + "last_comm_group_size_MB: 0.00001\n", "mlp");
+        assertCompiledTrainsAsTheReference(ranks, 1e-5f);
+        String ops = ranks.getFirst().get(2);
+        assertEquals(List.of("c_allreduce@0", "c_allreduce@1", "c_allreduce@0", "c_allreduce@1"),
+                List.of(ops.split(",")).stream().filter(o -> o.startsWith("c_allreduce")).toList(), ops);
+        String log = log(0);
+        assertTrue(log.contains("fleet: 2 rings open on rank 0\n  ring 0: group 'default', shm, 2 ranks\n"
+                + "  ring 1: group 'ring1', shm, 2 ranks\n"), log);
+        assertTrue(log.contains("6 c_allreduce ops -> 4 bucket(s) on 2 ring(s)"), log);
+        assertTrue(log.contains("bucket 1: 2 gradients, 0.00 MB, ring 1"), log);
+    }
+
+    @Test
+    void fourRanksAsTwoNodesReduceInsideEachNodeAndAcrossTheLeaders() throws Exception {
+        List<List<String>> ranks = launch(2, 2, "use_hierarchical_allreduce: true\nhierarchical_allreduce_inter_nranks: 2\n"
+                + "nccl_comm_num: 2\nfuse_grad_size_in_TFLOPS: 2\nlast_comm_group_size_MB: 0.00001\n", "mlp");
+        assertCompiledTrainsAsTheReference(ranks, 1e-5f);
+        String ops = ranks.getFirst().get(2);
+        assertFalse(ops.contains("c_allreduce"), ops);
+        assertEquals(List.of("c_reduce@2", "c_leaders_allreduce@4", "c_broadcast@2", "c_reduce@3", "c_leaders_allreduce@5",
+                "c_broadcast@3"), List.of(ops.split(",")).stream().filter(o -> o.startsWith("c_r") || o.startsWith("c_l")
+                || o.startsWith("c_b")).toList().subList(0, 6), ops);
+        String log = log(0);
+        assertTrue(log.contains("  use_hierarchical_allreduce: 37 ops -> 45 ops\n    4 c_allreduce ops -> reduce inside"
+                + " groups of 2 ranks"), log);
+        assertTrue(log.contains("fleet: 6 rings open on rank 0\n  ring 0: group 'default', hierarchical, 4 ranks\n"
+                + "  ring 1: group 'ring1', hierarchical, 4 ranks\n  ring 2: group 'default/[0,1]#1', shm, 2 ranks\n"
+                + "  ring 3: group 'default/[0,1]#2', shm, 2 ranks\n  ring 4: group 'default/[0,2]#1', tcp, 2 ranks\n"), log);
+    }
+
+    @Test
+    void aGradientEachRankSkipsOnEveryOtherStepStillJoinsABucketOnTwoRanks() throws Exception {
+        List<List<String>> ranks = launch(1, 2, "find_unused_parameters: true\nfuse_grad_size_in_MB: 1\n", "aux");
+        assertCompiledTrainsAsTheReference(ranks, 1e-5f);
+        String ops = ranks.getFirst().get(2);
+        assertEquals(1, List.of(ops.split(",")).stream().filter(o -> o.startsWith("c_allreduce")).count(), ops);
+        assertTrue(ops.contains("fill_constant,fill_constant,conditional_begin"), ops);
+        assertTrue(log(0).contains("2 of 6 allreduced gradients may be missing on a step"), log(0));
+    }
+
+    private static float[] parse(String line) {
+        String[] parts = line.trim().split(" ");
+        float[] out = new float[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            out[i] = Float.parseFloat(parts[i]);
+        }
+        return out;
+    }
+
+    private static void assertClose(float[] expected, float[] actual, float tol, String what) {
+        assertEquals(expected.length, actual.length, what);
+        for (int i = 0; i < expected.length; i++) {
+            assertEquals(expected[i], actual[i], tol * Math.max(1f, Math.abs(expected[i])), what + ": value " + i);
+        }
+    }
+}

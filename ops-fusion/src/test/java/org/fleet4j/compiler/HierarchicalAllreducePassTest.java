@@ -1,0 +1,127 @@
+package org.fleet4j.compiler;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.optim.Momentum;
+import org.fleet4j.core.optim.SGD;
+import org.fleet4j.strategy.DistributedStrategy;
+import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.strategy.StrategyException;
+import org.fleet4j.strategy.World;
+import org.junit.jupiter.api.Test;
+
+class HierarchicalAllreducePassTest {
+    private static final World TWO_NODES_OF_TWO = new World(2, 2, "cpu");
+
+    /** Two buckets on rings 0 and 1 (as FuseAllReducePassTest splits this MLP), then the hierarchical rewrite. */
+    private static Program bucketedThenHierarchical(Nets.Net net, RingLayout layout) {
+        Program bucketed = new FuseAllReducePass(new GradientBucketer(1000, 50, 600, 2)).apply(net.main()).program();
+        return new HierarchicalAllreducePass(layout).apply(bucketed).program();
+    }
+
+    @Test
+    void everyBucketsAllreduceBecomesReduceLeadersAllreduceBroadcastOnItsChannelsRings() {
+        StandInStages.register();
+        Nets.Net net = Nets.mlpWithAllreduce("relu", new int[]{16, 12}, new SGD(0.1), "avg");
+        Program p = bucketedThenHierarchical(net, new RingLayout(2, 2));
+        assertEquals(0, Nets.count(p, "c_allreduce"));
+        List<Op> stages = p.globalBlock().ops().stream().filter(o -> o.type().startsWith("c_")).toList();
+        assertEquals(List.of("c_reduce", "c_leaders_allreduce", "c_broadcast", "c_reduce", "c_leaders_allreduce",
+                "c_broadcast"), stages.stream().map(Op::type).toList());
+        assertEquals(List.of(2, 4, 2, 3, 5, 3), stages.stream().map(o -> o.intAttr("ring_id")).toList(),
+                "channel 0: inner ring 2, leaders ring 4; channel 1: inner ring 3, leaders ring 5");
+        for (int b = 0; b < 2; b++) {
+            List<Op> three = stages.subList(3 * b, 3 * b + 3);
+            String bucket = three.getFirst().in("X");
+            assertTrue(bucket.startsWith("fused_grad_bucket"), bucket);
+            for (Op stage : three) {
+                assertEquals(bucket, stage.in("X"));
+                assertEquals(bucket, stage.out("Out"));
+            }
+            assertEquals("avg", three.get(0).stringAttr("reduce"));
+            assertEquals("avg", three.get(1).stringAttr("reduce"));
+            assertEquals(0, three.get(0).intAttr("root"));
+            assertEquals(0, three.get(2).intAttr("root"));
+        }
+    }
+
+    @Test
+    void theRewrittenProgramRunsItsStagesInOrderAndTrainsAsTheFlatOne() {
+        StandInStages.register();
+        Nets.Net net = Nets.mlpWithAllreduce("tanh", new int[]{16, 12}, new Momentum(0.05, 0.9f), "avg");
+        Program hierarchical = bucketedThenHierarchical(net, new RingLayout(2, 2));
+        StandInStages.CALLS.clear();
+        Nets.Trained trained = Nets.train(hierarchical, net.startup(), net.loss(), 6);
+        assertEquals(List.of(new StandInStages.Call("c_reduce", 2), new StandInStages.Call("c_leaders_allreduce", 4),
+                new StandInStages.Call("c_broadcast", 2), new StandInStages.Call("c_reduce", 3),
+                new StandInStages.Call("c_leaders_allreduce", 5), new StandInStages.Call("c_broadcast", 3)),
+                StandInStages.CALLS.subList(0, 6));
+        assertEquals(6 * 6, StandInStages.CALLS.size());
+        Same.runs(Nets.train(net.main(), net.startup(), net.loss(), 6), trained, 1e-6f);
+    }
+
+    @Test
+    void anAllreduceOnARingBeyondTheFlatOnesIsLeftAlone() {
+        StandInStages.register();
+        Nets.Net net = Nets.mlpWithAllreduce("relu", new int[]{4}, new SGD(0.1));
+        Program p = net.main().copy();
+        Op first = p.globalBlock().ops().stream().filter(o -> o.type().equals("c_allreduce")).findFirst().orElseThrow();
+        int at = p.globalBlock().ops().indexOf(first);
+        p.globalBlock().removeOp(at);
+        p.globalBlock().insertOp(at, "c_allreduce", first.inputs(), first.outputs(), Map.of("ring_id", 7, "reduce", "sum"));
+        PassResult r = new HierarchicalAllreducePass(new RingLayout(1, 2)).apply(p);
+        assertEquals(1, Nets.count(r.program(), "c_allreduce"));
+        assertEquals(3, Nets.count(r.program(), "c_reduce"));
+        assertTrue(r.notes().getFirst().startsWith("3 c_allreduce ops -> reduce inside groups of 2 ranks"), r.notes().toString());
+        assertTrue(r.notes().stream().anyMatch(n -> n.contains("ring 7 is not one of the 1 flat communicator(s)")),
+                r.notes().toString());
+    }
+
+    @Test
+    void aProgramWithoutAllreducesComesBackUnchanged() {
+        Nets.Net net = Nets.mlp("relu", new int[]{8}, p -> new SGD(0.1));
+        PassResult r = new HierarchicalAllreducePass(new RingLayout(1, 2)).apply(net.main());
+        assertSame(net.main(), r.program());
+        assertTrue(r.notes().getFirst().startsWith("nothing rewritten"), r.notes().toString());
+    }
+
+    @Test
+    void theLayoutNumbersFlatThenInnerThenLeadersRingsAndGroupsConsecutiveRanks() {
+        RingLayout l = new RingLayout(2, 2);
+        assertEquals(List.of(1, 3, 5), List.of(l.flat(1), l.inner(1), l.leaders(1)));
+        assertEquals(List.of(2, 3), l.innerMembers(3, 4));
+        assertEquals(List.of(0, 2), l.leaderRanks(4));
+        assertTrue(l.isLeader(2) && !l.isLeader(3));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> l.inner(2));
+        assertEquals("communicator 2 does not exist: nccl_comm_num is 2", e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new RingLayout(1, 3).leaderRanks(4));
+    }
+
+    @Test
+    void theStrategyOnTwoNodesSelectsThePassAfterBucketingAndCastingWithRanksPerNodeAsTheInnerGroup() {
+        DistributedStrategy s = new DistributedStrategy().useHierarchicalAllreduce(true).ncclCommNum(2).fp16Allreduce(true);
+        EffectiveStrategy e = EffectiveStrategy.resolve(s, TWO_NODES_OF_TWO);
+        assertEquals(List.of("fuse_all_reduce_ops", "fp16_allreduce", "use_hierarchical_allreduce"),
+                Pipeline.forStrategy(e).passes().stream().map(Pass::name).toList());
+        HierarchicalAllreducePass pass = (HierarchicalAllreducePass) PassRegistry.create("use_hierarchical_allreduce", e);
+        assertEquals(new RingLayout(2, 2), pass.layout(), "inter_nranks 1 stands for the 2 ranks per node");
+        assertEquals(new RingLayout(2, 1), RingLayout.of(EffectiveStrategy.resolve(s, new World(1, 4, "cpu"))),
+                "on one node the strategy turns hierarchical allreduce off");
+    }
+
+    @Test
+    void innerGroupsThatCannotTileTheWorldAreRejectedByTheStrategyNotThePass() {
+        DistributedStrategy s = new DistributedStrategy().useHierarchicalAllreduce(true).hierarchicalAllreduceInterNranks(3);
+        StrategyException e = assertThrows(StrategyException.class, () -> Pipeline.forStrategy(
+                EffectiveStrategy.resolve(s, TWO_NODES_OF_TWO)));
+        assertTrue(e.getMessage().contains("hierarchical_allreduce_inter_nranks: 3 does not divide the world size 4"),
+                e.getMessage());
+    }
+}
