@@ -1,0 +1,193 @@
+package org.fleet4j.gpu.exec;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.fleet4j.compiler.FusedOps;
+import org.fleet4j.core.ir.Block;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.Tensor;
+
+/**
+ * One small program per op instance that the GPU kernel table runs, with fixed random inputs: the same program runs on
+ * the CPU executor and on the GPU executor, and every fetched output must agree (GpuOpsAgainstCpuTest).
+ */
+final class GpuOpCases {
+    static {
+        FusedOps.register();
+    }
+
+    /** {@code feed}: inputs by var name (copied before each run, since in-place ops write into them). */
+    record Case(String name, Program program, Map<String, Tensor> feed, List<String> fetch) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    private final SplittableRandom random = new SplittableRandom(7);
+    private final List<Case> cases = new ArrayList<>();
+
+    private GpuOpCases() {
+    }
+
+    /** Builds a one-op program; inputs are created as vars of their tensor's dtype and shape, then fed. */
+    private final class Builder {
+        private final Program program = new Program();
+        private final Block block = program.globalBlock();
+        private final Map<String, Tensor> feed = new LinkedHashMap<>();
+        private final Map<String, List<String>> in = new LinkedHashMap<>();
+        private final Map<String, List<String>> out = new LinkedHashMap<>();
+        private final List<String> fetch = new ArrayList<>();
+
+        Builder in(String slot, String var, Tensor value) {
+            if (!block.hasVar(var)) {
+                block.createVar(var, value.dtype(), value.shape());
+                feed.put(var, value);
+            }
+            in.computeIfAbsent(slot, s -> new ArrayList<>()).add(var);
+            return this;
+        }
+
+        Builder out(String slot, String var) {
+            out.computeIfAbsent(slot, s -> new ArrayList<>()).add(var);
+            if (!fetch.contains(var)) {
+                fetch.add(var);
+            }
+            return this;
+        }
+
+        void add(String name, String type, Map<String, Object> attrs) {
+            block.appendOp(type, in, out, attrs);
+            cases.add(new Case(name, program, feed, fetch));
+        }
+    }
+
+    private Tensor uniform(float lo, float hi, long... shape) {
+        Tensor t = Tensor.zeros(shape);
+        for (long i = 0; i < t.numel(); i++) {
+            t.setFloat(i, (float) (lo + (hi - lo) * random.nextDouble()));
+        }
+        return t;
+    }
+
+    private Tensor rand(long... shape) {
+        return uniform(-1f, 1f, shape);
+    }
+
+    private Tensor labels(long rows, int classes) {
+        Tensor t = Tensor.zeros(DType.I64, rows, 1);
+        for (long i = 0; i < rows; i++) {
+            t.setLong(i, random.nextInt(classes));
+        }
+        return t;
+    }
+
+    static List<Case> all() {
+        GpuOpCases c = new GpuOpCases();
+        c.dense();
+        c.optimizers();
+        c.fused();
+        return c.cases;
+    }
+
+    private void dense() {
+        for (boolean tx : new boolean[]{false, true}) {
+            for (boolean ty : new boolean[]{false, true}) {
+                Map<String, Object> attrs = Map.of("transpose_X", tx, "transpose_Y", ty, "alpha", 1.5f);
+                Tensor x = tx ? rand(7, 5) : rand(5, 7);
+                Tensor y = ty ? rand(3, 7) : rand(7, 3);
+                String t = "tx=" + tx + " ty=" + ty;
+                new Builder().in("X", "x", x).in("Y", "y", y).out("Out", "out").add("matmul " + t, "matmul", attrs);
+                new Builder().in("X", "x", x).in("Y", "y", y).in("Out", "out", rand(5, 3))
+                        .in("Out@GRAD", "dout", rand(5, 3)).out("X@GRAD", "dx").out("Y@GRAD", "dy")
+                        .add("matmul_grad " + t, "matmul_grad", attrs);
+            }
+        }
+        new Builder().in("X", "x", rand(2, 4, 6)).in("Y", "y", rand(6, 3)).out("Out", "out")
+                .add("matmul with X of rank 3", "matmul", Map.of());
+        for (String kind : List.of("add", "sub", "mul", "div")) {
+            Tensor y = kind.equals("div") ? uniform(0.5f, 2f, 6) : rand(6);
+            new Builder().in("X", "x", rand(4, 6)).in("Y", "y", y).out("Out", "out")
+                    .add("elementwise_" + kind + " bias row", "elementwise_" + kind, Map.of());
+        }
+        new Builder().in("X", "x", rand(4, 6)).in("Y", "y", rand(4, 6)).out("Out", "out")
+                .add("elementwise_add same shape", "elementwise_add", Map.of());
+        new Builder().in("X", "x", rand(4, 6)).in("Y", "y", rand(6)).in("Out", "out", rand(4, 6))
+                .in("Out@GRAD", "dout", rand(4, 6)).out("X@GRAD", "dx").out("Y@GRAD", "dy")
+                .add("elementwise_add_grad bias row", "elementwise_add_grad", Map.of());
+        for (String act : List.of("relu", "sigmoid", "tanh", "gelu")) {
+            Tensor x = rand(4, 6);
+            new Builder().in("X", "x", x).out("Out", "out").add(act, act, Map.of());
+            new Builder().in("X", "x", x).in("Out", "out", rand(4, 6)).in("Out@GRAD", "dout", rand(4, 6))
+                    .out("X@GRAD", "dx").add(act + "_grad", act + "_grad", Map.of());
+        }
+        Tensor label = labels(6, 10);
+        label.setLong(2, 3); // a row at ignore_index
+        Map<String, Object> ignore3 = Map.of("ignore_index", 3);
+        new Builder().in("Logits", "logits", uniform(-4f, 4f, 6, 10)).in("Label", "label", label)
+                .out("Softmax", "softmax").out("Loss", "loss").add("softmax_with_cross_entropy", "softmax_with_cross_entropy",
+                        ignore3);
+        new Builder().in("Logits", "logits", rand(6, 10)).in("Label", "label", label)
+                .in("Softmax", "softmax", uniform(0f, 1f, 6, 10)).in("Loss", "loss", rand(6, 1))
+                .in("Loss@GRAD", "dloss", rand(6, 1)).out("Logits@GRAD", "dlogits")
+                .add("softmax_with_cross_entropy_grad", "softmax_with_cross_entropy_grad", ignore3);
+        new Builder().in("X", "x", rand(300, 7)).out("Out", "out").add("mean over several blocks", "mean", Map.of());
+        new Builder().in("X", "x", rand(4, 6)).in("Out", "out", Tensor.scalar(0.3f)).in("Out@GRAD", "dout", Tensor.scalar(1.7f))
+                .out("X@GRAD", "dx").add("mean_grad", "mean_grad", Map.of());
+        new Builder().in("Out", "scores", rand(40, 5)).in("Label", "label", labels(40, 5)).out("Accuracy", "acc")
+                .out("Correct", "correct").out("Total", "total").add("accuracy", "accuracy", Map.of());
+        new Builder().out("Out", "out").add("fill_constant float32", "fill_constant",
+                Map.of("shape", new long[]{3, 4}, "dtype", "float32", "value", 2.5f));
+    }
+
+    private void optimizers() {
+        new Builder().in("X", "x", Tensor.of(new float[]{1.5f}, 1)).out("Out", "x").add("increment float32", "increment",
+                Map.of("step", 2f));
+        new Builder().in("X", "x", Tensor.ofLongs(new long[]{41}, 1)).out("Out", "y").add("increment int64 into another var",
+                "increment", Map.of("step", 1f));
+        new Builder().in("Step", "step", Tensor.ofLongs(new long[]{5}, 1)).out("LearningRate", "lr")
+                .add("lr_schedule constant", "lr_schedule", Map.of("base_lr", 0.125f));
+        Tensor lr = Tensor.of(new float[]{0.1f}, 1);
+        new Builder().in("Param", "p", rand(4, 6)).in("Grad", "g", rand(4, 6)).in("LearningRate", "lr", lr)
+                .out("ParamOut", "p").add("sgd with weight decay", "sgd", Map.of("weight_decay", 0.01f));
+        for (boolean nesterov : new boolean[]{false, true}) {
+            new Builder().in("Param", "p", rand(4, 6)).in("Grad", "g", rand(4, 6)).in("Velocity", "v", rand(4, 6))
+                    .in("LearningRate", "lr", lr).out("ParamOut", "p").out("VelocityOut", "v")
+                    .add("momentum nesterov=" + nesterov, "momentum", Map.of("mu", 0.9f, "use_nesterov", nesterov));
+        }
+        for (String type : List.of("adam", "adamw")) {
+            Map<String, Object> attrs = type.equals("adam") ? Map.of() : Map.of("coeff", 0.02f);
+            new Builder().in("Param", "p", rand(4, 6)).in("Grad", "g", rand(4, 6)).in("LearningRate", "lr", lr)
+                    .in("Moment1", "m1", rand(4, 6)).in("Moment2", "m2", uniform(0f, 1f, 4, 6))
+                    .in("Beta1Pow", "b1", Tensor.of(new float[]{0.81f}, 1)).in("Beta2Pow", "b2", Tensor.of(new float[]{0.998f}, 1))
+                    .out("ParamOut", "p").out("Moment1Out", "m1").out("Moment2Out", "m2").out("Beta1PowOut", "b1")
+                    .out("Beta2PowOut", "b2").add(type, type, attrs);
+        }
+    }
+
+    private void fused() {
+        for (String act : List.of("relu", "sigmoid", "tanh")) {
+            Map<String, Object> attrs = Map.of("functor", act);
+            new Builder().in("X", "x", rand(4, 6)).in("Y", "y", rand(6)).out("Out", "out")
+                    .add("fused_elemwise_add_activation " + act, "fused_elemwise_add_activation", attrs);
+            Tensor outValue = act.equals("relu") ? rand(4, 6) : uniform(0.05f, 0.95f, 4, 6);
+            new Builder().in("X", "x", rand(4, 6)).in("Y", "y", rand(6)).in("Out", "out", outValue)
+                    .in("Out@GRAD", "dout", rand(4, 6)).out("X@GRAD", "dx").out("Y@GRAD", "dy")
+                    .add("fused_elemwise_add_activation_grad " + act, "fused_elemwise_add_activation_grad", attrs);
+        }
+        new Builder().in("X", "x", rand(4, 6)).in("Y", "y", rand(6)).in("Out", "out", rand(4, 6))
+                .in("Out@GRAD", "dout", rand(4, 6)).out("Y@GRAD", "dy")
+                .add("fused_elemwise_add_activation_grad relu, Y@GRAD only", "fused_elemwise_add_activation_grad",
+                        Map.of("functor", "relu"));
+        Tensor lr = Tensor.of(new float[]{0.1f}, 1);
+        new Builder().in("Param", "p0", rand(4, 6)).in("Param", "p1", rand(6)).in("Grad", "g0", rand(4, 6))
+                .in("Grad", "g1", rand(6)).in("LearningRate", "lr", lr).out("ParamOut", "p0").out("ParamOut", "p1")
+                .add("fused_sgd of two parameters", "fused_sgd", Map.of());
+        new Builder().in("X", "g0", rand(2, 3)).in("X", "g1", rand(4)).out("Out", "g0").out("Out", "g1")
+                .out("Bucket", "bucket").add("gather_bucket", "gather_bucket", Map.of());
+    }
+}

@@ -1,0 +1,81 @@
+package org.fleet4j.gpu.exec;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.gpu.CudaLibrary;
+import org.fleet4j.gpu.GpuAssumptions;
+import org.fleet4j.gpu.GpuDevice;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * Each op instance of {@link GpuOpCases} through the GPU executor against the CPU executor on the same inputs
+ * (tolerance 2e-5 relative to the larger of 1 and the value). On a machine without a GPU the CPU half still runs, so
+ * the cases themselves are checked: every program is valid and every fetched output is finite.
+ */
+class GpuOpsAgainstCpuTest {
+    private static final float TOLERANCE = 2e-5f;
+    private static GpuDevice gpu;
+
+    @AfterAll
+    static void close() {
+        if (gpu != null) {
+            gpu.close();
+        }
+    }
+
+    private static Map<String, Tensor> copies(Map<String, Tensor> feed) {
+        Map<String, Tensor> c = new LinkedHashMap<>();
+        feed.forEach((k, v) -> c.put(k, v.copy()));
+        return c;
+    }
+
+    @TestFactory
+    Stream<DynamicTest> everyCaseRunsOnTheCpu() {
+        return GpuOpCases.all().stream().map(c -> DynamicTest.dynamicTest(c.name(), () -> {
+            Map<String, Tensor> out = new Executor().run(c.program(), new Scope(), copies(c.feed()), c.fetch());
+            for (var e : out.entrySet()) {
+                for (long i = 0; i < e.getValue().numel(); i++) {
+                    assertTrue(Double.isFinite(e.getValue().getDouble(i)), c.name() + ": " + e.getKey() + "[" + i + "]");
+                }
+            }
+        }));
+    }
+
+    @TestFactory
+    Stream<DynamicTest> everyCaseMatchesTheCpuOnTheGpu() {
+        return GpuOpCases.all().stream().map(c -> DynamicTest.dynamicTest(c.name(), () -> {
+            GpuAssumptions.require(CudaLibrary.NVRTC);
+            GpuAssumptions.require(CudaLibrary.CUBLAS);
+            if (gpu == null) {
+                gpu = GpuDevice.open(0, 0);
+            }
+            Map<String, Tensor> cpu = new Executor().run(c.program(), new Scope(), copies(c.feed()), c.fetch());
+            Map<String, Tensor> onGpu;
+            try (GpuExecutor exe = new GpuExecutor(gpu)) {
+                onGpu = exe.run(c.program(), new Scope(), copies(c.feed()), c.fetch());
+                assertTrue(exe.hostFallbackOps(c.program()).isEmpty(), c.name() + " fell back to the host: "
+                        + exe.hostFallbackOps(c.program()));
+            }
+            for (String name : c.fetch()) {
+                Tensor a = cpu.get(name);
+                Tensor b = onGpu.get(name);
+                assertTrue(a.dtype() == b.dtype() && a.hasShape(b.shape()), c.name() + ": " + name + " is " + b.describe()
+                        + " on the GPU, " + a.describe() + " on the CPU");
+                for (long i = 0; i < a.numel(); i++) {
+                    double x = a.getDouble(i);
+                    double y = b.getDouble(i);
+                    assertTrue(Math.abs(x - y) <= TOLERANCE * Math.max(1, Math.abs(x)),
+                            c.name() + ": " + name + "[" + i + "] is " + y + " on the GPU, " + x + " on the CPU");
+                }
+            }
+        }));
+    }
+}
