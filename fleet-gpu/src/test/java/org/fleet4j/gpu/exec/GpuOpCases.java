@@ -187,6 +187,21 @@ final class GpuOpCases {
         new Builder().in("Param", "p0", rand(4, 6)).in("Param", "p1", rand(6)).in("Grad", "g0", rand(4, 6))
                 .in("Grad", "g1", rand(6)).in("LearningRate", "lr", lr).out("ParamOut", "p0").out("ParamOut", "p1")
                 .add("fused_sgd of two parameters", "fused_sgd", Map.of());
+        Builder momentum = new Builder();
+        Builder adam = new Builder();
+        for (int j = 0; j < 2; j++) {
+            long[] shape = j == 0 ? new long[]{4, 6} : new long[]{6};
+            momentum.in("Param", "p" + j, rand(shape)).in("Grad", "g" + j, rand(shape)).in("Velocity", "v" + j, rand(shape))
+                    .out("ParamOut", "p" + j).out("VelocityOut", "v" + j);
+            adam.in("Param", "p" + j, rand(shape)).in("Grad", "g" + j, rand(shape)).in("Moment1", "m1_" + j, rand(shape))
+                    .in("Moment2", "m2_" + j, uniform(0f, 1f, shape))
+                    .in("Beta1Pow", "b1_" + j, Tensor.of(new float[]{0.9f}, 1))
+                    .in("Beta2Pow", "b2_" + j, Tensor.of(new float[]{0.999f}, 1))
+                    .out("ParamOut", "p" + j).out("Moment1Out", "m1_" + j).out("Moment2Out", "m2_" + j)
+                    .out("Beta1PowOut", "b1_" + j).out("Beta2PowOut", "b2_" + j);
+        }
+        momentum.in("LearningRate", "lr", lr).add("fused_momentum of two parameters", "fused_momentum", Map.of());
+        adam.in("LearningRate", "lr", lr).add("fused_adam of two parameters", "fused_adam", Map.of("coeff", 0.01f));
         new Builder().in("X", "g0", rand(2, 3)).in("X", "g1", rand(4)).out("Out", "g0").out("Out", "g1")
                 .out("Bucket", "bucket").add("gather_bucket", "gather_bucket", Map.of());
     }

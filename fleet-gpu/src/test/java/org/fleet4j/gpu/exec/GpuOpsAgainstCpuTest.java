@@ -1,9 +1,12 @@
 package org.fleet4j.gpu.exec;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
@@ -13,6 +16,7 @@ import org.fleet4j.gpu.GpuAssumptions;
 import org.fleet4j.gpu.GpuDevice;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
@@ -35,6 +39,15 @@ class GpuOpsAgainstCpuTest {
         Map<String, Tensor> c = new LinkedHashMap<>();
         feed.forEach((k, v) -> c.put(k, v.copy()));
         return c;
+    }
+
+    @Test
+    void everyOpTypeWithAGpuKernelHasACase() {
+        Set<String> tested = new TreeSet<>();
+        GpuOpCases.all().forEach(c -> c.program().globalBlock().ops().forEach(op -> tested.add(op.type())));
+        Set<String> untested = new TreeSet<>(GpuKernelTable.gpuTypes());
+        untested.removeAll(tested);
+        assertEquals(Set.of(), untested);
     }
 
     @TestFactory
