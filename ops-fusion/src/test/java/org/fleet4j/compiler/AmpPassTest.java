@@ -3,11 +3,11 @@ package org.fleet4j.compiler;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,6 +18,7 @@ import org.fleet4j.core.amp.AmpConfig;
 import org.fleet4j.core.amp.AmpDtype;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.io.SafeTensors;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
@@ -31,6 +32,7 @@ import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.World;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The amp pass on one process: where casts and the loss-scaling ops go, that bf16 training tracks fp32 training,
@@ -215,6 +217,39 @@ class AmpPassTest {
     }
 
     @Test
+    void theScaleAndItsCountersSurviveACheckpoint(@TempDir Path dir) {
+        Program main = amp(mlp(p -> new SGD(0.05)), config(8, 3, 2, true));
+        Executor exe = new Executor();
+        Scope trained = new Scope();
+        exe.run(main.startupProgram(), trained);
+        for (int s = 0; s < 2; s++) {
+            exe.run(main, trained, Nets.batch(s), List.of());
+        }
+        Path file = dir.resolve("amp.safetensors");
+        SafeTensors.write(file, persistables(main, trained), Map.of());
+        Scope resumed = new Scope();
+        exe.run(main.startupProgram(), resumed);
+        SafeTensors.loadInto(file, persistables(main, resumed), true);
+        assertEquals(2, resumed.get(AmpPass.GOOD_STEPS).getLong(0));
+        exe.run(main, trained, Nets.batch(2), List.of());
+        exe.run(main, resumed, Nets.batch(2), List.of());
+        assertEquals(16f, resumed.get(AmpPass.LOSS_SCALING).getFloat(0), "the third good step after the restore grows the scale");
+        for (var e : persistables(main, trained).entrySet()) {
+            assertArrayEquals(e.getValue().toDoubleArray(), resumed.get(e.getKey()).toDoubleArray(), e.getKey());
+        }
+    }
+
+    private static Map<String, Tensor> persistables(Program main, Scope scope) {
+        Map<String, Tensor> m = new LinkedHashMap<>();
+        for (Var v : main.globalBlock().vars()) {
+            if (v.persistable() && !v.isData()) {
+                m.put(v.name(), scope.get(v.name()));
+            }
+        }
+        return m;
+    }
+
+    @Test
     void theScaleCancelsOut() {
         // with a power-of-two scale the unscaled gradients are the unscaled run's, bit for bit
         Nets.Net net = mlp(p -> new SGD(0.1));
@@ -277,6 +312,25 @@ class AmpPassTest {
         Nets.Trained expected = Nets.train(ampOnly, ampOnly.startupProgram(), net.loss(), 8);
         Nets.Trained actual = Nets.train(all.program(), all.program().startupProgram(), net.loss(), 8);
         assertEquals(expected.losses(), actual.losses(), all.describe());
+    }
+
+    @Test
+    void underGradientMergeTheScaleMovesOncePerMergedUpdate() {
+        Nets.Net net = mlp(p -> new SGD(0.05));
+        Program ampMain = amp(net, config(8, 2, 2, true));
+        Program merged = new GradientMergePass(2, true).apply(ampMain).program();
+        Executor exe = new Executor();
+        Scope scope = new Scope();
+        exe.run(merged.startupProgram(), scope);
+        float[] expected = {8, 8, 8, 16, 16, 16, 16, 32};
+        float[] w = scope.get("fc_0.w_0").toFloatArray();
+        for (int s = 0; s < expected.length; s++) {
+            exe.run(merged, scope, Nets.batch(s), List.of());
+            assertEquals(expected[s], scope.get(AmpPass.LOSS_SCALING).getFloat(0), "scale after micro-step " + s);
+            float[] now = scope.get("fc_0.w_0").toFloatArray();
+            assertEquals(s % 2 == 1, !java.util.Arrays.equals(w, now), "weights change on every 2nd micro-step only, step " + s);
+            w = now;
+        }
     }
 
     /** Every float persistable: parameters, Adam's moments and beta powers. */
