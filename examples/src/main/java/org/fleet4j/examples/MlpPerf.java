@@ -2,6 +2,7 @@ package org.fleet4j.examples;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -10,15 +11,20 @@ import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.core.blas.Blas;
+import org.fleet4j.core.device.CpuProgramRunner;
 import org.fleet4j.core.device.ProgramRunner;
+import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.fleet.ExecutionSettings;
 import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.Timeline;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
+import org.fleet4j.strategy.DistributedStrategy;
+import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -26,6 +32,8 @@ import picocli.CommandLine.Option;
 /**
  * The built-in {@code mlp_perf} program: training throughput of an MLP on random data (forward, backward and an
  * SGD update per step), timed per step after a warm-up. On N ranks every step also allreduces the gradients.
+ * {@code --compare_strategy FILE} builds the network a second time, compiled and run as FILE says, and times both in
+ * turns of a few steps, so a comparison of strategies sees the same machine load.
  */
 @Command(name = "mlp_perf", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Measures MLP training throughput on random data.")
@@ -46,8 +54,13 @@ public final class MlpPerf implements Callable<Integer> {
     String logDir;
     @Option(names = "--timeline", description = "write a Chrome trace of the timed steps; rank N writes FILE with .rankN before the extension")
     Path timelineFile;
+    @Option(names = "--compare_strategy", description = "also time the network compiled and run with this strategy file,"
+            + " taking turns with the job's strategy in the same run")
+    Path compareStrategy;
     @Option(names = "--log_level", description = "info or debug")
     String logLevel = "info";
+
+    private static final int ROUND = 5;
 
     public static void main(String[] args) {
         System.exit(ProgramMain.run("mlp_perf", new MlpPerf(), args));
@@ -70,13 +83,28 @@ public final class MlpPerf implements Callable<Integer> {
         Mlp net = Mlp.build(widths, seed);
         fleet.distributedOptimizer(new SGD(0.01)).minimize(net.loss());
         try (ProgramRunner runner = Training.runner(System.out, "mlp_perf", fleet)) {
-            return measure(fleet, rank, widths, net, runner);
+            Variant job = new Variant(net, runner, fleet.strategy());
+            if (compareStrategy == null) {
+                return measure(fleet, rank, widths, List.of(job));
+            }
+            DistributedStrategy other = DistributedStrategy.load(compareStrategy);
+            EffectiveStrategy effective = EffectiveStrategy.resolve(other, fleet.strategy().world());
+            Mlp net2 = Mlp.build(widths, seed);
+            fleet.distributedOptimizer(new SGD(0.01), other).minimize(net2.loss());
+            try (ProgramRunner runner2 = new CpuProgramRunner(new Executor(ExecutionSettings.of(effective)))) {
+                return measure(fleet, rank, widths, List.of(job, new Variant(net2, runner2, effective)));
+            }
         }
     }
 
-    private int measure(Fleet fleet, Rank rank, int[] widths, Mlp net, ProgramRunner exe) throws Exception {
-        Scope scope = new Scope();
-        exe.run(net.startup(), scope);
+    /** One network compiled and run as a strategy says; num_iteration_per_run steps per call. */
+    private record Variant(Mlp net, ProgramRunner runner, int stepsPerCall) {
+        Variant(Mlp net, ProgramRunner runner, EffectiveStrategy strategy) {
+            this(net, runner, strategy.get(StrategySchema.EXEC_NUM_ITERATION_PER_RUN));
+        }
+    }
+
+    private int measure(Fleet fleet, Rank rank, int[] widths, List<Variant> variants) throws Exception {
         // each rank its own samples, as data-parallel ranks have
         SplittableRandom r = new SplittableRandom(seed + rank.rank());
         Tensor x = Tensor.zeros(batchSize, widths[0]);
@@ -87,31 +115,46 @@ public final class MlpPerf implements Callable<Integer> {
         for (long i = 0; i < batchSize; i++) {
             y.setLong(i, r.nextInt(widths[widths.length - 1]));
         }
-        Map<String, Tensor> feed = Training.feed(net, x, y);
-        List<String> fetch = List.of(net.loss().name());
-        for (int i = 0; i < warmup; i++) {
-            exe.run(net.main(), scope, feed, fetch);
+        List<Scope> scopes = new ArrayList<>();
+        for (Variant v : variants) {
+            Scope scope = new Scope();
+            v.runner().run(v.net().startup(), scope);
+            scopes.add(scope);
+            Map<String, Tensor> feed = Training.feed(v.net(), x, y);
+            for (int i = 0; i < warmup; i += v.stepsPerCall()) {
+                v.runner().run(v.net().main(), scope, feed, List.of(v.net().loss().name()));
+            }
         }
         // attached after the warm-up so the trace shows the steady state
+        Variant first = variants.getFirst();
         Timeline timeline = timelineFile == null ? null
-                : Timeline.attach(Training.timelineExecutor(exe), net.main(), rank.rank());
+                : Timeline.attach(Training.timelineExecutor(first.runner()), first.net().main(), rank.rank());
         fleet.barrierWorker();
-        // num_iteration_per_run: each call runs that many steps on the feed; a step's time is the call's share
-        int perRun = fleet.strategy().get(StrategySchema.EXEC_NUM_ITERATION_PER_RUN);
-        int calls = (steps + perRun - 1) / perRun;
-        double[] ms = new double[calls];
-        long t0 = System.nanoTime();
-        for (int i = 0; i < calls; i++) {
-            long s = System.nanoTime();
-            exe.run(net.main(), scope, feed, fetch);
-            ms[i] = (System.nanoTime() - s) / 1e6 / perRun;
+        // with --compare_strategy the variants take turns, ROUND calls each, so both see the same machine load; a
+        // call runs num_iteration_per_run steps, and a step's time is the call's share
+        int calls = (steps + first.stepsPerCall() - 1) / first.stepsPerCall();
+        double[][] ms = new double[variants.size()][calls];
+        for (int done = 0; done < calls; done += ROUND) {
+            for (int k = 0; k < variants.size(); k++) {
+                Variant v = variants.get(k);
+                Map<String, Tensor> feed = Training.feed(v.net(), x, y);
+                List<String> fetch = List.of(v.net().loss().name());
+                for (int i = done; i < Math.min(calls, done + ROUND); i++) {
+                    long s = System.nanoTime();
+                    v.runner().run(v.net().main(), scopes.get(k), feed, fetch);
+                    ms[k][i] = (System.nanoTime() - s) / 1e6 / v.stepsPerCall();
+                }
+            }
         }
-        int timed = calls * perRun;
+        int timed = calls * first.stepsPerCall();
         // the job is as fast as its slowest rank
-        double total = fleet.util().allReduce((System.nanoTime() - t0) / 1e9, ReduceOp.MAX);
-        double[] sorted = ms.clone();
-        Arrays.sort(sorted);
-        double median = fleet.util().allReduce(sorted[calls / 2], ReduceOp.MAX);
+        double[] medians = new double[variants.size()];
+        for (int k = 0; k < variants.size(); k++) {
+            double[] sorted = ms[k].clone();
+            Arrays.sort(sorted);
+            medians[k] = fleet.util().allReduce(sorted[calls / 2], ReduceOp.MAX);
+        }
+        double total = fleet.util().allReduce(Arrays.stream(ms[0]).sum() * first.stepsPerCall() / 1e3, ReduceOp.MAX);
         double samplesPerSec = (double) batchSize * rank.worldSize() * timed / total;
         if (timeline != null) {
             Path file = Timeline.rankFile(timelineFile, rank.rank());
@@ -122,14 +165,20 @@ public final class MlpPerf implements Callable<Integer> {
             return 0;
         }
         System.out.printf(Locale.ROOT, "mlp_perf: layers %s batch %d x %d %s: %.3f ms/step (median of %d, slowest rank), %,.0f samples/s%n",
-                layers, batchSize, rank.worldSize(), rank.worldSize() == 1 ? "rank" : "ranks", median, timed, samplesPerSec);
+                layers, batchSize, rank.worldSize(), rank.worldSize() == 1 ? "rank" : "ranks", medians[0], timed, samplesPerSec);
         Files.createDirectories(rank.logDir());
-        new Summary().put("program", "mlp_perf").put("world_size", rank.worldSize()).put("layers", layers)
+        Summary summary = new Summary().put("program", "mlp_perf").put("world_size", rank.worldSize()).put("layers", layers)
                 .put("batch_size", batchSize).put("global_batch", batchSize * rank.worldSize()).put("steps", timed)
                 .put("warmup", warmup).put("threads", threads)
-                .put("step_ms", median).put("step_ms_mean", total * 1e3 / timed).put("samples_per_sec", samplesPerSec)
-                .put("blas", Blas.get().name())
-                .write(rank.logDir().resolve("summary.json"));
+                .put("step_ms", medians[0]).put("step_ms_mean", total * 1e3 / timed).put("samples_per_sec", samplesPerSec)
+                .put("blas", Blas.get().name());
+        if (variants.size() > 1) {
+            System.out.printf(Locale.ROOT, "mlp_perf: with %s instead, taking turns %d calls at a time: %.3f ms/step,"
+                    + " %.2fx the job strategy's time%n", compareStrategy, ROUND, medians[1], medians[1] / medians[0]);
+            summary.put("compare_strategy", compareStrategy.toString()).put("compare_step_ms", medians[1])
+                    .put("compare_over_job", medians[1] / medians[0]);
+        }
+        summary.write(rank.logDir().resolve("summary.json"));
         return 0;
     }
 }
