@@ -111,6 +111,19 @@ class CompilerKnobsFleetTest {
     }
 
     @Test
+    void bucketsOnTwoRingsAreInFlightTogetherWhenAllreducesDoNotWaitOnTwoRanks() throws Exception {
+        List<List<String>> ranks = launch(1, 2, "nccl_comm_num: 2\nsync_nccl_allreduce: false\nfuse_grad_size_in_TFLOPS: 2\n"
+                + "last_comm_group_size_MB: 0.00001\n", "mlp");
+        assertCompiledTrainsAsTheReference(ranks, 1e-5f);
+        List<String> ops = List.of(ranks.getFirst().get(2).split(","));
+        assertEquals(List.of("c_allreduce_start@0", "c_allreduce_start@1", "c_allreduce_start@0", "c_allreduce_start@1"),
+                ops.stream().filter(o -> o.startsWith("c_allreduce")).toList(), ops.toString());
+        int secondStart = ops.indexOf("c_allreduce_start@1");
+        int firstWait = ops.indexOf(ops.stream().filter(o -> o.startsWith("c_wait")).findFirst().orElseThrow());
+        assertTrue(secondStart < firstWait, "ring 1's bucket starts before ring 0's is waited for: " + ops);
+    }
+
+    @Test
     void fourRanksAsTwoNodesReduceInsideEachNodeAndAcrossTheLeaders() throws Exception {
         List<List<String>> ranks = launch(2, 2, "use_hierarchical_allreduce: true\nhierarchical_allreduce_inter_nranks: 2\n"
                 + "nccl_comm_num: 2\nfuse_grad_size_in_TFLOPS: 2\nlast_comm_group_size_MB: 0.00001\n", "mlp");
