@@ -67,7 +67,7 @@ final class ParallelRunner implements AutoCloseable {
                 throw new IllegalStateException("the executor is closed; create a new one");
             }
             round = r;
-            changed.signalAll();
+            wakeHelpers(r);
             work(r, true);
             round = null;
         } finally {
@@ -137,7 +137,21 @@ final class ParallelRunner implements AutoCloseable {
                     }
                 }
             }
-            changed.signalAll();
+            if (error != null || r.remaining == 0) {
+                changed.signalAll();
+            } else {
+                wakeHelpers(r);
+            }
+        }
+    }
+
+    /**
+     * Wakes one waiting thread per ready op beyond the one this thread takes next: a chain of ops stays on one
+     * thread, and no thread is woken (a switch of cores, costly on a busy machine) to find nothing to do.
+     */
+    private void wakeHelpers(Round r) {
+        for (int k = 1; k < r.ready.size(); k++) {
+            changed.signal();
         }
     }
 
