@@ -15,7 +15,8 @@ import org.fleet4j.core.tensor.Tensor;
  * The ops mixed precision needs, with Paddle's names: {@code cast} between float dtypes (its gradient casts the
  * gradient back), {@code check_finite_and_unscale} (divides gradients by the loss scale and flags inf/nan),
  * {@code update_loss_scaling} (moves the scale as {@link LossScaleRule} says) and {@code logical_not} (turns the flag
- * into the condition that lets the updates run). Flags and step counters are int64 tensors of shape [1].
+ * into the condition that lets the updates run). Flags and step counters are int64 tensors of shape [1]. Sparse
+ * gradients ({@link SelectedRows}) are unscaled and checked too.
  */
 final class CastOps {
     static final String CAST = "cast";
@@ -69,6 +70,14 @@ final class CastOps {
                     float inverse = 1f / a.in("Scale").getFloat(0);
                     boolean nonFinite = false;
                     for (int j = 0, n = a.inCount("X"); j < n; j++) {
+                        if (a.inValue("X", j) instanceof SelectedRows sparse) {
+                            // a sparse gradient (is_sparse embedding): only its rows' values are scaled
+                            Tensor v = sparse.values();
+                            Tensor values = Tensor.zeros(DType.F32, v.shape());
+                            nonFinite |= unscale(v.segment(), values.segment(), Math.toIntExact(v.numel()), inverse);
+                            a.setOut("Out", j, new SelectedRows(sparse.rows(), values, sparse.height()));
+                            continue;
+                        }
                         Tensor x = a.in("X", j);
                         Tensor out = a.out("Out", j, DType.F32, x.shape());
                         nonFinite |= unscale(x.segment(), out.segment(), Math.toIntExact(x.numel()), inverse);

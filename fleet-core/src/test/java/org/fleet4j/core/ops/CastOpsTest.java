@@ -10,6 +10,7 @@ import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.IrException;
+import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.tensor.BFloat16;
 import org.fleet4j.core.tensor.DType;
@@ -85,6 +86,27 @@ class CastOpsTest {
         assertEquals(1, exe.run(p, new Scope(), Map.of("g0", huge, "g1", TestTensors.uniform(6, 4),
                 "scale", Tensor.of(new float[]{0.5f}, 1)), List.of("found")).get("found").getLong(0),
                 "a finite gradient that overflows when unscaled");
+    }
+
+    @Test
+    void checkFiniteAndUnscaleTakesSparseGradients() {
+        Op op = new Op("check_finite_and_unscale", Map.of("X", List.of("emb@GRAD"), "Scale", List.of("scale")),
+                Map.of("Out", List.of("emb@GRAD"), "FoundInfinite", List.of("found")), Map.of());
+        SelectedRows sparse = new SelectedRows(Tensor.ofLongs(new long[]{4, 1}, 2), Tensor.of(new float[]{2, 4, 6, 8}, 2, 2), 10);
+        Object[] frame = {sparse, Tensor.of(new float[]{2f}, 1), null};
+        Kernel k = OpRegistry.get("check_finite_and_unscale").kernelFactory().create(op);
+        k.run(new KernelArgs(op, frame, new String[]{"X", "Scale"}, new int[][]{{0}, {1}},
+                new String[]{"Out", "FoundInfinite"}, new int[][]{{0}, {2}}));
+        SelectedRows out = (SelectedRows) frame[0];
+        assertEquals(List.of(1f, 2f, 3f, 4f), List.of(out.values().getFloat(0), out.values().getFloat(1),
+                out.values().getFloat(2), out.values().getFloat(3)));
+        assertEquals(sparse.rows(), out.rows());
+        assertEquals(0, ((Tensor) frame[2]).getLong(0));
+        sparse.values().setFloat(3, Float.NaN);
+        frame[0] = sparse;
+        k.run(new KernelArgs(op, frame, new String[]{"X", "Scale"}, new int[][]{{0}, {1}},
+                new String[]{"Out", "FoundInfinite"}, new int[][]{{0}, {2}}));
+        assertEquals(1, ((Tensor) frame[2]).getLong(0), "nan in a sparse gradient");
     }
 
     @Test
