@@ -108,7 +108,6 @@ def fleet_rows(timeline):
     rows = {}
     for label, ops, _ in ROWS:
         rows[label] = statistics.median(sum(s.get(op, 0) for op in ops) for s in steps)
-    rows["step (sum of every op)"] = statistics.median(sum(s.values()) for s in steps)
     return rows
 
 
@@ -128,14 +127,16 @@ def table(args):
     head = ["op (median us per step)"] + [c[0] for c in columns] + (["PyTorch 1 thread"] if torch_med else [])
     print("| " + " | ".join(head) + " |")
     print("| --- |" + " ---: |" * (len(head) - 1))
-    labels = [r[0] for r in ROWS] + ["step (sum of every op)"]
-    torch_of = {r[0]: r[2] for r in ROWS}
-    for label in labels:
+    for label, _, key in ROWS:
         cells = [f"{c[1][label]:.0f}" for c in columns]
         if torch_med:
-            key = torch_of.get(label)
             cells.append(f"{torch_med[key]:.0f}" if key else "")
         print(f"| {label} | " + " | ".join(cells) + " |")
+    # a sum of medians, not a step's median: one preempted step moves it less
+    cells = [f"{sum(c[1].values()):.0f}" for c in columns]
+    if torch_med:
+        cells.append(f"{sum(torch_med[key] for _, _, key in ROWS if key):.0f}")
+    print("| sum of the rows | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
