@@ -30,7 +30,7 @@ public final class OpenRings implements AutoCloseable {
     public static OpenRings open(RingLayout layout, ProcessGroup defaultGroup, GroupOptions options) {
         OpenRings rings = new OpenRings(defaultGroup);
         try {
-            rings.add(0, defaultGroup);
+            rings.add(layout.flat(0), defaultGroup);
             for (int c = 1; c < layout.commNum(); c++) {
                 rings.add(layout.flat(c), defaultGroup.newGroup("ring" + c, options));
             }
