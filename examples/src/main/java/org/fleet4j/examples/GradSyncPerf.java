@@ -21,6 +21,7 @@ import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.ExecutionSettings;
 import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.cli.ProgramMain;
+import org.fleet4j.fleet.ops.CollectiveOps;
 import org.fleet4j.fleet.metrics.Summary;
 import org.fleet4j.strategy.DistributedStrategy;
 import picocli.CommandLine.Command;
@@ -107,7 +108,8 @@ public final class GradSyncPerf implements Callable<Integer> {
         }
         Scope scope = new Scope();
         new Executor().run(startup, scope);
-        return new Job(main, scope, main.globalBlock().ops().stream().filter(op -> op.type().equals("c_allreduce")).count());
+        return new Job(main, scope, main.globalBlock().ops().stream()
+                .filter(op -> op.type().equals(CollectiveOps.ALLREDUCE) || op.type().equals(CollectiveOps.ALLREDUCE_START)).count());
     }
 
     private int measure(Fleet fleet, Rank rank, long floats) throws Exception {
