@@ -10,29 +10,15 @@ import java.util.List;
 import java.util.Map;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Program;
-import org.fleet4j.core.ops.OpRegistry;
-import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** What each op of a plan waits for in the parallel executor. */
+/**
+ * What each op of a plan waits for in the parallel executor. The rules for collectives and conditional regions need
+ * their ops, which fleet-api and ops-fusion register: ops-fusion's ParallelExecutionTest covers them.
+ */
 class DependencyGraphTest {
-    /** A stand-in collective (fleet-api registers the real ones) and the control ops that ops-fusion registers. */
-    @BeforeAll
-    static void registerOps() {
-        if (!OpRegistry.contains("c_stand_in")) {
-            OpRegistry.register(OpSpec.builder("c_stand_in").in("X").out("Out")
-                    .shape(ctx -> ctx.set("Out", ctx.dtype("X"), ctx.shape("X")))
-                    .kernel(op -> a -> a.setOut("Out", a.in("X"))).build());
-        }
-        if (!OpRegistry.contains(Plan.CONDITIONAL_BEGIN)) {
-            OpRegistry.register(OpSpec.builder(Plan.CONDITIONAL_BEGIN).in("Cond").kernel(op -> a -> { }).build());
-            OpRegistry.register(OpSpec.builder(Plan.CONDITIONAL_END).kernel(op -> a -> { }).build());
-        }
-    }
-
     private static void op(Block b, String type, String in, String out, Map<String, Object> attrs) {
         b.appendOp(type, Map.of("X", List.of(in)), Map.of("Out", List.of(out)), attrs);
     }
@@ -108,47 +94,6 @@ class DependencyGraphTest {
 
     private static int slot(Program p, String name) {
         return new Plan(p).slotOf.get(name);
-    }
-
-    @Test
-    void collectivesRunInProgramOrderEvenWhenTheirDataIsIndependent() {
-        Program p = new Program();
-        Block b = p.globalBlock();
-        b.createVar("x", DType.F32, 4).setData(true);
-        for (String v : List.of("g1", "g2", "g3")) {
-            b.createVar(v, DType.F32, 4);
-        }
-        scale(b, "x", "g1");                          // #0
-        scale(b, "x", "g2");                          // #1
-        op(b, "c_stand_in", "g2", "g2", Map.of());    // #2
-        op(b, "c_stand_in", "g1", "g1", Map.of());    // #3: waits for #2 though it reduces another var
-        scale(b, "x", "g3");                          // #4: no collective, no data shared: free
-        DependencyGraph g = graphAfterOneRun(p, Map.of("x", Tensor.zeros(4)), true);
-        assertEquals(List.of(0, 2), waitsFor(g, 3));
-        assertEquals(List.of(), waitsFor(g, 4));
-    }
-
-    @Test
-    void conditionalRegionsAreBarriers() {
-        Program p = new Program();
-        Block b = p.globalBlock();
-        b.createVar("x", DType.F32, 4).setData(true);
-        b.createVar("cond", DType.I64, 1).setData(true);
-        for (String v : List.of("a", "c", "d")) {
-            b.createVar(v, DType.F32, 4);
-        }
-        scale(b, "x", "a");                                                                  // #0
-        b.appendOp(Plan.CONDITIONAL_BEGIN, Map.of("Cond", List.of("cond")), Map.of(), Map.of()); // #1
-        scale(b, "x", "c");                                                                  // #2
-        b.appendOp(Plan.CONDITIONAL_END, Map.of(), Map.of(), Map.of());                      // #3
-        scale(b, "x", "d");                                                                  // #4
-        Tensor one = Tensor.zeros(DType.I64, 1);
-        one.setLong(0, 1);
-        DependencyGraph g = graphAfterOneRun(p, Map.of("x", Tensor.zeros(4), "cond", one), true);
-        assertEquals(List.of(0), waitsFor(g, 1));
-        assertEquals(List.of(1), waitsFor(g, 2));
-        assertEquals(List.of(1, 2), waitsFor(g, 3));
-        assertEquals(List.of(3), waitsFor(g, 4));
     }
 
     @Test

@@ -7,28 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
-import org.fleet4j.core.ops.OpRegistry;
-import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** num_iteration_per_drop_scope, num_iteration_per_run, and conditional regions on several threads. */
+/** num_iteration_per_drop_scope and num_iteration_per_run. */
 class ExecutionKnobsTest {
-    @BeforeAll
-    static void registerControlOps() {
-        if (!OpRegistry.contains(Plan.CONDITIONAL_BEGIN)) {
-            OpRegistry.register(OpSpec.builder(Plan.CONDITIONAL_BEGIN).in("Cond").kernel(op -> a -> { }).build());
-            OpRegistry.register(OpSpec.builder(Plan.CONDITIONAL_END).kernel(op -> a -> { }).build());
-        }
-    }
-
     private record Net(Program main, Program startup, Var loss) {
     }
 
@@ -112,53 +100,5 @@ class ExecutionKnobsTest {
         float got = three.run(net.main(), b, feed(), List.of(loss)).get(loss).getFloat(0);
         assertEquals(third, got, "the fetched loss is the third iteration's");
         assertArrayEquals(params(net, a), params(net, b));
-    }
-
-    /**
-     * acc += x every step; every second step (Cond fed as 1) the region adds acc into total and zeroes acc, as
-     * gradient merge does. Four threads agree with program order on every step, skipped regions included.
-     */
-    @Test
-    void conditionalRegionsOnFourThreadsEqualProgramOrder() {
-        Program main = new Program();
-        Block b = main.globalBlock();
-        b.createVar("x", DType.F32, 16).setData(true);
-        b.createVar("cond", DType.I64, 1).setData(true);
-        b.createVar("acc", DType.F32, 16).setPersistable(true);
-        b.createVar("total", DType.F32, 16).setPersistable(true);
-        b.createVar("side", DType.F32, 16);
-        b.appendOp("elementwise_add", Map.of("X", List.of("acc"), "Y", List.of("x")), Map.of("Out", List.of("acc")), Map.of());
-        b.appendOp("scale", Map.of("X", List.of("x")), Map.of("Out", List.of("side")), Map.of("scale", 3f));
-        b.appendOp(Plan.CONDITIONAL_BEGIN, Map.of("Cond", List.of("cond")), Map.of(), Map.of());
-        b.appendOp("elementwise_add", Map.of("X", List.of("total"), "Y", List.of("acc")), Map.of("Out", List.of("total")), Map.of());
-        b.appendOp("scale", Map.of("X", List.of("acc")), Map.of("Out", List.of("acc")), Map.of("scale", 0f));
-        b.appendOp(Plan.CONDITIONAL_END, Map.of(), Map.of(), Map.of());
-        b.appendOp("elementwise_add", Map.of("X", List.of("total"), "Y", List.of("side")), Map.of("Out", List.of("total")), Map.of());
-        List<float[]> sequential = runCounting(main, new Executor());
-        List<float[]> parallel;
-        try (Executor four = new Executor(ExecutorOptions.defaults().withNumThreads(4))) {
-            parallel = runCounting(main, four);
-        }
-        for (int step = 0; step < sequential.size(); step++) {
-            assertArrayEquals(sequential.get(step), parallel.get(step), "step " + step);
-        }
-    }
-
-    private static List<float[]> runCounting(Program main, Executor exe) {
-        Scope scope = new Scope();
-        scope.put("acc", Tensor.zeros(16));
-        scope.put("total", Tensor.zeros(16));
-        List<float[]> totals = new ArrayList<>();
-        for (int step = 0; step < 12; step++) {
-            Tensor x = Tensor.zeros(16);
-            for (int i = 0; i < 16; i++) {
-                x.setFloat(i, step + i * 0.25f);
-            }
-            Tensor cond = Tensor.zeros(DType.I64, 1);
-            cond.setLong(0, step % 2);
-            exe.run(main, scope, Map.of("x", x, "cond", cond), List.of());
-            totals.add(scope.get("total").toFloatArray());
-        }
-        return totals;
     }
 }
