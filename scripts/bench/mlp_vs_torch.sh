@@ -3,19 +3,25 @@
 # after round so both see the same machine, then medians and ratios:
 #   1 rank:  Fleet4J mlp_perf           vs  PyTorch, torch.set_num_threads(1)         (issue 2's target: ratio >= 1)
 #   2 ranks: Fleet4J mlp_perf on fleetrun vs PyTorch DDP over Gloo, 1 thread per rank (issue 5's target: >= 3x)
-# Usage: scripts/bench/mlp_vs_torch.sh [ROUNDS=5] [STEPS=200]   (after ./mvnw -q package -DskipTests)
+# Both sides get the same untimed warm-up steps: 300 by default, because Fleet4J's kernels reach their steady speed
+# only once C2 has compiled them (about 150 steps of mlp_perf on a quiet machine; see docs/performance/mlp.md), and
+# PyTorch is at its steady speed from the first steps.
+# Usage: scripts/bench/mlp_vs_torch.sh [ROUNDS=5] [STEPS=200] [WARMUP=300]   (after ./mvnw -q package -DskipTests)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=${1:-5}
 steps=${2:-200}
+warmup=${3:-300}
 py=/usr/bin/python3
 out=$(mktemp -d)
+echo "start: $(uptime)"
 for r in $(seq 1 "$rounds"); do
-  bin/fleetrun --nproc_per_node 1 --log_dir "$out/f1.$r" mlp_perf --steps "$steps" --warmup 50 >/dev/null 2>&1
-  $py scripts/peers/torch_mlp_perf.py --steps "$steps" --warmup 50 > "$out/t1.$r"
-  bin/fleetrun --nproc_per_node 2 --log_dir "$out/f2.$r" mlp_perf --steps "$steps" --warmup 50 >/dev/null 2>&1
-  $py scripts/peers/torch_ddp_mlp_perf.py --nproc 2 --steps "$steps" --warmup 50 > "$out/t2.$r"
+  bin/fleetrun --nproc_per_node 1 --log_dir "$out/f1.$r" mlp_perf --steps "$steps" --warmup "$warmup" >/dev/null 2>&1
+  $py scripts/peers/torch_mlp_perf.py --steps "$steps" --warmup "$warmup" > "$out/t1.$r"
+  bin/fleetrun --nproc_per_node 2 --log_dir "$out/f2.$r" mlp_perf --steps "$steps" --warmup "$warmup" >/dev/null 2>&1
+  $py scripts/peers/torch_ddp_mlp_perf.py --nproc 2 --steps "$steps" --warmup "$warmup" > "$out/t2.$r"
 done
+echo "end:   $(uptime)"
 $py - "$out" "$rounds" <<'PY'
 import json, re, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
