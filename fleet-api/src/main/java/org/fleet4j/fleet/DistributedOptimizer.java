@@ -25,8 +25,9 @@ public final class DistributedOptimizer {
     private final EffectiveStrategy strategy;
     private final int worldSize;
     private final int ringId;
+    private final boolean dryRun;
 
-    DistributedOptimizer(Optimizer inner, EffectiveStrategy strategy, int worldSize, int ringId) {
+    DistributedOptimizer(Optimizer inner, EffectiveStrategy strategy, int worldSize, int ringId, boolean dryRun) {
         if (inner == null) {
             throw new IllegalArgumentException("distributedOptimizer needs an optimizer, got null");
         }
@@ -34,6 +35,7 @@ public final class DistributedOptimizer {
         this.strategy = strategy;
         this.worldSize = worldSize;
         this.ringId = ringId;
+        this.dryRun = dryRun;
     }
 
     public Optimizer inner() {
@@ -45,7 +47,11 @@ public final class DistributedOptimizer {
         return strategy.get(StrategySchema.GRADIENT_SCALE_STRATEGY);
     }
 
-    /** Appends backward, the gradient allreduces and the updates to the loss's program; returns the parameters and gradients. */
+    /**
+     * Appends backward, the gradient allreduces and the updates to the loss's program; returns the parameters and
+     * gradients. In a dry run ({@link Fleet#DRY_RUN_ENV}) the process exits with status 0 once the compiler's report
+     * is printed: what the strategy does to this program is the dry run's answer, and nothing is left to run.
+     */
     public List<ParamGrad> minimize(Var loss) {
         Program main = loss.block().program();
         Program startup = main.startupProgram();
@@ -72,6 +78,12 @@ public final class DistributedOptimizer {
         }
         inner.applyGradients(main, grads);
         System.out.print(Pipeline.forStrategy(strategy).runInPlace(main).describe());
+        if (dryRun) {
+            System.out.println("fleet: dry run: the compiled program is what each of the " + worldSize
+                    + " ranks would run; nothing ran");
+            System.out.flush();
+            System.exit(0);
+        }
         return grads;
     }
 }

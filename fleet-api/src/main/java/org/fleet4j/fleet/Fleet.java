@@ -40,6 +40,11 @@ import org.fleet4j.strategy.World;
 public final class Fleet implements AutoCloseable {
     /** The ring id of the default group, as {@code c_allreduce} and {@code c_broadcast} name it. */
     public static final int DEFAULT_RING = 0;
+    /**
+     * Set to 1 by {@code fleetrun --dry_run PROGRAM}: the process rendezvouses with nobody, opens no group, and stops in
+     * {@code minimize} once the compiler has printed what it did to the program for this world.
+     */
+    public static final String DRY_RUN_ENV = "FLEET_DRY_RUN";
 
     private final Role role;
     private final EffectiveStrategy strategy;
@@ -48,13 +53,14 @@ public final class Fleet implements AutoCloseable {
     private final Duration timeout;
     private final FleetUtil util;
 
-    private Fleet(Role role, EffectiveStrategy strategy, ProcessGroup group, OpenRings rings) {
+    /** {@code group}, {@code rings} and {@code util} are null in a dry run. */
+    private Fleet(Role role, EffectiveStrategy strategy, ProcessGroup group, OpenRings rings, Duration timeout) {
         this.role = role;
         this.strategy = strategy;
         this.group = group;
         this.rings = rings;
-        this.timeout = group.options().timeout().plusSeconds(5);
-        this.util = new FleetUtil(group, timeout);
+        this.timeout = timeout.plusSeconds(5);
+        this.util = group == null ? null : new FleetUtil(group, this.timeout);
     }
 
     /** Role from the environment, strategy from FLEET_STRATEGY (fleetrun --strategy) or all defaults. */
@@ -97,6 +103,10 @@ public final class Fleet implements AutoCloseable {
      * every wait is bounded by {@code options.timeout()}.
      */
     public static Fleet init(RoleMaker roleMaker, DistributedStrategy strategy, GroupOptions options, PrintStream log) {
+        return init(roleMaker, strategy, options, log, "1".equals(System.getenv(DRY_RUN_ENV)));
+    }
+
+    static Fleet init(RoleMaker roleMaker, DistributedStrategy strategy, GroupOptions options, PrintStream log, boolean dryRun) {
         if (roleMaker == null || strategy == null || options == null) {
             throw new IllegalArgumentException("Fleet.init needs a role maker, a strategy and group options (got null)");
         }
@@ -112,6 +122,10 @@ public final class Fleet implements AutoCloseable {
         }
         CollectiveOps.register();
         HierarchicalOps.register();
+        if (dryRun) {
+            log.println("fleet: dry run: no rendezvous, no process groups; the program stops after the compiler");
+            return new Fleet(role, effective, null, null, options.timeout());
+        }
         ProcessGroup group;
         try {
             group = ProcessGroups.init(new JobRole(role.rank(), role.worldSize(), role.localRank(),
@@ -131,7 +145,7 @@ public final class Fleet implements AutoCloseable {
         if (role.isFirst()) {
             log.println(rings.describe());
         }
-        return new Fleet(role, effective, group, rings);
+        return new Fleet(role, effective, group, rings, options.timeout());
     }
 
     public Role role() {
@@ -164,27 +178,40 @@ public final class Fleet implements AutoCloseable {
 
     /** The default group (ring 0), for collectives beyond what {@link #util()} offers. */
     public ProcessGroup processGroup() {
-        return group;
+        return connected("processGroup").group;
     }
 
     /** Returns once every rank has called it; fails after the group's timeout naming the ranks that did not come. */
     public void barrierWorker() {
-        group.barrier().await(timeout);
+        connected("barrierWorker").group.barrier().await(timeout);
     }
 
     public FleetUtil util() {
-        return util;
+        return connected("util").util;
+    }
+
+    /** Whether this is a {@code fleetrun --dry_run PROGRAM} process (see {@link #DRY_RUN_ENV}). */
+    public boolean isDryRun() {
+        return group == null;
+    }
+
+    private Fleet connected(String what) {
+        if (isDryRun()) {
+            throw new IllegalStateException("Fleet." + what + ": this is a dry run (" + DRY_RUN_ENV
+                    + "=1), which opens no process group; a dry run stops in minimize, before any collective");
+        }
+        return this;
     }
 
     /** Wraps an optimizer so that {@code minimize} trains data-parallel with this job's effective strategy. */
     public DistributedOptimizer distributedOptimizer(Optimizer optimizer) {
-        return new DistributedOptimizer(optimizer, strategy, role.worldSize(), DEFAULT_RING);
+        return new DistributedOptimizer(optimizer, strategy, role.worldSize(), DEFAULT_RING, isDryRun());
     }
 
     /** As {@link #distributedOptimizer(Optimizer)} with another strategy resolved for this job's world. */
     public DistributedOptimizer distributedOptimizer(Optimizer optimizer, DistributedStrategy other) {
         return new DistributedOptimizer(optimizer, EffectiveStrategy.resolve(other, strategy.world()), role.worldSize(),
-                DEFAULT_RING);
+                DEFAULT_RING, isDryRun());
     }
 
     /**
@@ -240,7 +267,7 @@ public final class Fleet implements AutoCloseable {
                 failure = e;
             }
         }
-        long ok = util.allReduce(failure == null ? 1L : 0L, ReduceOp.MIN);
+        long ok = util().allReduce(failure == null ? 1L : 0L, ReduceOp.MIN);
         if (failure != null) {
             throw failure;
         }
@@ -252,7 +279,9 @@ public final class Fleet implements AutoCloseable {
     /** Leaves the job: releases every ring, then the default group (sockets, shared memory, the store on rank 0). */
     @Override
     public void close() {
-        rings.close();
-        group.close();
+        if (!isDryRun()) {
+            rings.close();
+            group.close();
+        }
     }
 }

@@ -12,7 +12,11 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.fleet4j.compiler.Pipeline;
+import org.fleet4j.strategy.DistributedStrategy;
+import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategyCli;
+import org.fleet4j.strategy.World;
 import picocli.CommandLine;
 import picocli.CommandLine.ParameterException;
 
@@ -79,7 +83,21 @@ public final class FleetRun {
             if (nnodes < 1) {
                 throw new LaunchException("--nnodes " + nnodes + ": expected at least 1");
             }
-            return StrategyCli.dryRun(strategy, nnodes, nprocPerNode, devices.kind(), options.format.name().toLowerCase(Locale.ROOT), out, err);
+            String format = options.format.name().toLowerCase(Locale.ROOT);
+            if (options.program != null && !format.equals("table")) {
+                throw new LaunchException("--dry_run --format " + format + " describes the strategy only; leave out PROGRAM ("
+                        + options.program + "), or use the table format to see what the compiler does to it");
+            }
+            int status = StrategyCli.dryRun(strategy, nnodes, nprocPerNode, devices.kind(), format, out, err);
+            if (status != 0 || !format.equals("table")) {
+                return status;
+            }
+            if (options.program == null) {
+                out.println(compilerPipeline(strategy, new World(nnodes, nprocPerNode, devices.kind())));
+                return 0;
+            }
+            out.flush();
+            return DryRunProgram.run(plan(options, programArgs, strategy, devices, nprocPerNode), out);
         }
         if (options.program == null) {
             throw new LaunchException("missing PROGRAM: name a built-in (" + String.join(", ", BuiltinPrograms.all().keySet())
@@ -88,12 +106,24 @@ public final class FleetRun {
         if (options.jobId.isBlank()) {
             throw new LaunchException("--job_id: expected a non-empty name");
         }
+        return new Job(plan(options, programArgs, strategy, devices, nprocPerNode), out, err).run();
+    }
+
+    private static LaunchPlan plan(LaunchOptions options, List<String> programArgs, Path strategy, DeviceSelection devices,
+                                   int nprocPerNode) throws IOException {
         ClusterLayout layout = ClusterLayout.plan(options.ips, options.nnodes, options.nodeRank, options.master, options.startPort, nprocPerNode);
         List<Path> classpath = launcherClasspath();
         Program program = Program.resolve(options.program, classpath);
-        LaunchPlan plan = new LaunchPlan(layout, devices, program, programArgs, Path.of(System.getProperty("java.home"), "bin", "java"),
+        return new LaunchPlan(layout, devices, program, programArgs, Path.of(System.getProperty("java.home"), "bin", "java"),
                 classpath, JvmArgs.split(options.jvmArgs), logDir(options.logDir), options.jobId, options.logLevel, strategy);
-        return new Job(plan, out, err).run();
+    }
+
+    /** The passes the strategy selects for this world, in order (the dry run without a PROGRAM). */
+    private static String compilerPipeline(Path strategyFileOrNull, World world) {
+        DistributedStrategy strategy = strategyFileOrNull == null ? new DistributedStrategy() : DistributedStrategy.load(strategyFileOrNull);
+        List<String> passes = Pipeline.passNames(EffectiveStrategy.resolve(strategy, world));
+        return "compiler pipeline: " + (passes.isEmpty() ? "(no passes)" : String.join(" -> ", passes))
+                + "\n(name a PROGRAM after --dry_run to see what each pass does to it: fused ops, gradient buckets and rings)";
     }
 
     private static Path existingFile(String value, String flag) {

@@ -39,7 +39,7 @@ class DistributedOptimizerTest {
     }
 
     private static DistributedOptimizer optimizer(DistributedStrategy strategy, int world) {
-        return new DistributedOptimizer(new SGD(0.1), EffectiveStrategy.resolve(strategy, new World(1, world, "cpu")), world, 0);
+        return new DistributedOptimizer(new SGD(0.1), EffectiveStrategy.resolve(strategy, new World(1, world, "cpu")), world, 0, false);
     }
 
     private static List<Op> ops(Program p, String type) {

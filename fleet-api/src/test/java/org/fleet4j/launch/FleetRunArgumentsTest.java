@@ -115,14 +115,38 @@ class FleetRunArgumentsTest {
     void dryRunPrintsTheWorldFromTheFlagsAndStartsNothing() {
         Path logDir = work.resolve("log");
 
-        Result table = run("--dry_run", "--ips", "10.0.0.1,10.0.0.2", "--nproc_per_node", "3", "--log_dir", logDir.toString(), "mnist");
+        Result table = run("--dry_run", "--ips", "10.0.0.1,10.0.0.2", "--nproc_per_node", "3", "--log_dir", logDir.toString());
         Result json = run("--dry_run", "--format", "json", "--nnodes", "2", "--nproc_per_node", "3");
 
         assertEquals(0, table.code(), table.err());
         assertTrue(table.out().contains("6 ranks"), table.out());
+        assertTrue(table.out().contains("compiler pipeline: fuse_all_reduce_ops\n"), table.out());
         assertEquals(0, json.code(), json.err());
         assertTrue(json.out().strip().startsWith("{") && json.out().strip().endsWith("}"), json.out());
         assertFalse(Files.exists(logDir), "a dry run writes no logs");
+    }
+
+    @Test
+    void dryRunOfAProgramShowsWhatTheCompilerDoesToItAndTrainsNothing() throws IOException {
+        Path strategy = Files.writeString(work.resolve("s.yaml"), "nccl_comm_num: 2\nfuse_grad_size_in_TFLOPS: 2\n");
+
+        Result result = run("--dry_run", "--nproc_per_node", "2", "--strategy", strategy.toString(), "--log_dir",
+                work.resolve("log").toString(), DryRunProbe.class.getName());
+
+        assertEquals(0, result.code(), result.out() + result.err());
+        assertTrue(result.out().contains("2 ranks on cpu"), result.out());
+        assertTrue(result.out().contains("[rank 0] compiler pipeline: fuse_all_reduce_ops"), result.out());
+        assertTrue(result.out().contains("ring 1"), "buckets go round-robin to both rings:\n" + result.out());
+        assertTrue(result.out().contains("nothing ran"), result.out());
+        assertFalse(result.out().contains("past minimize"), result.out());
+    }
+
+    @Test
+    void dryRunOfAProgramWantsTheTableFormat() {
+        Result result = run("--dry_run", "--format", "json", DryRunProbe.class.getName());
+
+        assertEquals(2, result.code());
+        assertTrue(result.err().contains("--dry_run --format json describes the strategy only"), result.err());
     }
 
     @Test

@@ -26,6 +26,11 @@ public final class Pipeline {
     }
 
     public static Pipeline forStrategy(EffectiveStrategy strategy) {
+        return new Pipeline(passNames(strategy).stream().map(n -> PassRegistry.create(n, strategy)).toList());
+    }
+
+    /** The names of the passes {@link #forStrategy} runs, in order, without making them (nor loading their kernels). */
+    public static List<String> passNames(EffectiveStrategy strategy) {
         List<String> names = new ArrayList<>();
         if (strategy.get(StrategySchema.AMP)) {
             names.add(AmpPass.NAME);
@@ -63,7 +68,7 @@ public final class Pipeline {
         if (!strategy.get(StrategySchema.SYNC_NCCL_ALLREDUCE)) {
             names.add(OverlapAllreducePass.NAME);
         }
-        return new Pipeline(names.stream().map(n -> PassRegistry.create(n, strategy)).toList());
+        return List.copyOf(names);
     }
 
     public List<Pass> passes() {
