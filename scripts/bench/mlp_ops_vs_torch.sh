@@ -13,10 +13,10 @@ out=$(mktemp -d)
 mkdir -p "$out/fleet" "$out/base"
 for r in $(seq 1 "$rounds"); do
   if [ -n "$base" ]; then
-    "$base/bin/fleetrun" --nproc_per_node 1 --log_dir "$out/log" mlp_perf --steps "$steps" --warmup 100 \
+    "$base/bin/fleetrun" --nproc_per_node 1 --log_dir "$out/log" mlp_perf --steps "$steps" --warmup 300 \
       --timeline "$out/base/$r.json" >/dev/null 2>&1
   fi
-  bin/fleetrun --nproc_per_node 1 --log_dir "$out/log" mlp_perf --steps "$steps" --warmup 100 \
+  bin/fleetrun --nproc_per_node 1 --log_dir "$out/log" mlp_perf --steps "$steps" --warmup 300 \
     --timeline "$out/fleet/$r.json" >/dev/null 2>&1
   $py scripts/bench/mlp_ops.py torch "$out/torch.$r.json"
 done
