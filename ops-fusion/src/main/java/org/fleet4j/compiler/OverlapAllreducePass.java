@@ -2,6 +2,7 @@ package org.fleet4j.compiler;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,8 +20,10 @@ import org.fleet4j.core.tensor.DType;
  * tensor, and {@code c_wait}, which waits for the handle, placed right before the next op that touches the tensor
  * (or a conditional region's edge, or the end of the program). The ops in between run while the group's own thread
  * reduces the tensor, even on one executor thread. "Touches" counts every var that shares the tensor's memory by
- * name: the gradients a {@code gather_bucket} made views of its bucket, and both sides of a {@code reshape}. An
- * allreduce with nothing to overlap is left as it is. Runs last: it needs every reader of every gradient.
+ * name: the gradients a {@code gather_bucket} made views of its bucket, and both sides of a {@code reshape}. The
+ * {@code allreduce_cast} that fp16_allreduce puts right after its allreduce (bfloat16 copy back into the gradient)
+ * moves with the wait. An allreduce with nothing to overlap is left as it is. Runs last: it needs every reader of
+ * every gradient.
  */
 public final class OverlapAllreducePass implements Pass {
     public static final String NAME = "overlap_allreduce";
@@ -39,9 +42,10 @@ public final class OverlapAllreducePass implements Pass {
 
     /**
      * Where one allreduce's start and wait go: after op {@code startAfter} (-1: first), or where the allreduce was
-     * when {@code startAfter == index - 1}; the wait before op {@code waitBefore}.
+     * when {@code startAfter == index - 1}; the wait before op {@code waitBefore}, followed by op {@code castBack}
+     * (fp16_allreduce's cast of the reduced copy back into the gradient) when that is not -1.
      */
-    private record Split(int index, int startAfter, int waitBefore, String work) {
+    private record Split(int index, int startAfter, int waitBefore, String work, int castBack) {
         boolean inPlace() {
             return startAfter == index - 1;
         }
@@ -73,18 +77,23 @@ public final class OverlapAllreducePass implements Pass {
         Map<Integer, Split> splits = new LinkedHashMap<>();
         for (int i : allreduces) {
             String x = ops.get(i).in("X");
-            String root = rootOf(storage, x);
+            Set<String> roots = new HashSet<>(Set.of(rootOf(storage, x)));
             int before = i - 1;
-            while (before >= 0 && !touches(ops.get(before), root, storage) && !isControl(ops.get(before))) {
+            while (before >= 0 && !touches(ops.get(before), roots, storage) && !isControl(ops.get(before))) {
                 before--;
             }
             // after another allreduce of the same memory, start where this one was: that one's wait comes first
             int startAfter = before >= 0 && converted.contains(before) && splits.containsKey(before) ? i - 1 : before;
-            int after = i + 1;
-            while (after < ops.size() && !touches(ops.get(after), root, storage) && !isControl(ops.get(after))) {
+            // fp16_allreduce casts the reduced copy back right away: that cast moves with the wait
+            int castBack = castBackOf(ops, i, x);
+            if (castBack >= 0) {
+                roots.add(rootOf(storage, ops.get(castBack).out("Out")));
+            }
+            int after = castBack >= 0 ? castBack + 1 : i + 1;
+            while (after < ops.size() && !touches(ops.get(after), roots, storage) && !isControl(ops.get(after))) {
                 after++;
             }
-            int overlapped = (i - 1 - startAfter) + (after - i - 1);
+            int overlapped = (i - 1 - startAfter) + (after - i - 1) - (castBack >= 0 ? 1 : 0);
             if (overlapped == 0) {
                 notes.add("left op #" + i + " c_allreduce of " + x + " as it is: op #" + after + " "
                         + (after < ops.size() ? ops.get(after).type() : "(end)") + " needs it right away");
@@ -92,11 +101,11 @@ public final class OverlapAllreducePass implements Pass {
             }
             String work = result.uniqueName(x + "@WORK");
             out.createVar(work, DType.I64, 1).setStopGradient(true);
-            splits.put(i, new Split(i, startAfter, after, work));
+            splits.put(i, new Split(i, startAfter, after, work, castBack));
             notes.add("op #" + i + " c_allreduce of " + x + ": starts after op #" + startAfter
                     + (startAfter >= 0 ? " " + ops.get(startAfter).type() : "") + ", waited for before op #" + after
                     + (after < ops.size() ? " " + ops.get(after).type() : " (end)") + ": " + overlapped
-                    + " ops run while it is in flight");
+                    + " ops run while it is in flight" + (castBack >= 0 ? " (its cast back follows the wait)" : ""));
         }
         if (splits.isEmpty()) {
             notes.addFirst("nothing overlapped: every c_allreduce's result is needed by the next op");
@@ -105,6 +114,7 @@ public final class OverlapAllreducePass implements Pass {
         Map<Integer, List<Op>> startsAfter = new HashMap<>();
         Map<Integer, Op> startsInPlace = new HashMap<>();
         Map<Integer, List<Op>> waitsBefore = new HashMap<>();
+        Set<Integer> moved = new HashSet<>();
         for (Split s : splits.values()) {
             Op op = ops.get(s.index());
             String x = op.in("X");
@@ -117,6 +127,10 @@ public final class OverlapAllreducePass implements Pass {
                 startsAfter.computeIfAbsent(s.startAfter(), k -> new ArrayList<>()).add(start);
             }
             waitsBefore.computeIfAbsent(s.waitBefore(), k -> new ArrayList<>()).add(wait);
+            if (s.castBack() >= 0) {
+                waitsBefore.get(s.waitBefore()).add(ops.get(s.castBack()));
+                moved.add(s.castBack());
+            }
         }
         List<Op> rebuilt = new ArrayList<>(startsAfter.getOrDefault(-1, List.of()));
         for (int p = 0; p <= ops.size(); p++) {
@@ -127,7 +141,7 @@ public final class OverlapAllreducePass implements Pass {
             if (startsInPlace.containsKey(p)) {
                 // after the waits before its position (those of earlier allreduces of the same memory)
                 rebuilt.add(startsInPlace.get(p));
-            } else if (!splits.containsKey(p)) {
+            } else if (!splits.containsKey(p) && !moved.contains(p)) {
                 rebuilt.add(ops.get(p));
             }
             rebuilt.addAll(startsAfter.getOrDefault(p, List.of()));
@@ -142,14 +156,30 @@ public final class OverlapAllreducePass implements Pass {
         return op.type().equals(ControlOps.BEGIN) || op.type().equals(ControlOps.END);
     }
 
-    private static boolean touches(Op op, String root, Map<String, String> storage) {
+    /**
+     * The index of the {@code allreduce_cast} right after the allreduce at {@code i} that casts its tensor back (into
+     * the float32 gradient) when nothing else reads or writes the tensor afterwards; -1 otherwise.
+     */
+    private static int castBackOf(List<Op> ops, int i, String x) {
+        if (i + 1 >= ops.size() || !ops.get(i + 1).type().equals(AllreduceCastOp.TYPE) || !ops.get(i + 1).in("X").equals(x)) {
+            return -1;
+        }
+        for (int j = i + 2; j < ops.size(); j++) {
+            if (ops.get(j).allInputs().contains(x) || ops.get(j).allOutputs().contains(x)) {
+                return -1;
+            }
+        }
+        return i + 1;
+    }
+
+    private static boolean touches(Op op, Set<String> roots, Map<String, String> storage) {
         for (String v : op.allInputs()) {
-            if (rootOf(storage, v).equals(root)) {
+            if (roots.contains(rootOf(storage, v))) {
                 return true;
             }
         }
         for (String v : op.allOutputs()) {
-            if (rootOf(storage, v).equals(root)) {
+            if (roots.contains(rootOf(storage, v))) {
                 return true;
             }
         }

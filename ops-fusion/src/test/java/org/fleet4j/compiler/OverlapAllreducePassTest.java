@@ -13,6 +13,7 @@ import java.util.Set;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
@@ -145,14 +146,42 @@ class OverlapAllreducePassTest {
 
     @Test
     void anAllreduceWhoseResultIsNeededAtOnceIsLeftAlone() {
-        Nets.Net net = Nets.mlpWithAllreduce("relu", new int[]{12}, new SGD(0.1));
-        Program cast = new Fp16AllreducePass().apply(net.main()).program();
-        PassResult r = pass.apply(cast);
-        assertSame(cast, r.program(), r.notes().toString());
+        Program p = new Program();
+        Block b = p.globalBlock();
+        b.createVar("x", DType.F32, 4).setData(true);
+        b.createVar("g", DType.F32, 4);
+        b.createVar("out", DType.F32, 4);
+        b.appendOp("scale", Map.of("X", List.of("x")), Map.of("Out", List.of("g")), Map.of("scale", 2f));
+        b.appendOp(FuseAllReducePass.ALLREDUCE, Map.of("X", List.of("g")), Map.of("Out", List.of("g")), Map.of());
+        b.appendOp("scale", Map.of("X", List.of("g")), Map.of("Out", List.of("out")), Map.of("scale", 2f));
+        PassResult r = pass.apply(p);
+        assertSame(p, r.program(), r.notes().toString());
         assertTrue(r.notes().getFirst().startsWith("nothing overlapped"), r.notes().toString());
-        assertTrue(r.notes().get(1).contains("allreduce_cast needs it right away"), r.notes().toString());
+        assertTrue(r.notes().get(1).equals("left op #1 c_allreduce of g as it is: op #2 scale needs it right away"),
+                r.notes().toString());
         Nets.Net single = Nets.mlp("relu", new int[]{12}, prog -> new SGD(0.1));
         assertSame(single.main(), pass.apply(single.main()).program());
+    }
+
+    /** fp16_allreduce's bfloat16 allreduces overlap too: the cast back into the gradient follows the wait. */
+    @Test
+    void bfloat16AllreducesOverlapAndTheirCastBackFollowsTheWait() {
+        Nets.Net net = Nets.mlpWithAllreduce("tanh", new int[]{16, 12}, new Momentum(0.05, 0.9f));
+        Program cast = new Fp16AllreducePass().apply(net.main()).program();
+        PassResult r = pass.apply(cast);
+        Program p = r.program();
+        assertEquals(6, Nets.count(p, OverlapAllreducePass.START), r.notes().toString());
+        List<Op> ops = ops(p);
+        for (int w = 0; w < ops.size(); w++) {
+            if (ops.get(w).type().equals(OverlapAllreducePass.WAIT)) {
+                Op back = ops.get(w + 1);
+                assertEquals(AllreduceCastOp.TYPE, back.type(), "op after the wait #" + w);
+                assertEquals(ops.get(w).in("X"), back.in("X"));
+            }
+        }
+        List<Integer> windows = checkWindows(p);
+        assertTrue(windows.getFirst() > 1, windows.toString());
+        Same.runs(train(cast, net, ExecutorOptions.defaults()), train(p, net, ExecutorOptions.defaults().withNumThreads(4)), 0f);
     }
 
     private static Nets.Trained train(Program main, Nets.Net net, ExecutorOptions options) {
