@@ -91,6 +91,10 @@ class EffectiveStrategyTest {
 
         EffectiveStrategy async = EffectiveStrategy.resolve(new DistributedStrategy().ncclCommNum(3).syncNcclAllreduce(false), ONE_NODE_FOUR_GPUS);
         assertEquals(1, async.get(StrategySchema.EXEC_NUM_THREADS));
+
+        EffectiveStrategy cpu = EffectiveStrategy.resolve(new DistributedStrategy().ncclCommNum(3), new World(1, 4, "cpu"));
+        assertEquals(1, cpu.get(StrategySchema.EXEC_NUM_THREADS), "on cpu the collective needs no executor thread of its own");
+        assertEquals(List.of(), cpu.changes());
     }
 
     @Test

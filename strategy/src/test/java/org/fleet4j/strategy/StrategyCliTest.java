@@ -47,9 +47,9 @@ class StrategyCliTest {
         assertRow(run.out, "mode", "collective", "default", "");
         assertRow(run.out, "nccl_comm_num", "2", "file:1", "advice");
         assertRow(run.out, "build_strategy.fuse_relu_depthwise_conv", "true", "file:3", "not in effect yet");
-        assertRow(run.out, "execution_strategy.num_threads", "3", "rule", "changed by rule");
+        assertRow(run.out, "execution_strategy.num_threads", "1", "default", "");
         assertRow(run.out, "cudnn_exhaustive_search", "false", "file:4", "ignored on cpu");
-        assertTrue(run.out.contains("\nchanges by rule:\n  execution_strategy.num_threads: 1 -> 3 (sync_nccl_allreduce"), run.out);
+        assertFalse(run.out.contains("num_threads: 1 ->"), "the NCCL thread rule is for gpu only:\n" + run.out);
         assertTrue(run.out.contains("\n  nccl_comm_num = 2: advice: with sync_nccl_allreduce on"), run.out);
         for (Field<?> field : StrategySchema.fields()) {
             assertTrue(run.out.lines().anyMatch(l -> l.startsWith(field.key() + " ")), "a row for " + field.key());
