@@ -5,7 +5,7 @@ import argparse, os, socket
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from mlp_peer import build_mlp, time_steps
+from mlp_peer import build_mlp, set_threads, time_steps
 
 
 def free_port():
@@ -16,7 +16,7 @@ def free_port():
 
 def worker(rank, a, port, out):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    torch.set_num_threads(1)
+    set_threads(1)  # torch's and OpenBLAS's pools: one thread per rank, as Fleet4J's ranks
     dist.init_process_group("gloo", rank=rank, world_size=a.nproc)
     torch.manual_seed(1)
     mlp, w = build_mlp(a.layers)
