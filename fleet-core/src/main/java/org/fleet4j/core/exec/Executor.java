@@ -8,7 +8,6 @@ import java.util.Map;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
-import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
 
 /**
@@ -85,7 +84,7 @@ public final class Executor implements AutoCloseable {
         for (String name : plan.readFirst) {
             Var v = block.var(name);
             if (v.isData() ? !feed.containsKey(name) : frame[plan.slotOf.get(name)] == null) {
-                throw missingValue(v);
+                throw ExecutionException.noValue(v);
             }
         }
         for (String f : fetch) {
@@ -151,33 +150,9 @@ public final class Executor implements AutoCloseable {
         }
     }
 
-    /** Why a var that an op reads before any op writes it has no value at the start of a run. */
-    private static ExecutionException missingValue(Var v) {
-        if (v.isData()) {
-            return new ExecutionException("data var '" + v.name() + "' (" + v.dtype().displayName()
-                    + Shapes.str(v.shape()) + ") was not fed");
-        }
-        if (v.persistable()) {
-            return new ExecutionException("var '" + v.name() + "' is persistable but the scope has no value for it;"
-                    + " run the startup program first (or load a checkpoint)");
-        }
-        return new ExecutionException("var '" + v.name() + "' is read before any op writes it");
-    }
 
     private void bindFeed(Plan plan, Block block, String name, Tensor t) {
-        Var v = block.findVar(name);
-        if (v == null) {
-            List<String> data = block.vars().stream().filter(Var::isData).map(Var::name).toList();
-            throw new ExecutionException("feed '" + name + "' is not a var of the program (data vars: " + data + ")");
-        }
-        if (t.dtype() != v.dtype()) {
-            throw new ExecutionException("feed '" + name + "' has dtype " + t.dtype().displayName() + ", the program expects "
-                    + v.dtype().displayName());
-        }
-        if (!v.accepts(t.shape())) {
-            throw new ExecutionException("feed '" + name + "' has shape " + Shapes.str(t.shape())
-                    + ", the program expects " + Shapes.str(v.shape()) + " (-1 = any size)");
-        }
+        ExecutionException.checkFeed(block, name, t);
         plan.frame[plan.slotOf.get(name)] = t;
     }
 
