@@ -30,9 +30,11 @@ class ExecutionSettingsTest {
     }
 
     @Test
-    void theDefaultsOnTwoRanksRunOnTwoThreadsAndDropEveryTenIterations() {
-        assertEquals(new ExecutorOptions(2, false, true, 10, 1), of("mode: collective\n", new World(1, 2, "cpu")),
-                "sync_nccl_allreduce (on by default) raises num_threads to nccl_comm_num + 1");
-        assertEquals(new ExecutorOptions(1, false, true, 10, 1), of("sync_nccl_allreduce: false\n", new World(1, 2, "cpu")));
+    void theDefaultsOnTwoRanksRunOnOneThreadOnCpuAndDropEveryTenIterations() {
+        assertEquals(new ExecutorOptions(1, false, true, 10, 1), of("mode: collective\n", new World(1, 2, "cpu")),
+                "on cpu the collective runs on the group's own thread: no executor thread is added for it");
+        assertEquals(new ExecutorOptions(2, false, true, 10, 1), of("mode: collective\n", new World(1, 2, "gpu")),
+                "sync_nccl_allreduce (on by default) raises num_threads to nccl_comm_num + 1 on gpu");
+        assertEquals(new ExecutorOptions(1, false, true, 10, 1), of("sync_nccl_allreduce: false\n", new World(1, 2, "gpu")));
     }
 }
