@@ -143,11 +143,25 @@ public final class Executor implements AutoCloseable {
         }
     }
 
-    /** Releases the temporaries' buffers: the next iteration allocates them anew. */
+    /**
+     * Releases the temporaries' buffers to the garbage collector; the next iteration takes those it has not freed yet
+     * back (DroppedBuffers) and allocates the rest anew.
+     */
     private static void dropTemporaries(Plan plan) {
+        List<Tensor> released = new ArrayList<>();
         for (int s : plan.temporaries) {
+            if (plan.frame[s] instanceof Tensor t) {
+                released.add(t);
+            }
             plan.frame[s] = null;
         }
+        List<Tensor> kept = new ArrayList<>();
+        for (Object value : plan.frame) {
+            if (value instanceof Tensor t) {
+                kept.add(t); // persistables and feeds: a temporary that shares their storage must not be handed out
+            }
+        }
+        plan.dropped.give(released, kept);
     }
 
 

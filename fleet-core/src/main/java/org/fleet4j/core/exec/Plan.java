@@ -11,6 +11,7 @@ import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.ops.DroppedBuffers;
 import org.fleet4j.core.ops.Kernel;
 import org.fleet4j.core.ops.KernelArgs;
 import org.fleet4j.core.ops.OpRegistry;
@@ -38,6 +39,8 @@ final class Plan {
     static final String CONDITIONAL_BEGIN = "conditional_begin";
     static final String CONDITIONAL_END = "conditional_end";
 
+    /** The temporaries' buffers that num_iteration_per_drop_scope released, for their next allocation. */
+    final DroppedBuffers dropped = new DroppedBuffers();
     /** Slots of temporaries: vars neither persistable nor fed, released by num_iteration_per_drop_scope. */
     final int[] temporaries;
     /** Which steps have run at least once, and how many have not: the parallel executor waits for all to have run. */
@@ -105,7 +108,7 @@ final class Plan {
             Kernel k = spec.kernelFactory().create(op);
             int cond = op.type().equals(CONDITIONAL_BEGIN) ? slotOf.get(op.in("Cond")) : -1;
             int skip = op.type().equals(CONDITIONAL_BEGIN) ? matchingEnd(ops, i) : -1;
-            steps[i] = new Step(i, op, k, new KernelArgs(op, frame, inSlots, in, outSlots, out), cond, skip, flat(in),
+            steps[i] = new Step(i, op, k, new KernelArgs(op, frame, inSlots, in, outSlots, out, dropped), cond, skip, flat(in),
                     flat(out));
         }
     }

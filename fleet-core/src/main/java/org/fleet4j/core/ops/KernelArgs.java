@@ -17,8 +17,16 @@ public final class KernelArgs {
     private final int[][] in;
     private final String[] outSlots;
     private final int[][] out;
+    private final DroppedBuffers dropped;
 
     public KernelArgs(Op op, Object[] frame, String[] inSlots, int[][] in, String[] outSlots, int[][] out) {
+        this(op, frame, inSlots, in, outSlots, out, null);
+    }
+
+    /** {@code dropped}: where outputs are taken from before new memory is allocated, or null. */
+    public KernelArgs(Op op, Object[] frame, String[] inSlots, int[][] in, String[] outSlots, int[][] out,
+                      DroppedBuffers dropped) {
+        this.dropped = dropped;
         this.op = op;
         this.frame = frame;
         this.inSlots = inSlots;
@@ -102,7 +110,10 @@ public final class KernelArgs {
         if (frame[idx] instanceof Tensor t && t.dtype() == dtype && t.hasShape(shape)) {
             return t;
         }
-        Tensor t = Tensor.zeros(dtype, shape);
+        Tensor t = dropped == null ? null : dropped.take(dtype, shape);
+        if (t == null) {
+            t = Tensor.zeros(dtype, shape);
+        }
         frame[idx] = t;
         return t;
     }
