@@ -22,8 +22,12 @@ class DataParallelFleetTest {
     Path work;
 
     private Properties[] launch(String name, int nproc, int globalBatch, int steps) throws Exception {
+        return launch(name, nproc, Map.of(), globalBatch, steps);
+    }
+
+    private Properties[] launch(String name, int nproc, Map<String, String> env, int globalBatch, int steps) throws Exception {
         Path out = Files.createDirectories(work.resolve(name + "-out"));
-        LaunchedJob job = LaunchedJob.run(work.resolve(name), nproc, JOB_TIMEOUT, FleetProbe.class.getName(),
+        LaunchedJob job = LaunchedJob.run(work.resolve(name), nproc, env, JOB_TIMEOUT, FleetProbe.class.getName(),
                 out.toString(), "" + globalBatch, "" + steps);
         assertEquals(0, job.exitCode(), job.describe());
         Properties[] ranks = new Properties[nproc];
@@ -69,6 +73,18 @@ class DataParallelFleetTest {
         assertClose(one.getProperty("trained"), four[0].getProperty("trained"), 1e-5);
     }
 
+    /** Sparse gradients (an is_sparse embedding) are gathered from every rank, not fused: 2 ranks equal 1 on the whole batch. */
+    @Test
+    void sparseGradientsTrainLikeOneRank() throws Exception {
+        Map<String, String> sparse = Map.of("PROBE_SPARSE", "1");
+        Properties one = launch("sparse-one", 1, sparse, 16, 10)[0];
+        Properties[] two = launch("sparse-two", 2, sparse, 16, 10);
+        assertTrue(one.getProperty("main_ops").contains("lookup_table"), one.getProperty("main_ops"));
+        assertEquals(two[0].getProperty("trained"), two[1].getProperty("trained"));
+        assertTrue(two[0].getProperty("trained").contains("embedding"), two[0].getProperty("trained"));
+        assertClose(one.getProperty("trained"), two[0].getProperty("trained"), 1e-5, 3 * 4 + 4 * 6 + 6 + 6 * 3 + 3);
+    }
+
     /** 20 samples over 3 ranks: shares of 7, 7 and 6, yet every rank runs the same steps and ends identical. */
     @Test
     void unevenSharesStayInStep() throws Exception {
@@ -94,6 +110,11 @@ class DataParallelFleetTest {
 
     /** Two dumps "name=[v, v, ...];..." name the same parameters and agree value by value within {@code rel}. */
     private static void assertClose(String expected, String actual, double rel) {
+        assertClose(expected, actual, rel, 4 * 6 + 6 + 6 * 3 + 3);
+    }
+
+    /** Every value of {@code params} parameters of the one-rank dump is within {@code rel} of the several-rank one. */
+    private static void assertClose(String expected, String actual, double rel, int params) {
         String[] e = expected.split(";");
         String[] a = actual.split(";");
         assertEquals(e.length, a.length, "parameter dumps differ:\n" + expected + "\n" + actual);
@@ -112,7 +133,7 @@ class DataParallelFleetTest {
                 compared++;
             }
         }
-        assertEquals(4 * 6 + 6 + 6 * 3 + 3, compared);
+        assertEquals(params, compared);
     }
 
     private static String[] values(String dump) {

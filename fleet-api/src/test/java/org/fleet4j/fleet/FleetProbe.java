@@ -27,7 +27,8 @@ import org.fleet4j.core.tensor.Tensor;
  * A rank program for the Fleet tests, run under the real launcher. It exercises {@code fleet.util()} and the
  * barrier, then trains a small classifier data-parallel, initialised with a different seed on every rank so that
  * only the startup broadcast can make the ranks agree, and records every result in OUT_DIR/rank-N.properties.
- * Arguments: OUT_DIR GLOBAL_BATCH STEPS. With PROBE_STALL_RANK=r, rank r stops taking part right after Fleet.init.
+ * Arguments: OUT_DIR GLOBAL_BATCH STEPS. With PROBE_STALL_RANK=r, rank r stops taking part right after Fleet.init;
+ * with PROBE_SPARSE=1 the model also has a sparse embedding (SelectedRows gradients).
  */
 public final class FleetProbe {
     private FleetProbe() {
@@ -59,7 +60,12 @@ public final class FleetProbe {
             Layers nn = new Layers(main, startup);
             Var x = nn.data("x", DType.F32, -1, 4);
             Var y = nn.data("label", DType.I64, -1, 1);
-            Var loss = nn.mean(nn.softmaxWithCrossEntropy(nn.fc(nn.fc(x, 6, "relu"), 3, null), y));
+            Var features = x;
+            if ("1".equals(System.getenv("PROBE_SPARSE"))) {
+                // a sparse embedding of the label, so its gradient is SelectedRows of different rows on every rank
+                features = nn.add(x, nn.reshape(nn.embedding(y, 3, 4, true), -1, 4));
+            }
+            Var loss = nn.mean(nn.softmaxWithCrossEntropy(nn.fc(nn.fc(features, 6, "relu"), 3, null), y));
             fleet.distributedOptimizer(new SGD(0.5)).minimize(loss);
             result.setProperty("main_ops", main.globalBlock().ops().stream().map(op -> op.type())
                     .collect(Collectors.joining(",")));

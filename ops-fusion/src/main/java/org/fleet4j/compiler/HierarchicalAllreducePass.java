@@ -61,6 +61,10 @@ public final class HierarchicalAllreducePass implements Pass {
             if (!x.equals(op.out("Out"))) {
                 notes.add("left alone op #" + i + " c_allreduce of " + x + ": it does not reduce in place");
                 rebuilt.add(op);
+            } else if (program.globalBlock().var(x).kind() != org.fleet4j.core.ir.VarKind.DENSE) {
+                notes.add("left alone op #" + i + " c_allreduce of " + x + ": a sparse gradient is gathered from every"
+                        + " rank on its flat ring");
+                rebuilt.add(op);
             } else if (ring < 0 || ring >= layout.commNum()) {
                 notes.add("left alone op #" + i + " c_allreduce of " + x + ": ring " + ring + " is not one of the "
                         + layout.commNum() + " flat communicator(s)");

@@ -58,7 +58,9 @@ public final class OverlapAllreducePass implements Pass {
         List<Integer> allreduces = new ArrayList<>();
         for (int i = 0; i < ops.size(); i++) {
             Op op = ops.get(i);
-            if (op.type().equals(ALLREDUCE) && op.in("X").equals(op.out("Out"))) {
+            // a sparse gradient's allreduce is a gather of its rows, run where it stands
+            if (op.type().equals(ALLREDUCE) && op.in("X").equals(op.out("Out"))
+                    && block.var(op.in("X")).kind() == org.fleet4j.core.ir.VarKind.DENSE) {
                 allreduces.add(i);
             }
         }

@@ -10,6 +10,7 @@ import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.ops.SelectedRows;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 
@@ -42,8 +43,12 @@ public final class CollectiveOps {
                     int ring = op.intAttr("ring_id");
                     ReduceOp reduce = reduceOf(op.stringAttr("reduce"));
                     return args -> {
-                        Tensor x = args.in("X");
                         ProcessGroup group = Rings.get(ring);
+                        if (args.inValue("X", 0) instanceof SelectedRows sparse) {
+                            args.setOut("Out", SparseAllreduce.run(sparse, group, reduce, waitLimit(group)));
+                            return;
+                        }
+                        Tensor x = args.in("X");
                         group.allreduce(x.segment(), dataType(x.dtype()), reduce).await(waitLimit(group));
                         args.setOut("Out", x);
                     };
