@@ -17,7 +17,9 @@ import org.fleet4j.fleet.Fleet;
  */
 final class DryRunProgram {
     /** Building a model and compiling it takes seconds; a program that has not got there by now never will. */
-    static final Duration LIMIT = Duration.ofSeconds(120);
+    static final Duration LIMIT = Duration.ofSeconds(60);
+    /** FLEET_TIMEOUT of the dry-run rank: a program that waits for other ranks anyway (there are none) fails fast. */
+    static final String RANK_TIMEOUT_SECONDS = "10";
 
     private DryRunProgram() {
     }
@@ -26,6 +28,7 @@ final class DryRunProgram {
         RankSpec first = plan.ranks().get(0);
         Map<String, String> env = new HashMap<>(first.environment());
         env.put(Fleet.DRY_RUN_ENV, "1");
+        env.put("FLEET_TIMEOUT", RANK_TIMEOUT_SECONDS);
         RankSpec spec = new RankSpec(first.globalRank(), first.localRank(), first.command(), env, first.logFile());
         Files.createDirectories(plan.logDir());
         RankProcess rank = RankProcess.start(spec, out);
@@ -39,7 +42,8 @@ final class DryRunProgram {
         if (!exited) {
             ProcessTrees.terminate(List.of(rank.process().toHandle()), Duration.ofSeconds(2), Duration.ofSeconds(5));
             throw new LaunchException("--dry_run: " + plan.program().mainClass() + " did not reach minimize within "
-                    + LIMIT.toSeconds() + " s (rank " + spec.globalRank() + "'s output is in " + spec.logFile() + ")");
+                    + LIMIT.toSeconds() + " s; only a program that calls fleet.distributedOptimizer(...).minimize has a"
+                    + " compiled program to show (rank " + spec.globalRank() + "'s output is in " + spec.logFile() + ")");
         }
         rank.awaitOutput(Duration.ofSeconds(5));
         return rank.process().exitValue();

@@ -88,16 +88,17 @@ public final class FleetRun {
                 throw new LaunchException("--dry_run --format " + format + " describes the strategy only; leave out PROGRAM ("
                         + options.program + "), or use the table format to see what the compiler does to it");
             }
+            LaunchPlan plan = options.program == null ? null : plan(options, programArgs, strategy, devices, nprocPerNode);
             int status = StrategyCli.dryRun(strategy, nnodes, nprocPerNode, devices.kind(), format, out, err);
             if (status != 0 || !format.equals("table")) {
                 return status;
             }
-            if (options.program == null) {
+            if (plan == null) {
                 out.println(compilerPipeline(strategy, new World(nnodes, nprocPerNode, devices.kind())));
                 return 0;
             }
             out.flush();
-            return DryRunProgram.run(plan(options, programArgs, strategy, devices, nprocPerNode), out);
+            return DryRunProgram.run(plan, out);
         }
         if (options.program == null) {
             throw new LaunchException("missing PROGRAM: name a built-in (" + String.join(", ", BuiltinPrograms.all().keySet())
