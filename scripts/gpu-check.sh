@@ -170,7 +170,7 @@ except ImportError:
     print("torch is not installed: no PyTorch MLP figure"); sys.exit(3)
 if not torch.cuda.is_available():
     print("torch sees no CUDA device: no PyTorch MLP figure"); sys.exit(3)
-from mlp_peer import build_mlp, time_steps
+from mlp_peer import build_mlp, sgd_step, time_steps
 torch.backends.cuda.matmul.allow_tf32 = False  # full f32, as Fleet4J's cublasSgemm
 torch.manual_seed(1)
 model, w = build_mlp("784,512,512,10")
@@ -178,12 +178,7 @@ model = model.cuda()
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 x = torch.rand(64, w[0], device="cuda")
 y = torch.randint(0, w[-1], (64,), device="cuda")
-def step():
-    loss = torch.nn.functional.cross_entropy(model(x), y)
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
-    opt.step()
-    return loss.item()
+step = sgd_step(model, opt, x, y, fetch_loss=True)
 for _ in range(100):
     step()
 median_ms, total = time_steps(step, 500)

@@ -1,5 +1,5 @@
-"""What the PyTorch mlp_perf peers share: the MLP (Linear + ReLU, no ReLU after the last layer), the thread limit
-and a timed loop."""
+"""What the PyTorch mlp_perf peers share: the MLP (Linear + ReLU, no ReLU after the last layer), the thread limit,
+the SGD step and a timed loop."""
 import ctypes
 import statistics
 import time
@@ -31,6 +31,18 @@ def set_threads(n):
         return None
     blas.openblas_set_num_threads(n)
     return blas.openblas_get_num_threads()
+
+
+def sgd_step(model, opt, x, y, fetch_loss):
+    """One training step as mlp_perf's: cross entropy, backward, SGD update. With fetch_loss the step reads the
+    loss back (which waits for the device), as the single-process peers do; the DDP peer does not."""
+    def step():
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss.item() if fetch_loss else None
+    return step
 
 
 def time_steps(step, steps):

@@ -5,7 +5,7 @@ import argparse, os, socket
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from mlp_peer import build_mlp, set_threads, time_steps
+from mlp_peer import build_mlp, set_threads, sgd_step, time_steps
 
 
 def free_port():
@@ -25,12 +25,7 @@ def worker(rank, a, port, out):
     torch.manual_seed(100 + rank)
     x = torch.rand(a.batch_size, w[0])
     y = torch.randint(0, w[-1], (a.batch_size,))
-
-    def step():
-        loss = torch.nn.functional.cross_entropy(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+    step = sgd_step(model, opt, x, y, fetch_loss=False)
 
     for _ in range(a.warmup):
         step()

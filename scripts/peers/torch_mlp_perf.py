@@ -3,7 +3,7 @@
 Usage: /usr/bin/python3 scripts/peers/torch_mlp_perf.py [--layers 784,512,512,10] [--batch_size 64] [--steps 200]"""
 import argparse
 import torch
-from mlp_peer import build_mlp, set_threads, time_steps
+from mlp_peer import build_mlp, set_threads, sgd_step, time_steps
 
 p = argparse.ArgumentParser()
 p.add_argument("--layers", default="784,512,512,10")
@@ -19,14 +19,7 @@ opt = torch.optim.SGD(model.parameters(), lr=0.01)
 x = torch.rand(a.batch_size, w[0])
 y = torch.randint(0, w[-1], (a.batch_size,))
 
-
-def step():
-    loss = torch.nn.functional.cross_entropy(model(x), y)
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
-    opt.step()
-    return loss.item()
-
+step = sgd_step(model, opt, x, y, fetch_loss=True)
 
 for _ in range(a.warmup):
     step()
