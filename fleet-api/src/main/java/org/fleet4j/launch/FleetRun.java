@@ -13,8 +13,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.fleet4j.compiler.Pipeline;
-import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategyCli;
 import org.fleet4j.strategy.World;
 import picocli.CommandLine;
@@ -121,8 +119,7 @@ public final class FleetRun {
 
     /** The passes the strategy selects for this world, in order (the dry run without a PROGRAM). */
     private static String compilerPipeline(Path strategyFileOrNull, World world) {
-        DistributedStrategy strategy = strategyFileOrNull == null ? new DistributedStrategy() : DistributedStrategy.load(strategyFileOrNull);
-        List<String> passes = Pipeline.passNames(EffectiveStrategy.resolve(strategy, world));
+        List<String> passes = Pipeline.passNames(StrategyCli.effective(strategyFileOrNull, world));
         return "compiler pipeline: " + (passes.isEmpty() ? "(no passes)" : String.join(" -> ", passes))
                 + "\n(name a PROGRAM after --dry_run to see what each pass does to it: fused ops, gradient buckets and rings)";
     }

@@ -24,10 +24,7 @@ public final class StrategyCli {
                 throw new StrategyException("--format: '" + format + "' is not allowed; allowed: "
                         + String.join(", ", DryRunReport.formats()));
             }
-            World world = new World(nnodes, nprocPerNode, device);
-            DistributedStrategy strategy = strategyFileOrNull == null
-                    ? new DistributedStrategy() : DistributedStrategy.load(strategyFileOrNull);
-            EffectiveStrategy effective = EffectiveStrategy.resolve(strategy, world);
+            EffectiveStrategy effective = effective(strategyFileOrNull, new World(nnodes, nprocPerNode, device));
             out.print(format.equals("json") ? DryRunReport.json(effective) : DryRunReport.table(effective));
             out.flush();
             return 0;
@@ -36,5 +33,12 @@ public final class StrategyCli {
             err.flush();
             return 2;
         }
+    }
+
+    /** The effective strategy of the file (all defaults when it is null) for a world; throws StrategyException. */
+    public static EffectiveStrategy effective(Path strategyFileOrNull, World world) {
+        DistributedStrategy strategy = strategyFileOrNull == null
+                ? new DistributedStrategy() : DistributedStrategy.load(strategyFileOrNull);
+        return EffectiveStrategy.resolve(strategy, world);
     }
 }
