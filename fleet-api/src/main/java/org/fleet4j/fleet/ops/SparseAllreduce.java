@@ -6,6 +6,7 @@ import java.time.Duration;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.collective.reduce.Reductions;
 import org.fleet4j.core.ops.SelectedRows;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
@@ -57,9 +58,7 @@ final class SparseAllreduce {
             }
         }
         if (reduce == ReduceOp.AVG) {
-            for (long i = 0; i < values.numel(); i++) {
-                values.setFloat(i, values.getFloat(i) / n);
-            }
+            Reductions.divide(values.segment(), 0, values.numel(), CollectiveOps.dataType(valueType), n);
         }
         return new SelectedRows(rows, values, local.height());
     }
