@@ -3,6 +3,8 @@
 # after round so both see the same machine, then medians and ratios:
 #   1 rank:  Fleet4J mlp_perf           vs  PyTorch, torch.set_num_threads(1)         (issue 2's target: ratio >= 1)
 #   2 ranks: Fleet4J mlp_perf on fleetrun vs PyTorch DDP over Gloo, 1 thread per rank (issue 5's target: >= 3x)
+#   ceiling: two independent 1-rank Fleet4J jobs at once, no synchronisation: what the machine itself allows two
+#            ranks (shared memory bandwidth and L3), the bound on the 2-rank scaling efficiency
 # Both sides get the same untimed warm-up steps: 300 by default, because Fleet4J's kernels reach their steady speed
 # only once C2 has compiled them (about 150 steps of mlp_perf on a quiet machine; see docs/performance/mlp.md), and
 # PyTorch is at its steady speed from the first steps.
@@ -20,6 +22,10 @@ for r in $(seq 1 "$rounds"); do
   $py scripts/peers/torch_mlp_perf.py --steps "$steps" --warmup "$warmup" > "$out/t1.$r"
   bin/fleetrun --nproc_per_node 2 --log_dir "$out/f2.$r" mlp_perf --steps "$steps" --warmup "$warmup" >/dev/null 2>&1
   $py scripts/peers/torch_ddp_mlp_perf.py --nproc 2 --steps "$steps" --warmup "$warmup" > "$out/t2.$r"
+  bin/fleetrun --nproc_per_node 1 --log_dir "$out/pa.$r" mlp_perf --steps "$steps" --warmup "$warmup" >/dev/null 2>&1 &
+  pair=$!
+  bin/fleetrun --nproc_per_node 1 --log_dir "$out/pb.$r" mlp_perf --steps "$steps" --warmup "$warmup" >/dev/null 2>&1
+  wait "$pair"
 done
 echo "end:   $(uptime)"
 $py - "$out" "$rounds" <<'PY'
@@ -33,9 +39,14 @@ def torch(n):
         m = re.search(r"([\d,]+) samples/s", open(f"{out}/t{n}.{r}").read())
         vals.append(float(m.group(1).replace(",", "")))
     return vals
-f1, t1, f2, t2 = (statistics.median(v) for v in (fleet(1), torch(1), fleet(2), torch(2)))
+def pair():
+    step = lambda d: json.load(open(f"{out}/{d}/summary.json"))["step_ms"]
+    return [64e3 / step(f"pa.{r}") + 64e3 / step(f"pb.{r}") for r in range(1, rounds + 1)]
+f1, t1, f2, t2, p2 = (statistics.median(v) for v in (fleet(1), torch(1), fleet(2), torch(2), pair()))
 print(f"rounds {rounds}; medians of samples/s (higher is better)")
 print(f"1 rank : Fleet4J {f1:10,.0f}   PyTorch 1 thread {t1:10,.0f}   ratio {f1 / t1:.2f}")
 print(f"2 ranks: Fleet4J {f2:10,.0f}   PyTorch DDP Gloo {t2:10,.0f}   ratio {f2 / t2:.2f}")
 print(f"scaling efficiency (2-rank / twice 1-rank): Fleet4J {f2 / (2 * f1):.2f}   PyTorch {t2 / (2 * t1):.2f}")
+print(f"ceiling: two independent 1-rank jobs at once {p2:10,.0f} samples/s together (from step_ms, batch 64)"
+      f" = efficiency {p2 / (2 * f1):.2f}; Fleet4J 2 ranks reach {f2 / p2:.2f} of it")
 PY
