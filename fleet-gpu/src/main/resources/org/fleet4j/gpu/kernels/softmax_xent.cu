@@ -21,7 +21,7 @@ extern "C" __global__ void softmax_xent_f32(const float* logits, const long long
                                             long long classes, long long ignore_index) {
     const float* x = logits + blockIdx.x * classes;
     float* p = softmax + blockIdx.x * classes;
-    float m = -INFINITY;
+    float m = __int_as_float(0xff800000); // -inf: NVRTC has no math.h, so no INFINITY macro
     for (long long c = threadIdx.x; c < classes; c += blockDim.x) {
         m = fmaxf(m, x[c]);
     }
