@@ -83,8 +83,13 @@ final class ElementwiseOps {
             MemorySegment ys = y.segment();
             MemorySegment os = out.segment();
             long n = out.numel();
-            if (kind == Kind.ADD && layout.xMap == null && layout.yMap == null) {
-                F32.add(xs, ys, os, n);
+            if (layout.xMap == null && layout.yMap == null) {
+                switch (kind) {
+                    case ADD -> F32.add(xs, ys, os, n);
+                    case SUB -> F32.sub(xs, ys, os, n);
+                    case MUL -> F32.mul(xs, ys, os, n);
+                    case DIV -> F32.div(xs, ys, os, n);
+                }
             } else if (kind == Kind.ADD && layout.rowLen > 0) {
                 F32.addRows(xs, ys, os, n / layout.rowLen, layout.rowLen);
             } else {
@@ -149,6 +154,10 @@ final class ElementwiseOps {
                 }
                 return;
             }
+            if (layout.xMap == null && layout.yMap == null && x.dtype() == DType.F32) {
+                sameShapeF32(a, g.segment(), x, y, gx, gy, n);
+                return;
+            }
             if (wantX) {
                 gx.fill(0);
             }
@@ -178,6 +187,25 @@ final class ElementwiseOps {
                         case DIV -> -gv * out.getDouble(i) / y.getDouble(yi);
                     };
                     gy.setDouble(yi, gy.getDouble(yi) + d);
+                }
+            }
+        }
+
+        /** No broadcasting: each gradient is one vector pass, no accumulation. */
+        private void sameShapeF32(KernelArgs a, MemorySegment g, Tensor x, Tensor y, Tensor gx, Tensor gy, long n) {
+            if (gx != null) {
+                switch (kind) {
+                    case ADD, SUB -> F32.copy(g, gx.segment(), n);
+                    case MUL -> F32.mul(g, y.segment(), gx.segment(), n);
+                    case DIV -> F32.div(g, y.segment(), gx.segment(), n);
+                }
+            }
+            if (gy != null) {
+                switch (kind) {
+                    case ADD -> F32.copy(g, gy.segment(), n);
+                    case SUB -> F32.scale(g, -1f, gy.segment(), n);
+                    case MUL -> F32.mul(g, x.segment(), gy.segment(), n);
+                    case DIV -> F32.divGradY(g, a.in("Out").segment(), y.segment(), gy.segment(), n);
                 }
             }
         }

@@ -50,6 +50,50 @@ public final class F32 {
         }
     }
 
+    /** out = a - b. */
+    public static void sub(MemorySegment a, MemorySegment b, MemorySegment out, long n) {
+        long i = 0;
+        for (long bound = S.loopBound(n); i < bound; i += L) {
+            store(load(a, i).sub(load(b, i)), out, i);
+        }
+        for (; i < n; i++) {
+            out.setAtIndex(F, i, a.getAtIndex(F, i) - b.getAtIndex(F, i));
+        }
+    }
+
+    /** out = a * b. */
+    public static void mul(MemorySegment a, MemorySegment b, MemorySegment out, long n) {
+        long i = 0;
+        for (long bound = S.loopBound(n); i < bound; i += L) {
+            store(load(a, i).mul(load(b, i)), out, i);
+        }
+        for (; i < n; i++) {
+            out.setAtIndex(F, i, a.getAtIndex(F, i) * b.getAtIndex(F, i));
+        }
+    }
+
+    /** out = a / b. */
+    public static void div(MemorySegment a, MemorySegment b, MemorySegment out, long n) {
+        long i = 0;
+        for (long bound = S.loopBound(n); i < bound; i += L) {
+            store(load(a, i).div(load(b, i)), out, i);
+        }
+        for (; i < n; i++) {
+            out.setAtIndex(F, i, a.getAtIndex(F, i) / b.getAtIndex(F, i));
+        }
+    }
+
+    /** gy = -(g * out) / y: the gradient of out = x / y with respect to y, from the forward's output. */
+    public static void divGradY(MemorySegment g, MemorySegment out, MemorySegment y, MemorySegment gy, long n) {
+        long i = 0;
+        for (long bound = S.loopBound(n); i < bound; i += L) {
+            store(load(g, i).mul(load(out, i)).div(load(y, i)).neg(), gy, i);
+        }
+        for (; i < n; i++) {
+            gy.setAtIndex(F, i, -(g.getAtIndex(F, i) * out.getAtIndex(F, i) / y.getAtIndex(F, i)));
+        }
+    }
+
     /** out += a. */
     public static void accumulate(MemorySegment out, MemorySegment a, long n) {
         add(out, a, out, n);

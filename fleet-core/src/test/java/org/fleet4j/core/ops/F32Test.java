@@ -48,6 +48,23 @@ class F32Test {
             for (int i = 0; i < n; i++) {
                 assertBits(F32.get(a, i) + F32.get(b, i), F32.get(out, i), "add", n, i);
             }
+            F32.sub(a, b, out, n);
+            for (int i = 0; i < n; i++) {
+                assertBits(F32.get(a, i) - F32.get(b, i), F32.get(out, i), "sub", n, i);
+            }
+            F32.mul(a, b, out, n);
+            for (int i = 0; i < n; i++) {
+                assertBits(F32.get(a, i) * F32.get(b, i), F32.get(out, i), "mul", n, i);
+            }
+            F32.div(a, b, out, n);
+            for (int i = 0; i < n; i++) {
+                assertBits(F32.get(a, i) / F32.get(b, i), F32.get(out, i), "div", n, i);
+            }
+            MemorySegment c = data(3000 + n, n);
+            F32.divGradY(a, b, c, out, n);
+            for (int i = 0; i < n; i++) {
+                assertBits(-(F32.get(a, i) * F32.get(b, i) / F32.get(c, i)), F32.get(out, i), "divGradY", n, i);
+            }
             F32.scale(a, 0.37f, out, n);
             for (int i = 0; i < n; i++) {
                 assertBits(0.37f * F32.get(a, i), F32.get(out, i), "scale", n, i);
