@@ -157,12 +157,26 @@ public final class F32 {
         }
     }
 
+    /**
+     * The sum in double, over four interleaved partial sums (element i goes to partial i mod 4) so that consecutive
+     * additions do not wait on each other; the order is fixed, so the result does not depend on the machine.
+     */
     public static double sum(MemorySegment a, long n) {
-        double s = 0;
-        for (long i = 0; i < n; i++) {
-            s += a.getAtIndex(F, i);
+        double s0 = 0;
+        double s1 = 0;
+        double s2 = 0;
+        double s3 = 0;
+        long i = 0;
+        for (; i + 4 <= n; i += 4) {
+            s0 += a.getAtIndex(F, i);
+            s1 += a.getAtIndex(F, i + 1);
+            s2 += a.getAtIndex(F, i + 2);
+            s3 += a.getAtIndex(F, i + 3);
         }
-        return s;
+        for (; i < n; i++) {
+            s0 += a.getAtIndex(F, i);
+        }
+        return (s0 + s1) + (s2 + s3);
     }
 
     public static void copy(MemorySegment src, MemorySegment dst, long n) {

@@ -1,5 +1,6 @@
 package org.fleet4j.core.ops;
 
+import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 
 /** mean (of all elements, to a scalar) and sum (of several same-shaped tensors), with gradients. */
@@ -18,8 +19,12 @@ final class ReduceOps {
                     Tensor x = a.in("X");
                     Tensor out = a.out("Out", x.dtype());
                     double s = 0;
-                    for (long i = 0; i < x.numel(); i++) {
-                        s += x.getDouble(i);
+                    if (x.dtype() == DType.F32) {
+                        s = F32.sum(x.segment(), x.numel());
+                    } else {
+                        for (long i = 0; i < x.numel(); i++) {
+                            s += x.getDouble(i);
+                        }
                     }
                     out.setDouble(0, x.numel() == 0 ? Double.NaN : s / x.numel());
                 })
@@ -50,7 +55,7 @@ final class ReduceOps {
                     for (int j = 1; j < n; j++) {
                         Object v = a.inValue("X", j);
                         Tensor t = v instanceof SelectedRows sr ? sr.toDense() : (Tensor) v;
-                        if (t.dtype() == org.fleet4j.core.tensor.DType.F32) {
+                        if (t.dtype() == DType.F32) {
                             F32.accumulate(out.segment(), t.segment(), out.numel());
                         } else {
                             for (long i = 0; i < out.numel(); i++) {

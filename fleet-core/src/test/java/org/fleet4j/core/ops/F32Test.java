@@ -81,6 +81,23 @@ class F32Test {
     }
 
     @Test
+    void sumAddsEveryElementOnce() {
+        for (int n = 0; n <= MAX_LEN; n++) {
+            SplittableRandom r = new SplittableRandom(n);
+            float[] v = new float[n];
+            java.math.BigDecimal exact = java.math.BigDecimal.ZERO;
+            for (int i = 0; i < n; i++) {
+                v[i] = (float) (1000 * r.nextDouble() - 500);
+                exact = exact.add(new java.math.BigDecimal(v[i]));
+            }
+            double sum = F32.sum(n == 0 ? empty(0) : Tensor.of(v, n).segment(), n);
+            assertEquals(exact.doubleValue(), sum, 1e-9, "sum at length " + n);
+        }
+        assertEquals(Float.POSITIVE_INFINITY, F32.sum(Tensor.of(new float[]{1, 2, Float.POSITIVE_INFINITY, 4, 5}, 5).segment(), 5));
+        assertEquals(Double.NaN, F32.sum(Tensor.of(new float[]{1, 2, 3, 4, Float.NaN}, 5).segment(), 5));
+    }
+
+    @Test
     void inPlaceUpdatesMatchTheScalarFormula() {
         for (int n = 0; n <= MAX_LEN; n++) {
             MemorySegment x = data(n, n);
