@@ -1,5 +1,6 @@
 package org.fleet4j.collective;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -21,6 +22,9 @@ public abstract class AbstractProcessGroup implements ProcessGroup {
     private final long[] recvSeq;
     private final Map<String, Integer> subgroupCounts = new HashMap<>();
     private final List<AutoCloseable> closeAlso = new ArrayList<>();
+    /** Its own lock: a registration waits for the other ranks and must not hold up calls on other threads. */
+    private final Object registration = new Object();
+    private Arena registered;
     private long collectiveSeq;
     private volatile CollectiveException broken;
     private volatile boolean closed;
@@ -189,6 +193,36 @@ public abstract class AbstractProcessGroup implements ProcessGroup {
                 ctx.store(), ctx.jobToken(), ctx.bindHost(), options));
     }
 
+    /** Checks the arguments, then lets the backend provide the memory ({@link #allocateRegistered}). */
+    @Override
+    public final MemorySegment registeredBuffer(String name, long bytes) {
+        if (name == null || name.isBlank() || name.contains("\n")) {
+            throw new IllegalArgumentException("registeredBuffer on " + ctx + ": name '" + name
+                    + "' must be non-empty and on one line");
+        }
+        if (bytes < 0) {
+            throw new IllegalArgumentException("registeredBuffer '" + name + "' on " + ctx + ": " + bytes
+                    + " bytes; expected 0 or more");
+        }
+        synchronized (registration) {
+            if (closed) {
+                throw new IllegalStateException("registeredBuffer '" + name + "': " + ctx + " is closed");
+            }
+            return allocateRegistered(name, bytes);
+        }
+    }
+
+    /**
+     * The memory of a registered buffer; this default, for backends that gain nothing from registration, is ordinary
+     * page-aligned memory owned by the group and freed when it closes.
+     */
+    protected MemorySegment allocateRegistered(String name, long bytes) {
+        if (registered == null) {
+            registered = Arena.ofShared();
+        }
+        return registered.allocate(Math.max(1, bytes), 4096).asSlice(0, bytes);
+    }
+
     @Override
     public void close() {
         if (closed) {
@@ -197,6 +231,11 @@ public abstract class AbstractProcessGroup implements ProcessGroup {
         closed = true;
         queue.close(new CollectiveException(ctx + " was closed before the operation started"));
         release();
+        synchronized (registration) {
+            if (registered != null) {
+                registered.close();
+            }
+        }
         for (AutoCloseable c : closeAlso) {
             try {
                 c.close();

@@ -59,6 +59,15 @@ public interface ProcessGroup extends AutoCloseable {
     /** A further communicator over the same ranks (one per channel); every rank calls it with the same name. */
     ProcessGroup newGroup(String name, GroupOptions options);
 
+    /**
+     * A zeroed buffer of {@code bytes} for collectives that this group runs faster on: where the backend supports it
+     * (shm), the memory lives in a segment that every rank maps, so an {@link #allreduce} of the buffer, or of a
+     * slice of it, reads and writes the other ranks' copies directly instead of staging through the group's own
+     * memory. Other backends return ordinary memory. It is a collective call: every rank registers the same names
+     * and sizes in the same order. Valid until the group is closed; any operation works on it as on other buffers.
+     */
+    MemorySegment registeredBuffer(String name, long bytes);
+
     /** Releases sockets, shared memory and the progress thread; operations not yet started fail. */
     @Override
     void close();

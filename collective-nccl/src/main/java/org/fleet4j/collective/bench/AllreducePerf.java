@@ -26,13 +26,15 @@ import java.util.Locale;
  * nccl-tests style bandwidth benchmark: for each size, times back-to-back operations on f32 buffers and prints
  * bytes, count, time, algbw and busbw (algbw scaled by the operation's traffic factor, e.g. 2(n-1)/n for
  * allreduce). Each figure is the median of several repeats; a repeat's time is the slowest rank's mean. Rank 0
- * writes the rows to {@code $FLEET_LOG_DIR/allreduce_perf.json}.
+ * writes the rows to {@code $FLEET_LOG_DIR/allreduce_perf.json}. With {@code --registered} every size is timed twice,
+ * on ordinary memory and on the group's {@link ProcessGroup#registeredBuffer}, the repeats of the two interleaved so
+ * that both see the same load; each row then names its buffer.
  */
 public final class AllreducePerf {
     /** Rank 0's time spent warming up each size before it is calibrated and timed. */
     private static final long WARMUP_NANOS = 1_000_000_000L;
     /** One table row. */
-    record Row(long bytes, long count, double timeUs, double algbwGbps, double busbwGbps) {
+    record Row(long bytes, long count, String buffer, double timeUs, double algbwGbps, double busbwGbps) {
     }
 
     private AllreducePerf() {
@@ -67,36 +69,49 @@ public final class AllreducePerf {
         if (g.rank() == 0) {
             System.out.printf(Locale.ROOT, "# allreduce_perf: %s, %d ranks, backend %s, f32 sum, median of %d repeats%n",
                     opts.op().displayName(), n, g.backend().name().toLowerCase(Locale.ROOT), opts.repeats());
-            System.out.printf(Locale.ROOT, "%12s %12s %12s %10s %10s%n", "size(B)", "count", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+            System.out.printf(Locale.ROOT, "%12s %12s %s%12s %10s %10s%n", "size(B)", "count",
+                    opts.registered() ? String.format(Locale.ROOT, "%11s", "buffer") : "", "time(us)", "algbw(GB/s)",
+                    "busbw(GB/s)");
         }
         List<Row> rows = new ArrayList<>();
         try (Arena arena = Arena.ofShared()) {
             for (long bytes : opts.sizes()) {
                 long count = bytes / 4;
-                MemorySegment a = arena.allocate(count * 4, 4096);
-                MemorySegment b = arena.allocate(count * 4, 4096);
-                for (long i = 0; i < count; i++) {
-                    a.setAtIndex(ValueLayout.JAVA_FLOAT, i, 1f);
-                }
-                Runnable once = operation(g, opts.op(), a, b, count);
-                int iters = calibrate(g, once, bytes, opts.perSize());
-                double[] times = new double[opts.repeats()];
-                for (int rep = 0; rep < opts.repeats(); rep++) {
-                    g.barrier().await(Duration.ofMinutes(5));
-                    long t0 = System.nanoTime();
-                    for (int i = 0; i < iters; i++) {
-                        once.run();
+                List<String> buffers = opts.registered() ? List.of("ordinary", "registered") : List.of("ordinary");
+                Runnable[] once = new Runnable[buffers.size()];
+                int[] iters = new int[buffers.size()];
+                double[][] times = new double[buffers.size()][opts.repeats()];
+                for (int v = 0; v < buffers.size(); v++) {
+                    MemorySegment a = v == 0 ? arena.allocate(count * 4, 4096)
+                            : g.registeredBuffer("allreduce_perf " + bytes, count * 4);
+                    MemorySegment b = arena.allocate(count * 4, 4096);
+                    for (long i = 0; i < count; i++) {
+                        a.setAtIndex(ValueLayout.JAVA_FLOAT, i, 1f);
                     }
-                    times[rep] = slowest(g, (System.nanoTime() - t0) / 1e3 / iters);
+                    once[v] = operation(g, opts.op(), a, b, count);
+                    iters[v] = calibrate(g, once[v], bytes, opts.perSize());
                 }
-                Arrays.sort(times);
-                double us = times[times.length / 2];
-                double algbw = bytes / us / 1e3;
-                Row row = new Row(bytes, count, us, algbw, algbw * busFactor(opts.op(), n));
-                rows.add(row);
-                if (g.rank() == 0) {
-                    System.out.printf(Locale.ROOT, "%12d %12d %12.2f %10.3f %10.3f%n", row.bytes(), row.count(), row.timeUs(),
-                            row.algbwGbps(), row.busbwGbps());
+                for (int rep = 0; rep < opts.repeats(); rep++) {
+                    for (int v = 0; v < buffers.size(); v++) {
+                        g.barrier().await(Duration.ofMinutes(5));
+                        long t0 = System.nanoTime();
+                        for (int i = 0; i < iters[v]; i++) {
+                            once[v].run();
+                        }
+                        times[v][rep] = slowest(g, (System.nanoTime() - t0) / 1e3 / iters[v]);
+                    }
+                }
+                for (int v = 0; v < buffers.size(); v++) {
+                    Arrays.sort(times[v]);
+                    double us = times[v][times[v].length / 2];
+                    double algbw = bytes / us / 1e3;
+                    Row row = new Row(bytes, count, buffers.get(v), us, algbw, algbw * busFactor(opts.op(), n));
+                    rows.add(row);
+                    if (g.rank() == 0) {
+                        System.out.printf(Locale.ROOT, "%12d %12d %s%12.2f %10.3f %10.3f%n", row.bytes(), row.count(),
+                                opts.registered() ? String.format(Locale.ROOT, "%11s", row.buffer()) : "", row.timeUs(),
+                                row.algbwGbps(), row.busbwGbps());
+                    }
                 }
             }
         }
@@ -181,8 +196,8 @@ public final class AllreducePerf {
         StringBuilder json = new StringBuilder("[\n");
         for (int i = 0; i < rows.size(); i++) {
             Row r = rows.get(i);
-            json.append(String.format(Locale.ROOT, "  {\"bytes\": %d, \"time_us\": %.3f, \"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f}%s%n",
-                    r.bytes(), r.timeUs(), r.algbwGbps(), r.busbwGbps(), i + 1 < rows.size() ? "," : ""));
+            json.append(String.format(Locale.ROOT, "  {\"bytes\": %d, \"time_us\": %.3f, \"algbw_gbps\": %.4f, \"busbw_gbps\": %.4f, \"buffer\": \"%s\"}%s%n",
+                    r.bytes(), r.timeUs(), r.algbwGbps(), r.busbwGbps(), r.buffer(), i + 1 < rows.size() ? "," : ""));
         }
         json.append("]\n");
         Files.writeString(dir.resolve("allreduce_perf.json"), json);

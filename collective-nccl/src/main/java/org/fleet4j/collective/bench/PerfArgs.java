@@ -10,11 +10,11 @@ import java.util.Locale;
 
 /** The command line of allreduce_perf; every mistake becomes an IllegalArgumentException with a one-line message. */
 record PerfArgs(List<Long> sizes, OpKind op, Backend backend, int repeats, Duration perSize, int slotBytes,
-                int chunkBytes, boolean verifyCalls) {
+                int chunkBytes, boolean verifyCalls, boolean registered) {
 
     static final String USAGE = "usage: allreduce_perf [--sizes 4K,64K,1M,16M,64M] [--op allreduce|broadcast|allgather|reduce_scatter]"
             + " [--backend auto|shm|tcp|hierarchical] [--repeats 5] [--ms_per_size 400] [--shm_slot 1M] [--tcp_chunk 256K]"
-            + " [--no_verify]";
+            + " [--no_verify] [--registered]";
 
     static PerfArgs parse(String[] args) {
         List<Long> sizes = List.of(4L << 10, 64L << 10, 1L << 20, 16L << 20, 64L << 20);
@@ -25,6 +25,7 @@ record PerfArgs(List<Long> sizes, OpKind op, Backend backend, int repeats, Durat
         int slot = 1 << 20;
         int chunk = 256 << 10;
         boolean verify = true;
+        boolean registered = false;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -36,11 +37,12 @@ record PerfArgs(List<Long> sizes, OpKind op, Backend backend, int repeats, Durat
                 case "--shm_slot" -> slot = (int) parseSize(value(args, ++i, a));
                 case "--tcp_chunk" -> chunk = (int) parseSize(value(args, ++i, a));
                 case "--no_verify" -> verify = false;
+                case "--registered" -> registered = true;
                 case "-h", "--help" -> throw new IllegalArgumentException(USAGE);
                 default -> throw new IllegalArgumentException("unknown argument '" + a + "'; " + USAGE);
             }
         }
-        return new PerfArgs(sizes, op, backend, repeats, Duration.ofMillis(msPerSize), slot, chunk, verify);
+        return new PerfArgs(sizes, op, backend, repeats, Duration.ofMillis(msPerSize), slot, chunk, verify, registered);
     }
 
     private static String value(String[] args, int i, String flag) {

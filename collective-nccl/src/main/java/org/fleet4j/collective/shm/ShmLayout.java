@@ -6,7 +6,7 @@ package org.fleet4j.collective.shm;
  * <pre>
  * header   magic, size, ranks, slot bytes, mailbox bytes; abort (rank + 1 of the first rank that failed) and
  *          that rank's error message, so the others can say why
- * control  per rank: pid | arrived + seq + fingerprint | reduced | done     (256 bytes each)
+ * control  per rank: pid | arrived + seq + fingerprint + registered region | reduced | done   (256 bytes each)
  * slots    per rank: slotBytes of staging for one pipeline round            (page aligned)
  * mailbox  per ordered pair (src, dst): posted + fingerprint | acked | data  (point-to-point)
  * </pre>
@@ -31,6 +31,9 @@ final class ShmLayout {
     static final long C_SEQ = 72;
     static final long C_FP_HIGH = 80;
     static final long C_FP_LOW = 88;
+    /** Which registered region (or -1) and offset in it the rank's allreduce buffer lies at, published on arrival. */
+    static final long C_REGION = 96;
+    static final long C_REGION_OFFSET = 104;
     static final long C_REDUCED = 128;
     static final long C_DONE = 192;
 

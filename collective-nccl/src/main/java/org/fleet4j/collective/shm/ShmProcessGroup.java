@@ -23,6 +23,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -31,6 +32,8 @@ import java.util.concurrent.locks.LockSupport;
  * and raises its "arrived" flag; rank r then reduces share r of the chunk across all slots (vectorised) and raises
  * "reduced"; everyone copies the reduced shares out and raises "done", which frees the slots for the next round.
  * Flags are monotonically increasing round numbers written with release and read with acquire semantics.
+ * A buffer from {@link #registeredBuffer} lives in a file every rank maps ({@link ShmRegion}): its allreduce skips the
+ * slots, each rank reducing its share straight from every rank's copy and writing the result into every copy.
  * Waiting spins briefly, then yields, then parks, and checks the deadline, the abort flag and whether the
  * awaited ranks' processes still run.
  */
@@ -56,6 +59,8 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
     private final long spinNanos;
     private final long[] sendCount;
     private final long[] recvCount;
+    private final List<ShmRegion> regions = new CopyOnWriteArrayList<>();
+    private int registrations;
     private long round;
 
     public ShmProcessGroup(GroupContext ctx) {
@@ -150,11 +155,30 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
     }
 
     private void arrive(OpCall call, long t) {
+        arrive(call, t, -1, 0);
+    }
+
+    /** Arrives in round t, saying which registered region (or -1) and offset in it this rank's buffer lies at. */
+    private void arrive(OpCall call, long t, int region, long regionOffset) {
         long c = layout.ctrl(rank());
         shm.set(ValueLayout.JAVA_LONG, c + ShmLayout.C_SEQ, call.seq());
         shm.set(ValueLayout.JAVA_LONG, c + ShmLayout.C_FP_HIGH, call.fingerprintHigh());
         shm.set(ValueLayout.JAVA_LONG, c + ShmLayout.C_FP_LOW, call.fingerprintLow());
+        shm.set(ValueLayout.JAVA_LONG, c + ShmLayout.C_REGION, region);
+        shm.set(ValueLayout.JAVA_LONG, c + ShmLayout.C_REGION_OFFSET, regionOffset);
         raise(ShmLayout.C_ARRIVED, t);
+    }
+
+    /** After every rank arrived: whether all of them published this region and offset. */
+    private boolean allArrivedAt(int region, long regionOffset) {
+        for (int i = 0; i < size(); i++) {
+            long c = layout.ctrl(i);
+            if (shm.get(ValueLayout.JAVA_LONG, c + ShmLayout.C_REGION) != region
+                    || shm.get(ValueLayout.JAVA_LONG, c + ShmLayout.C_REGION_OFFSET) != regionOffset) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Waits until every rank has arrived in round t, and checks that they all issued the same call. */
@@ -264,7 +288,58 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
 
     @Override
     protected void runAllreduce(OpCall call, MemorySegment buffer) {
+        if (size() == 1 || call.count() == 0) {
+            return;
+        }
+        for (ShmRegion region : regions) {
+            long off = region.offsetOf(buffer);
+            if (off >= 0) {
+                allreduceRegistered(call, buffer, region, off);
+                return;
+            }
+        }
         reduceRounds(call, buffer, -1);
+    }
+
+    /**
+     * Allreduce of a buffer at offset {@code off} of a registered region, in one round with no staging: rank r
+     * reduces share r from every rank's copy into its own, then writes the result into every other copy; nobody
+     * else touches share r, so the writes race with nothing. Once every rank has reduced, every copy holds the
+     * whole result. Per rank that reads n shares and writes n, where the slots cost about twice as much. Ranks whose
+     * buffers are not all at this offset of this region (they passed other memory) agree so at arrival and all
+     * take the slots instead.
+     */
+    private void allreduceRegistered(OpCall call, MemorySegment buffer, ShmRegion region, long off) {
+        int n = size();
+        int r = rank();
+        int es = call.dtype().byteSize();
+        long deadline = deadline();
+        long c = call.count();
+        long t = beginRound(call, deadline);
+        arrive(call, t, region.id(), off);
+        awaitArrivals(call, t, deadline);
+        if (!allArrivedAt(region.id(), off)) {
+            restartWithSlots(call, buffer, t);
+            return;
+        }
+        long at = off + c * r / n * es;
+        long share = c * (r + 1) / n - c * r / n;
+        MemorySegment mine = region.mine();
+        for (int k = 1; k < n; k++) {
+            Reductions.combine(mine, at, region.part((r + k) % n), at, share, call.dtype(), call.op());
+        }
+        if (call.op() == ReduceOp.AVG) {
+            Reductions.divide(mine, at, share, call.dtype(), n);
+        }
+        for (int k = 1; k < n; k++) {
+            MemorySegment.copy(mine, at, region.part((r + k) % n), at, share * es);
+        }
+        raise(ShmLayout.C_REDUCED, t);
+        for (int k = 1; k < n; k++) {
+            int j = (r + k) % n;
+            awaitFlag(j, layout.ctrl(j) + ShmLayout.C_REDUCED, t, call, "reduce", deadline);
+        }
+        raise(ShmLayout.C_DONE, t);
     }
 
     @Override
@@ -296,6 +371,10 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
                 MemorySegment.copy(buffer, off * es, shm, mySlot, c * es);
                 arrive(call, t);
                 awaitArrivals(call, t, deadline);
+                if (off == 0 && !allArrivedAt(-1, 0)) {
+                    restartWithSlots(call, buffer, t);
+                    return;
+                }
                 if (receives) {
                     MemorySegment.copy(shm, layout.slot(0), buffer, off * es, c * es);
                     for (int i = 1; i < n; i++) {
@@ -318,6 +397,10 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
             }
             arrive(call, t);
             awaitArrivals(call, t, deadline);
+            if (off == 0 && !allArrivedAt(-1, 0)) {
+                restartWithSlots(call, buffer, t);
+                return;
+            }
             MemorySegment acc = receives ? buffer : shm;
             long accOff = receives ? (off + lo) * es : mySlot + lo * es;
             for (int k = 1; k < n; k++) {
@@ -341,6 +424,15 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
             }
             raise(ShmLayout.C_DONE, t);
         }
+    }
+
+    /**
+     * Some rank arrived with a registered buffer while this one has ordinary memory: round t ends as a mere
+     * barrier, and every rank (the registered ones too, see {@link #allreduceRegistered}) runs the slot rounds.
+     */
+    private void restartWithSlots(OpCall call, MemorySegment buffer, long t) {
+        raise(ShmLayout.C_DONE, t);
+        reduceRounds(call, buffer, -1);
     }
 
     @Override
@@ -478,6 +570,20 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
             LONG.setRelease(shm, box + ShmLayout.M_ACKED, k);
             off += bytes;
         } while (off < total);
+    }
+
+    // ---- registered buffers ----------------------------------------------------------------------------------
+
+    /** A region every rank maps (one file per registration; see {@link ShmRegion}). */
+    @Override
+    protected MemorySegment allocateRegistered(String name, long bytes) {
+        int id = registrations++;
+        if (size() == 1 || bytes == 0) {
+            return super.allocateRegistered(name, bytes);
+        }
+        ShmRegion region = ShmRegion.map(ctx, id, name, bytes, arena);
+        regions.add(region);
+        return region.mine();
     }
 
     // ---- lifecycle -------------------------------------------------------------------------------------------

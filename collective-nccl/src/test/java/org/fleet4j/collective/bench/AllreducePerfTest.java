@@ -51,7 +51,7 @@ class AllreducePerfTest {
             String table = ranks.log(0);
             assertTrue(table.contains("busbw(GB/s)") && table.contains("backend shm"), table);
             String json = Files.readString(logs.resolve("allreduce_perf.json"));
-            Matcher m = Pattern.compile("\\{\"bytes\": (\\d+), \"time_us\": ([0-9.]+), \"algbw_gbps\": ([0-9.]+), \"busbw_gbps\": ([0-9.]+)}")
+            Matcher m = Pattern.compile("\\{\"bytes\": (\\d+), \"time_us\": ([0-9.]+), \"algbw_gbps\": ([0-9.]+), \"busbw_gbps\": ([0-9.]+), \"buffer\": \"ordinary\"}")
                     .matcher(json);
             assertTrue(m.find(), json);
             assertEquals("4096", m.group(1));
