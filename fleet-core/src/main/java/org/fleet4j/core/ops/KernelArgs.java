@@ -29,14 +29,23 @@ public final class KernelArgs {
         this.dropped = dropped;
         this.op = op;
         this.frame = frame;
-        this.inSlots = inSlots;
+        this.inSlots = interned(inSlots);
         this.in = in;
-        this.outSlots = outSlots;
+        this.outSlots = interned(outSlots);
         this.out = out;
     }
 
     public Op op() {
         return op;
+    }
+
+    /** Kernels name slots with literals, which are interned: then the lookup below matches on identity. */
+    private static String[] interned(String[] slots) {
+        String[] copy = new String[slots.length];
+        for (int i = 0; i < slots.length; i++) {
+            copy[i] = slots[i].intern();
+        }
+        return copy;
     }
 
     private static int find(String[] slots, String slot) {
