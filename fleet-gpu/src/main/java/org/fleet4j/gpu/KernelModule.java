@@ -21,7 +21,7 @@ public record KernelModule(String name, String source, List<String> entryPoints)
     /** Every module Fleet4J ships, in the order they are listed. */
     public static final List<String> NAMES =
             List.of("elementwise", "activations", "softmax_xent", "reduce", "optimizers", "amp", "embedding",
-                    "batch_norm", "fill", "metrics");
+                    "batch_norm", "fill", "metrics", "dropout");
 
     private static final Pattern ENTRY = Pattern.compile("^extern \"C\" __global__ void (\\w+)\\(.*$", Pattern.MULTILINE);
     private static final Pattern MACRO_ENTRY = Pattern.compile("^BINARY\\((\\w+),", Pattern.MULTILINE);

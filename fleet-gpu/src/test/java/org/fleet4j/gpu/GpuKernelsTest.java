@@ -289,13 +289,13 @@ class GpuKernelsTest {
         Tensor grads = random(11, 1000);
         LossScaler scaler = new LossScaler(new AmpConfig(AmpDtype.FP16, 1024, 10, 2, 2, 0.5, true, Set.of(), Set.of()));
         GpuBuffer g = upload(grads);
-        GpuBuffer found = gpu.allocate(4);
+        GpuBuffer found = gpu.allocate(8);
         gpu.zero(found);
-        kernels.launch("check_finite_and_unscale_f32", LaunchShape.elements(1000, 1), g,
-                upload(Tensor.of(new float[]{1f / 1024}, 1)), found, 1000L);
+        kernels.launch("check_finite_and_unscale_f32", LaunchShape.elements(1000, 1), g, g,
+                upload(Tensor.of(new float[]{1024f}, 1)), found, 1000L);
         Tensor expected = grads.copy();
         assertEquals(false, scaler.unscale(List.of(expected)));
         assertClose(expected, download(g, DType.F32, 1000), 0f, "unscale");
-        assertEquals(0, download(found, DType.I32, 1).getLong(0));
+        assertEquals(0, download(found, DType.I64, 1).getLong(0));
     }
 }

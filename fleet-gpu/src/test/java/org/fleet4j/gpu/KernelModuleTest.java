@@ -24,9 +24,10 @@ class KernelModuleTest {
         assertEquals(List.of("sum_f32", "column_sum_f32"), KernelModule.load("reduce").entryPoints());
         assertEquals(List.of("sgd_f32", "momentum_f32", "adam_f32"), KernelModule.load("optimizers").entryPoints());
         assertEquals(List.of("cast_f32_to_bf16", "cast_bf16_to_f32", "cast_f32_to_f16", "cast_f16_to_f32",
-                "check_finite_and_unscale_f32"), KernelModule.load("amp").entryPoints());
+                "check_finite_and_unscale_f32", "update_loss_scaling_f32", "logical_not_i64"), KernelModule.load("amp").entryPoints());
         assertEquals(List.of("lookup_table_f32", "lookup_table_grad_f32"), KernelModule.load("embedding").entryPoints());
         assertEquals(List.of("batch_norm_f32", "batch_norm_grad_f32"), KernelModule.load("batch_norm").entryPoints());
+        assertEquals(List.of("dropout_f32"), KernelModule.load("dropout").entryPoints());
         var e = assertThrows(IllegalArgumentException.class, () -> KernelModule.load("conv"));
         assertTrue(e.getMessage().startsWith("no kernel module 'conv'"), e.getMessage());
     }

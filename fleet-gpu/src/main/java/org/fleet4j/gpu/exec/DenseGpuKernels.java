@@ -2,6 +2,7 @@ package org.fleet4j.gpu.exec;
 
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.gpu.Cublas;
 import org.fleet4j.gpu.GpuDevice;
 import org.fleet4j.gpu.LaunchShape;
 
@@ -28,6 +29,7 @@ final class DenseGpuKernels {
             });
         }
         GpuKernelTable.gpu("elementwise_add_grad", op -> DenseGpuKernels::elementwiseAddGrad);
+        GpuKernelTable.gpu("elementwise_mul_grad", op -> new ElementwiseMulGrad());
         for (String act : new String[]{"relu", "sigmoid", "tanh", "gelu"}) {
             GpuKernelTable.gpu(act, op -> a -> {
                 DeviceTensor x = a.inF32("X");
@@ -105,20 +107,65 @@ final class DenseGpuKernels {
         }
     }
 
+    /** X and Y of a matmul: both float32, or both bfloat16 (AMP's white op). */
+    private static DType gemmDtype(GpuOpArgs a, DeviceTensor x, DeviceTensor y) {
+        if ((x.dtype() != DType.F32 && x.dtype() != DType.BF16) || y.dtype() != x.dtype()) {
+            throw a.unsupported("X " + x.describe() + " (" + a.op().in("X") + ") and Y " + y.describe() + " ("
+                    + a.op().in("Y") + "): the GPU kernel takes two float32 or two bfloat16 operands");
+        }
+        return x.dtype();
+    }
+
+    /**
+     * C = alpha op(A) op(B) in the operands' dtype: cublasSgemm for float32; for bfloat16 a tensor-core GEMM
+     * accumulating in float32 into scratch memory, then rounded to bfloat16, as the CPU's widening kernel does.
+     */
+    private static final class Gemm implements GpuOpKernel {
+        private final Scratch wide = new Scratch();
+        private final GpuOpKernel body;
+
+        Gemm(java.util.function.BiConsumer<Gemm, GpuOpArgs> body) {
+            this.body = a -> body.accept(this, a);
+        }
+
+        void run(GpuOpArgs a, DType dtype, boolean ta, boolean tb, int m, int n, int k, float alpha, DeviceTensor x,
+                 DeviceTensor y, DeviceTensor c) {
+            if (dtype == DType.F32) {
+                a.cublas().sgemm(ta, tb, m, n, k, alpha, x.buffer(), y.buffer(), 0f, c.buffer());
+                return;
+            }
+            long count = (long) m * n;
+            DeviceTensor f32 = wide.of(a, DType.F32, count);
+            a.cublas().gemm(Cublas.InputType.BF16, ta, tb, m, n, k, alpha, x.buffer(), y.buffer(), 0f, f32.buffer());
+            a.launchElements("cast_f32_to_bf16", count, f32.buffer(), c.buffer(), count);
+        }
+
+        @Override
+        public void run(GpuOpArgs a) {
+            body.run(a);
+        }
+
+        @Override
+        public void release(GpuDevice device) {
+            wide.release(device);
+        }
+    }
+
     private static GpuOpKernel matmul(Op op) {
         boolean tx = op.boolAttr("transpose_X");
         boolean ty = op.boolAttr("transpose_Y");
         float alpha = op.floatAttr("alpha");
-        return a -> {
-            DeviceTensor x = a.inF32("X");
-            DeviceTensor y = a.inF32("Y");
+        return new Gemm((gemm, a) -> {
+            DeviceTensor x = a.in("X");
+            DeviceTensor y = a.in("Y");
+            DType dtype = gemmDtype(a, x, y);
             Dims d = Dims.of(a, x, y, tx, ty);
             long[] os = x.shape().clone();
             os[os.length - 2] = tx ? x.shape()[os.length - 1] : x.shape()[os.length - 2];
             os[os.length - 1] = d.n();
-            DeviceTensor out = a.out("Out", DType.F32, os);
-            a.cublas().sgemm(tx, ty, d.m(), d.n(), d.k(), alpha, x.buffer(), y.buffer(), 0f, out.buffer());
-        };
+            DeviceTensor out = a.out("Out", dtype, os);
+            gemm.run(a, dtype, tx, ty, d.m(), d.n(), d.k(), alpha, x, y, out);
+        });
     }
 
     /** dX and dY of Out = alpha op(X) op(Y), each a product of dOut with the other operand. */
@@ -126,40 +173,43 @@ final class DenseGpuKernels {
         boolean tx = op.boolAttr("transpose_X");
         boolean ty = op.boolAttr("transpose_Y");
         float alpha = op.floatAttr("alpha");
-        return a -> {
-            DeviceTensor x = a.inF32("X");
-            DeviceTensor y = a.inF32("Y");
-            DeviceTensor g = a.inF32("Out@GRAD");
+        return new Gemm((gemm, a) -> {
+            DeviceTensor x = a.in("X");
+            DeviceTensor y = a.in("Y");
+            DType dtype = gemmDtype(a, x, y);
+            DeviceTensor g = a.in("Out@GRAD");
+            if (g.dtype() != dtype) {
+                throw a.unsupported("Out@GRAD " + g.describe() + " for operands of " + dtype.displayName());
+            }
             Dims d = Dims.of(a, x, y, tx, ty);
             int m = d.m();
             int n = d.n();
             int k = d.k();
-            var blas = a.cublas();
             if (a.hasOut("X@GRAD")) {
                 DeviceTensor gx = a.outLike("X@GRAD", x);
                 if (!tx && !ty) {
-                    blas.sgemm(false, true, m, k, n, alpha, g.buffer(), y.buffer(), 0f, gx.buffer());
+                    gemm.run(a, dtype, false, true, m, k, n, alpha, g, y, gx);
                 } else if (!tx) {
-                    blas.sgemm(false, false, m, k, n, alpha, g.buffer(), y.buffer(), 0f, gx.buffer());
+                    gemm.run(a, dtype, false, false, m, k, n, alpha, g, y, gx);
                 } else if (!ty) {
-                    blas.sgemm(false, true, k, m, n, alpha, y.buffer(), g.buffer(), 0f, gx.buffer());
+                    gemm.run(a, dtype, false, true, k, m, n, alpha, y, g, gx);
                 } else {
-                    blas.sgemm(true, true, k, m, n, alpha, y.buffer(), g.buffer(), 0f, gx.buffer());
+                    gemm.run(a, dtype, true, true, k, m, n, alpha, y, g, gx);
                 }
             }
             if (a.hasOut("Y@GRAD")) {
                 DeviceTensor gy = a.outLike("Y@GRAD", y);
                 if (!tx && !ty) {
-                    blas.sgemm(true, false, k, n, m, alpha, x.buffer(), g.buffer(), 0f, gy.buffer());
+                    gemm.run(a, dtype, true, false, k, n, m, alpha, x, g, gy);
                 } else if (!tx) {
-                    blas.sgemm(true, false, n, k, m, alpha, g.buffer(), x.buffer(), 0f, gy.buffer());
+                    gemm.run(a, dtype, true, false, n, k, m, alpha, g, x, gy);
                 } else if (!ty) {
-                    blas.sgemm(false, false, k, n, m, alpha, x.buffer(), g.buffer(), 0f, gy.buffer());
+                    gemm.run(a, dtype, false, false, k, n, m, alpha, x, g, gy);
                 } else {
-                    blas.sgemm(true, true, n, k, m, alpha, g.buffer(), x.buffer(), 0f, gy.buffer());
+                    gemm.run(a, dtype, true, true, n, k, m, alpha, g, x, gy);
                 }
             }
-        };
+        });
     }
 
     /** dX = dOut; dY = dOut summed over the rows Y was broadcast to. */
@@ -175,6 +225,37 @@ final class DenseGpuKernels {
         if (a.hasOut("Y@GRAD")) {
             DeviceTensor gy = a.outLike("Y@GRAD", y);
             columnSum(a, g, gy, g.numel() / ny, ny);
+        }
+    }
+
+    /** dX = dOut * Y (Y broadcast over X's rows); dY = dOut * X, summed over the rows Y was broadcast to. */
+    private static final class ElementwiseMulGrad implements GpuOpKernel {
+        private final Scratch product = new Scratch();
+
+        @Override
+        public void run(GpuOpArgs a) {
+            DeviceTensor x = a.inF32("X");
+            DeviceTensor y = a.inF32("Y");
+            DeviceTensor g = a.inF32("Out@GRAD");
+            long n = x.numel();
+            long ny = rowBroadcast(a, x, y);
+            if (a.hasOut("X@GRAD")) {
+                DeviceTensor gx = a.outLike("X@GRAD", x);
+                a.launchElements("elementwise_mul_f32", n, g.buffer(), y.buffer(), gx.buffer(), n, ny);
+            }
+            if (a.hasOut("Y@GRAD")) {
+                DeviceTensor gy = a.outLike("Y@GRAD", y);
+                DeviceTensor gxy = ny == n ? gy : product.of(a, DType.F32, x.shape());
+                a.launchElements("elementwise_mul_f32", n, g.buffer(), x.buffer(), gxy.buffer(), n, n);
+                if (gxy != gy) {
+                    columnSum(a, gxy, gy, n / ny, ny);
+                }
+            }
+        }
+
+        @Override
+        public void release(GpuDevice device) {
+            product.release(device);
         }
     }
 

@@ -186,7 +186,13 @@ public final class GpuExecutor implements ProgramRunner {
 
 
     private void runSteps(GpuPlan plan) {
-        for (GpuPlan.Step step : plan.steps) {
+        GpuPlan.Step[] steps = plan.steps;
+        for (int i = 0; i < steps.length; i++) {
+            GpuPlan.Step step = steps[i];
+            if (step.skipTo() >= 0 && !isTrue(plan.frame.get(step.condSlot()), step)) {
+                i = step.skipTo();
+                continue;
+            }
             try {
                 step.kernel().run(step.args());
             } catch (ExecutionException e) {
@@ -196,6 +202,20 @@ public final class GpuExecutor implements ProgramRunner {
                         + ": " + e.getMessage(), e);
             }
         }
+    }
+
+    /**
+     * A conditional_begin's condition: its first element, read back to the host (one synchronisation: the ops that
+     * follow are launched only when it holds, as on the CPU).
+     */
+    private boolean isTrue(DeviceTensor cond, GpuPlan.Step step) {
+        if (cond == null || cond.numel() == 0) {
+            throw new ExecutionException("op #" + step.index() + " " + step.op() + ": condition "
+                    + step.op().in("Cond") + " has no value on " + device.name());
+        }
+        Tensor host = Tensor.zeros(cond.dtype(), 1);
+        device.copyToHost(cond.buffer(), 0, host.segment().asSlice(0, cond.dtype().byteSize()));
+        return host.getDouble(0) != 0;
     }
 
     @Override

@@ -23,6 +23,11 @@ public final class GpuKernelTable {
         DenseGpuKernels.register();
         OptimizerGpuKernels.register();
         FusedGpuKernels.register();
+        AmpGpuKernels.register();
+        LayerGpuKernels.register();
+        // the executor skips to the matching end when the condition is false (GpuPlan.Step.skipTo); the ops do nothing
+        gpu(GpuPlan.CONDITIONAL_BEGIN, op -> a -> { });
+        gpu(GpuPlan.CONDITIONAL_END, op -> a -> { });
         host("uniform_random", "an initialiser: runs once in the startup program; its random stream matches the CPU's");
         host("gaussian_random", "an initialiser: runs once in the startup program; its random stream matches the CPU's");
         host("fill_constant", "for dtypes other than float32 (float32 has a GPU kernel)");

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.IntFunction;
 import org.fleet4j.collective.ProcessGroup;
+import org.fleet4j.core.exec.ExecutionException;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
@@ -40,7 +41,14 @@ final class GpuPlan {
     /** Op types that run through their CPU kernel in this plan, for the log. */
     final Set<String> hostOps = new LinkedHashSet<>();
 
-    record Step(int index, Op op, GpuOpKernel kernel, GpuOpArgs args) {
+    static final String CONDITIONAL_BEGIN = "conditional_begin";
+    static final String CONDITIONAL_END = "conditional_end";
+
+    /**
+     * {@code skipTo}: for a conditional_begin, the index of its conditional_end, where the run goes on when the
+     * condition (slot {@code condSlot}) is false; -1 for every other op.
+     */
+    record Step(int index, Op op, GpuOpKernel kernel, GpuOpArgs args, int skipTo, int condSlot) {
     }
 
     /** {@code deviceGroups}: the NCCL group attached to a ring id, or null where collectives go through the host. */
@@ -97,8 +105,24 @@ final class GpuPlan {
                         distinct(in), distinct(out));
                 hostOps.add(op.type());
             }
-            steps[i] = new Step(i, op, kernel, new GpuOpArgs(op, frame, inSlots, in, outSlots, out));
+            boolean begin = op.type().equals(CONDITIONAL_BEGIN);
+            steps[i] = new Step(i, op, kernel, new GpuOpArgs(op, frame, inSlots, in, outSlots, out),
+                    begin ? matchingEnd(ops, i) : -1, begin ? slotOf.get(op.in("Cond")) : -1);
         }
+    }
+
+    /** The index of the conditional_end that closes the conditional_begin at {@code begin}; nesting is allowed. */
+    private static int matchingEnd(List<Op> ops, int begin) {
+        int depth = 0;
+        for (int i = begin; i < ops.size(); i++) {
+            String type = ops.get(i).type();
+            if (type.equals(CONDITIONAL_BEGIN)) {
+                depth++;
+            } else if (type.equals(CONDITIONAL_END) && --depth == 0) {
+                return i;
+            }
+        }
+        throw new ExecutionException("op #" + begin + " " + CONDITIONAL_BEGIN + " has no matching " + CONDITIONAL_END);
     }
 
     private static GpuOpKernel deviceCollective(Op op, IntFunction<ProcessGroup> deviceGroups) {

@@ -21,7 +21,8 @@ final class GpuOpCases {
     }
 
     /** {@code feed}: inputs by var name (copied before each run, since in-place ops write into them). */
-    record Case(String name, Program program, Map<String, Tensor> feed, List<String> fetch) {
+    /** {@code tolerance}: relative to the larger of 1 and the CPU's value. */
+    record Case(String name, Program program, Map<String, Tensor> feed, List<String> fetch, float tolerance) {
         @Override
         public String toString() {
             return name;
@@ -61,8 +62,12 @@ final class GpuOpCases {
         }
 
         void add(String name, String type, Map<String, Object> attrs) {
+            add(name, type, attrs, 2e-5f);
+        }
+
+        void add(String name, String type, Map<String, Object> attrs, float tolerance) {
             block.appendOp(type, in, out, attrs);
-            cases.add(new Case(name, program, feed, fetch));
+            cases.add(new Case(name, program, feed, fetch, tolerance));
         }
     }
 
@@ -91,6 +96,9 @@ final class GpuOpCases {
         c.dense();
         c.optimizers();
         c.fused();
+        c.amp();
+        c.layers();
+        c.conditional();
         return c.cases;
     }
 
@@ -204,5 +212,142 @@ final class GpuOpCases {
         adam.in("LearningRate", "lr", lr).add("fused_adam of two parameters", "fused_adam", Map.of("coeff", 0.01f));
         new Builder().in("X", "g0", rand(2, 3)).in("X", "g1", rand(4)).out("Out", "g0").out("Out", "g1")
                 .out("Bucket", "bucket").add("gather_bucket", "gather_bucket", Map.of());
+    }
+
+    private Tensor bf16(Tensor f32) {
+        Tensor t = Tensor.zeros(DType.BF16, f32.shape());
+        for (long i = 0; i < f32.numel(); i++) {
+            t.setFloat(i, f32.getFloat(i));
+        }
+        return t;
+    }
+
+    private static Tensor longs(long... values) {
+        return Tensor.ofLongs(values, values.length);
+    }
+
+    /** The ops of the amp and bfloat16-allreduce passes; bfloat16 GEMMs may round one product to the next bf16 value. */
+    private void amp() {
+        Tensor x = rand(5, 7);
+        x.setFloat(3, 1e30f); // beyond bfloat16's precision, inside its range
+        new Builder().in("X", "x", x).out("Out", "out").add("cast float32 to bfloat16", "cast",
+                Map.of("out_dtype", "bfloat16"));
+        new Builder().in("X", "x", bf16(rand(5, 7))).out("Out", "out").add("cast bfloat16 to float32", "cast",
+                Map.of("out_dtype", "float32"));
+        new Builder().in("X", "x", rand(5, 7)).in("Out", "out", bf16(rand(5, 7))).in("Out@GRAD", "dout", bf16(rand(5, 7)))
+                .out("X@GRAD", "dx").add("cast_grad bfloat16 back to float32", "cast_grad", Map.of("out_dtype", "bfloat16"));
+        new Builder().in("X", "x", rand(3, 4)).out("Out", "out").add("allreduce_cast to bfloat16", "allreduce_cast",
+                Map.of("out_dtype", "bfloat16"));
+        new Builder().in("X", "x", bf16(rand(3, 4))).out("Out", "out").add("allreduce_cast to float32", "allreduce_cast",
+                Map.of("out_dtype", "float32"));
+        Tensor inf = rand(4, 6);
+        inf.setFloat(7, Float.POSITIVE_INFINITY);
+        for (boolean finite : new boolean[]{true, false}) {
+            new Builder().in("X", "g0", rand(4, 6)).in("X", "g1", finite ? rand(300) : inf)
+                    .in("Scale", "scale", Tensor.of(new float[]{1024f}, 1)).out("Out", "g0").out("Out", "g1")
+                    .out("FoundInfinite", "found")
+                    .add("check_finite_and_unscale " + (finite ? "finite" : "with inf"), "check_finite_and_unscale",
+                            Map.of());
+        }
+        Map<String, Object> rule = Map.of("incr_every_n_steps", 3, "decr_every_n_nan_or_inf", 2, "incr_ratio", 2f,
+                "decr_ratio", 0.5f);
+        long[][] states = {{0, 0, 0}, {0, 2, 0}, {1, 0, 0}, {1, 0, 1}, {0, 2, 0}};
+        float[] scales = {1024f, 1024f, 1024f, 1.5f, 3e38f};
+        for (int k = 0; k < states.length; k++) {
+            new Builder().in("FoundInfinite", "found", longs(states[k][0]))
+                    .in("PrevLossScaling", "scale", Tensor.of(new float[]{scales[k]}, 1))
+                    .in("InGoodSteps", "good", longs(states[k][1])).in("InBadSteps", "bad", longs(states[k][2]))
+                    .out("LossScaling", "scale").out("OutGoodSteps", "good").out("OutBadSteps", "bad")
+                    .add("update_loss_scaling found=" + states[k][0] + " good=" + states[k][1] + " bad=" + states[k][2]
+                            + " scale=" + scales[k], "update_loss_scaling", rule);
+        }
+        new Builder().in("X", "x", longs(0, 1, 5)).out("Out", "out").add("logical_not", "logical_not", Map.of());
+        new Builder().in("X", "x", Tensor.of(new float[]{2.5f}, 1)).in("Y", "y", Tensor.of(new float[]{1024f}, 1))
+                .in("Out", "out", rand(1)).in("Out@GRAD", "dout", Tensor.of(new float[]{1f}, 1)).out("X@GRAD", "dx")
+                .add("elementwise_mul_grad of the loss scaling", "elementwise_mul_grad", Map.of());
+        new Builder().in("X", "x", rand(4, 6)).in("Y", "y", rand(6)).in("Out", "out", rand(4, 6))
+                .in("Out@GRAD", "dout", rand(4, 6)).out("X@GRAD", "dx").out("Y@GRAD", "dy")
+                .add("elementwise_mul_grad bias row", "elementwise_mul_grad", Map.of());
+        for (boolean tx : new boolean[]{false, true}) {
+            for (boolean ty : new boolean[]{false, true}) {
+                Map<String, Object> attrs = Map.of("transpose_X", tx, "transpose_Y", ty, "alpha", 1f);
+                Tensor a = bf16(tx ? rand(40, 16) : rand(16, 40));
+                Tensor b = bf16(ty ? rand(24, 40) : rand(40, 24));
+                String t = "tx=" + tx + " ty=" + ty;
+                new Builder().in("X", "x", a).in("Y", "y", b).out("Out", "out")
+                        .add("matmul bfloat16 " + t, "matmul", attrs, 1e-2f);
+                new Builder().in("X", "x", a).in("Y", "y", b).in("Out", "out", bf16(rand(16, 24)))
+                        .in("Out@GRAD", "dout", bf16(rand(16, 24))).out("X@GRAD", "dx").out("Y@GRAD", "dy")
+                        .add("matmul_grad bfloat16 " + t, "matmul_grad", attrs, 1e-2f);
+            }
+        }
+    }
+
+    private void layers() {
+        Tensor ids = longs(3, 0, 7, 3, 9, 2);
+        for (long pad : new long[]{-1, 3}) {
+            new Builder().in("W", "w", rand(10, 5)).in("Ids", "ids", ids).out("Out", "out")
+                    .add("lookup_table padding_idx=" + pad, "lookup_table", Map.of("padding_idx", pad));
+            new Builder().in("W", "w", rand(10, 5)).in("Ids", "ids", ids).in("Out", "out", rand(6, 5))
+                    .in("Out@GRAD", "dout", rand(6, 5)).out("W@GRAD", "dw")
+                    .add("lookup_table_grad dense, repeated ids, padding_idx=" + pad, "lookup_table_grad",
+                            Map.of("padding_idx", pad, "is_sparse", false));
+        }
+        Tensor column = Tensor.ofLongs(new long[]{4, 1, 1}, 3, 1);
+        new Builder().in("W", "w", rand(6, 8)).in("Ids", "ids", column).out("Out", "out")
+                .add("lookup_table with ids [N, 1]", "lookup_table", Map.of());
+        Object[][] shapes = {{new long[]{8, 3}, "NCHW"}, {new long[]{4, 3, 5, 5}, "NCHW"}, {new long[]{4, 5, 5, 3}, "NHWC"}};
+        for (Object[] sh : shapes) {
+            long[] xs = (long[]) sh[0];
+            String layout = (String) sh[1];
+            for (boolean test : new boolean[]{false, true}) {
+                String name = layout + " " + org.fleet4j.core.tensor.Shapes.str(xs) + (test ? " test" : " training");
+                Map<String, Object> attrs = Map.of("is_test", test, "data_layout", layout, "momentum", 0.9f,
+                        "epsilon", 1e-5f);
+                new Builder().in("X", "x", uniform(-2f, 3f, xs)).in("Scale", "scale", uniform(0.5f, 1.5f, 3))
+                        .in("Bias", "bias", rand(3)).in("Mean", "mean", rand(3)).in("Variance", "var", uniform(0.5f, 2f, 3))
+                        .out("Y", "y").out("MeanOut", "mean").out("VarianceOut", "var").out("SavedMean", "saved_mean")
+                        .out("SavedVariance", "saved_inv_std").add("batch_norm " + name, "batch_norm", attrs, 1e-4f);
+                new Builder().in("X", "x", uniform(-2f, 3f, xs)).in("Scale", "scale", uniform(0.5f, 1.5f, 3))
+                        .in("Bias", "bias", rand(3)).in("SavedMean", "saved_mean", rand(3))
+                        .in("SavedVariance", "saved_inv_std", uniform(0.5f, 2f, 3)).in("Y", "y", rand(xs))
+                        .in("Y@GRAD", "dy", rand(xs)).out("X@GRAD", "dx").out("Scale@GRAD", "dscale")
+                        .out("Bias@GRAD", "dbias").add("batch_norm_grad " + name, "batch_norm_grad", attrs, 1e-4f);
+            }
+        }
+        new Builder().in("X", "x", rand(8, 3)).in("Scale", "scale", uniform(0.5f, 1.5f, 3)).in("Bias", "bias", rand(3))
+                .in("SavedMean", "saved_mean", rand(3)).in("SavedVariance", "saved_inv_std", uniform(0.5f, 2f, 3))
+                .in("Y", "y", rand(8, 3)).in("Y@GRAD", "dy", rand(8, 3)).out("X@GRAD", "dx")
+                .add("batch_norm_grad dX only", "batch_norm_grad", Map.of("is_test", false), 1e-4f);
+        for (String impl : List.of("upscale_in_train", "downgrade_in_infer")) {
+            new Builder().in("X", "x", rand(4, 6)).out("Out", "out").out("Mask", "mask")
+                    .add("dropout at test time " + impl, "dropout", Map.of("is_test", true, "dropout_prob", 0.3f,
+                            "dropout_implementation", impl));
+        }
+        Tensor mask = rand(4, 6);
+        for (long i = 0; i < mask.numel(); i++) {
+            mask.setFloat(i, i % 3 == 0 ? 0f : 2f);
+        }
+        new Builder().in("X", "x", rand(4, 6)).in("Mask", "mask", mask).in("Out", "out", rand(4, 6))
+                .in("Out@GRAD", "dout", rand(4, 6)).out("X@GRAD", "dx").add("dropout_grad", "dropout_grad", Map.of());
+    }
+
+    /** sgd between conditional_begin and conditional_end: the update runs only when the condition holds. */
+    private void conditional() {
+        for (long cond : new long[]{0, 1}) {
+            Program program = new Program();
+            Block b = program.globalBlock();
+            Map<String, Tensor> feed = new LinkedHashMap<>();
+            feed.put("cond", longs(cond));
+            feed.put("p", rand(4, 6));
+            feed.put("g", rand(4, 6));
+            feed.put("lr", Tensor.of(new float[]{0.1f}, 1));
+            feed.forEach((name, t) -> b.createVar(name, t.dtype(), t.shape()));
+            b.appendOp("conditional_begin", Map.of("Cond", List.of("cond")), Map.of(), Map.of());
+            b.appendOp("sgd", Map.of("Param", List.of("p"), "Grad", List.of("g"), "LearningRate", List.of("lr")),
+                    Map.of("ParamOut", List.of("p")), Map.of());
+            b.appendOp("conditional_end", Map.of(), Map.of(), Map.of());
+            cases.add(new Case("sgd inside conditional_begin/end, cond=" + cond, program, feed, List.of("p"), 2e-5f));
+        }
     }
 }

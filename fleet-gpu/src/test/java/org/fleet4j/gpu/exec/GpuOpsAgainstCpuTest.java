@@ -21,11 +21,11 @@ import org.junit.jupiter.api.TestFactory;
 
 /**
  * Each op instance of {@link GpuOpCases} through the GPU executor against the CPU executor on the same inputs
- * (tolerance 2e-5 relative to the larger of 1 and the value). On a machine without a GPU the CPU half still runs, so
+ * (tolerance per case: 2e-5 relative to the larger of 1 and the value for float32, 1e-4 for batch norm's sums, 1e-2
+ * for bfloat16 GEMMs). On a machine without a GPU the CPU half still runs, so
  * the cases themselves are checked: every program is valid and every fetched output is finite.
  */
 class GpuOpsAgainstCpuTest {
-    private static final float TOLERANCE = 2e-5f;
     private static GpuDevice gpu;
 
     @AfterAll
@@ -54,12 +54,26 @@ class GpuOpsAgainstCpuTest {
     Stream<DynamicTest> everyCaseRunsOnTheCpu() {
         return GpuOpCases.all().stream().map(c -> DynamicTest.dynamicTest(c.name(), () -> {
             Map<String, Tensor> out = new Executor().run(c.program(), new Scope(), copies(c.feed()), c.fetch());
+            if (!allFinite(c.feed().values())) {
+                return; // a case of inf/nan handling: its outputs hold them on purpose
+            }
             for (var e : out.entrySet()) {
                 for (long i = 0; i < e.getValue().numel(); i++) {
                     assertTrue(Double.isFinite(e.getValue().getDouble(i)), c.name() + ": " + e.getKey() + "[" + i + "]");
                 }
             }
         }));
+    }
+
+    private static boolean allFinite(java.util.Collection<Tensor> tensors) {
+        for (Tensor t : tensors) {
+            for (long i = 0; t.dtype().isFloating() && i < t.numel(); i++) {
+                if (!Double.isFinite(t.getDouble(i))) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     @TestFactory
@@ -85,7 +99,8 @@ class GpuOpsAgainstCpuTest {
                 for (long i = 0; i < a.numel(); i++) {
                     double x = a.getDouble(i);
                     double y = b.getDouble(i);
-                    assertTrue(Math.abs(x - y) <= TOLERANCE * Math.max(1, Math.abs(x)),
+                    assertTrue(Math.abs(x - y) <= c.tolerance() * Math.max(1, Math.abs(x)) || (Double.isNaN(x) && Double.isNaN(y))
+                                    || x == y,
                             c.name() + ": " + name + "[" + i + "] is " + y + " on the GPU, " + x + " on the CPU");
                 }
             }
