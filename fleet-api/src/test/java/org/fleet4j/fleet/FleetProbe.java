@@ -87,6 +87,7 @@ public final class FleetProbe {
                 }
             }
             result.setProperty("trained", params(main, scope));
+            result.setProperty("registered_bucket_bytes", "" + RegisteredBucketMemory.bytesGiven());
             write(out.resolve("rank-" + rank + ".properties"), result);
         }
     }

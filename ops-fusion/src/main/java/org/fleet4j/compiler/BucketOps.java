@@ -1,6 +1,8 @@
 package org.fleet4j.compiler;
 
 import java.util.concurrent.atomic.LongAdder;
+import org.fleet4j.core.exec.BufferPlacements;
+import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ops.Kernel;
 import org.fleet4j.core.ops.KernelArgs;
@@ -12,10 +14,13 @@ import org.fleet4j.core.tensor.Tensor;
  * {@code gather_bucket}: makes gradients X views into one contiguous bucket (Out = the same vars, Bucket = the
  * buffer) so one collective can reduce them all. A gradient already bound to its view was written in place by its
  * producer (kernels reuse the output tensor in the frame) and costs nothing; one that is not (the first step, or a
- * kernel that outputs a view of something else) is copied in once and rebound to its view.
+ * kernel that outputs a view of something else) is copied in once and rebound to its view. The bucket's memory comes
+ * from the attribute {@code placement} ({@link BufferPlacements}; empty: ordinary memory), so that Fleet can put it
+ * where the ring's process group reduces it fastest.
  */
 final class BucketOps {
     static final String GATHER = "gather_bucket";
+    static final String PLACEMENT = "placement";
     /** Bytes copied into buckets so far in this JVM: zero growth after the first step proves gradients stay in place. */
     static final LongAdder COPIED_BYTES = new LongAdder();
 
@@ -25,6 +30,7 @@ final class BucketOps {
     static void register() {
         OpRegistry.register(OpSpec.builder(GATHER)
                 .variadicIn("X").out("Out", "Bucket")
+                .attr(PLACEMENT, AttrType.STRING, "")
                 .shape(ctx -> {
                     long total = 0;
                     for (int j = 0; j < ctx.count("X"); j++) {
@@ -90,7 +96,7 @@ final class BucketOps {
                 }
                 total += g.numel();
             }
-            bucket = Tensor.zeros(a.in("X", 0).dtype(), total);
+            bucket = BufferPlacements.zeros(a.op().stringAttr(PLACEMENT), a.op().out("Bucket"), a.in("X", 0).dtype(), total);
             views = new Tensor[n];
             long off = 0;
             for (int j = 0; j < n; j++) {

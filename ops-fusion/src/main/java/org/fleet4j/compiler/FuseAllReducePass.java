@@ -21,6 +21,8 @@ import org.fleet4j.strategy.StrategySchema;
  * (its gradients become views into one buffer, written in place by their producers) and one {@code c_allreduce} of
  * the buffer, placed right after the bucket's last gradient is produced so it can overlap the rest of backward.
  * Buckets go round-robin to the bucketer's rings, the same on every rank. Sparse gradients keep their own op.
+ * Each bucket is placed at {@code ring:<id>} ({@link #placement}), so that Fleet can give it memory registered with
+ * the ring's process group.
  */
 public final class FuseAllReducePass implements Pass {
     public static final String NAME = "fuse_all_reduce_ops";
@@ -43,6 +45,11 @@ public final class FuseAllReducePass implements Pass {
                 (int) Math.round(s.get(StrategySchema.FUSE_GRAD_SIZE_IN_TFLOPS)),
                 Math.max(1, Math.round(s.get(StrategySchema.LAST_COMM_GROUP_SIZE_MB) * MB)),
                 s.get(StrategySchema.NCCL_COMM_NUM)));
+    }
+
+    /** The buffer placement of the buckets reduced on ring {@code ringId}. */
+    public static String placement(int ringId) {
+        return "ring:" + ringId;
     }
 
     public GradientBucketer bucketer() {
@@ -125,7 +132,7 @@ public final class FuseAllReducePass implements Pass {
                 out.createVar(buffer, g0.dtype(), b.bytes() / g0.dtype().byteSize());
                 List<Op> inserted = insertAfter.computeIfAbsent(after, k -> new ArrayList<>());
                 inserted.add(new Op(BucketOps.GATHER, Map.of("X", b.grads()),
-                        Map.of("Out", b.grads(), "Bucket", List.of(buffer)), Map.of()));
+                        Map.of("Out", b.grads(), "Bucket", List.of(buffer)), Map.of(BucketOps.PLACEMENT, placement(b.ringId()))));
                 Map<String, Object> attrs = new LinkedHashMap<>(first.attrs());
                 attrs.put("ring_id", b.ringId());
                 inserted.add(new Op(ALLREDUCE, Map.of("X", List.of(buffer)), Map.of("Out", List.of(buffer)), attrs));

@@ -4,11 +4,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.foreign.Arena;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.fleet4j.core.autodiff.Backward;
 import org.fleet4j.core.autodiff.ParamGrad;
+import org.fleet4j.core.exec.BufferPlacements;
 import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
@@ -91,6 +96,56 @@ class FuseAllReducePassTest {
         assertEquals(6 * 2, StandInAllreduce.CALLS.size());
         assertEquals(List.of(0, 1), StandInAllreduce.CALLS.subList(0, 2).stream().map(StandInAllreduce.Call::ring).toList());
         Same.runs(plain, Nets.train(fused, net.startup(), net.loss(), 6), 1e-6f);
+    }
+
+    /**
+     * Each bucket is placed at its ring; with an allocator registered there (as Fleet registers the ring's process
+     * group) the bucket lives in that memory, is allocated once although the executor drops its temporaries every
+     * other step, and training is bit for bit what it is in ordinary memory.
+     */
+    @Test
+    void bucketsArePlacedAtTheirRingAndTrainTheSameInPlacedMemory() {
+        Nets.Net net = Nets.mlpWithAllreduce("tanh", new int[]{16, 12}, new SGD(0.1));
+        Program fused = pass.apply(net.main()).program();
+        List<Op> gathers = ops(fused, BucketOps.GATHER);
+        assertEquals(List.of("ring:0", "ring:1"), gathers.stream().map(o -> o.stringAttr("placement")).toList());
+        Nets.Trained ordinary = trainDroppingTemporaries(fused, net);
+        List<String> given = new ArrayList<>();
+        List<String> expected = new ArrayList<>();
+        for (int b = 0; b < 2; b++) {
+            String bucket = gathers.get(b).out("Bucket");
+            expected.add("ring:" + b + " " + bucket + " " + fused.globalBlock().var(bucket).shape()[0] * 4);
+        }
+        try (Arena arena = Arena.ofShared();
+             BufferPlacements.Registration r0 = BufferPlacements.register("ring:0", (name, bytes) -> {
+                 given.add("ring:0 " + name + " " + bytes);
+                 return arena.allocate(bytes, 4096);
+             });
+             BufferPlacements.Registration r1 = BufferPlacements.register("ring:1", (name, bytes) -> {
+                 given.add("ring:1 " + name + " " + bytes);
+                 return arena.allocate(bytes, 4096);
+             })) {
+            Nets.Trained placed = trainDroppingTemporaries(fused, net);
+            assertEquals(expected, given, "one allocation per bucket, from its ring's allocator");
+            Same.runs(ordinary, placed, 0f);
+        }
+    }
+
+    private static Nets.Trained trainDroppingTemporaries(Program main, Nets.Net net) {
+        Executor exe = new Executor(ExecutorOptions.defaults().withIterationsPerDropScope(2));
+        Scope scope = new Scope();
+        exe.run(net.startup(), scope);
+        List<Float> losses = new ArrayList<>();
+        for (int s = 0; s < 7; s++) {
+            losses.add(exe.run(main, scope, Nets.batch(s), List.of(net.loss())).get(net.loss()).getFloat(0));
+        }
+        Map<String, float[]> params = new LinkedHashMap<>();
+        for (Var v : main.globalBlock().vars()) {
+            if (v.persistable() && v.dtype() == DType.F32) {
+                params.put(v.name(), scope.get(v.name()).toFloatArray());
+            }
+        }
+        return new Nets.Trained(losses, params);
     }
 
     @Test

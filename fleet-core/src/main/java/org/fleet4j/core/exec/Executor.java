@@ -149,13 +149,14 @@ public final class Executor implements AutoCloseable {
      */
     private static void dropTemporaries(Plan plan) {
         List<Tensor> released = new ArrayList<>();
+        List<Tensor> kept = new ArrayList<>();
         for (int s : plan.temporaries) {
             if (plan.frame[s] instanceof Tensor t) {
-                released.add(t);
+                // placed memory (a registered gradient bucket) stays with its kernel and its allocator
+                (BufferPlacements.holds(t) ? kept : released).add(t);
             }
             plan.frame[s] = null;
         }
-        List<Tensor> kept = new ArrayList<>();
         for (Object value : plan.frame) {
             if (value instanceof Tensor t) {
                 kept.add(t); // persistables and feeds: a temporary that shares their storage must not be handed out
