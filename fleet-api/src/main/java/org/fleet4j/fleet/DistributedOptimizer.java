@@ -3,6 +3,7 @@ package org.fleet4j.fleet;
 import java.util.List;
 import java.util.Map;
 import org.fleet4j.compiler.Pipeline;
+import org.fleet4j.compiler.RingLayout;
 import org.fleet4j.core.autodiff.Backward;
 import org.fleet4j.core.autodiff.ParamGrad;
 import org.fleet4j.core.ir.Block;
@@ -23,16 +24,20 @@ import org.fleet4j.strategy.StrategySchema;
 public final class DistributedOptimizer {
     private final Optimizer inner;
     private final EffectiveStrategy strategy;
+    private final RingLayout rings;
     private final int worldSize;
     private final int ringId;
     private final boolean dryRun;
 
-    DistributedOptimizer(Optimizer inner, EffectiveStrategy strategy, int worldSize, int ringId, boolean dryRun) {
+    /** {@code rings}: the layout Fleet opened, which the compiler's hierarchical pass must use. */
+    DistributedOptimizer(Optimizer inner, EffectiveStrategy strategy, RingLayout rings, int worldSize, int ringId,
+                         boolean dryRun) {
         if (inner == null) {
             throw new IllegalArgumentException("distributedOptimizer needs an optimizer, got null");
         }
         this.inner = inner;
         this.strategy = strategy;
+        this.rings = rings;
         this.worldSize = worldSize;
         this.ringId = ringId;
         this.dryRun = dryRun;
@@ -77,7 +82,7 @@ public final class DistributedOptimizer {
             }
         }
         inner.applyGradients(main, grads);
-        System.out.print(Pipeline.forStrategy(strategy).runInPlace(main).describe());
+        System.out.print(Pipeline.forStrategy(strategy, rings).runInPlace(main).describe());
         if (dryRun) {
             System.out.println("fleet: dry run: the compiled program is what each of the " + worldSize
                     + " ranks would run; nothing ran");

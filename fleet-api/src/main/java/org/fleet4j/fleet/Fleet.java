@@ -14,6 +14,7 @@ import org.fleet4j.collective.JobRole;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.compiler.HierarchicalForm;
 import org.fleet4j.compiler.RingLayout;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.io.SafeTensors;
@@ -48,17 +49,18 @@ public final class Fleet implements AutoCloseable {
 
     private final Role role;
     private final EffectiveStrategy strategy;
+    private final RingLayout layout;
     private final ProcessGroup group;
     private final OpenRings rings;
-    /** Set once the rings are open; null in a dry run. */
-    private RegisteredBucketMemory bucketMemory;
     private final Duration timeout;
     private final FleetUtil util;
 
     /** {@code group}, {@code rings} and {@code util} are null in a dry run. */
-    private Fleet(Role role, EffectiveStrategy strategy, ProcessGroup group, OpenRings rings, Duration timeout) {
+    private Fleet(Role role, EffectiveStrategy strategy, RingLayout layout, ProcessGroup group, OpenRings rings,
+                  Duration timeout) {
         this.role = role;
         this.strategy = strategy;
+        this.layout = layout;
         this.group = group;
         this.rings = rings;
         this.timeout = timeout.plusSeconds(5);
@@ -122,13 +124,13 @@ public final class Fleet implements AutoCloseable {
             log.println("fleet: " + role.describe());
             log.println(StrategyReport.describe(effective));
         }
+        RingLayout layout = RingLayout.of(effective, HierarchicalForm.parse(System.getenv(HierarchicalForm.ENV)));
         CollectiveOps.register();
         HierarchicalOps.register();
         if (dryRun) {
             log.println("fleet: dry run: no rendezvous, no process groups; the program stops after the compiler");
-            return new Fleet(role, effective, null, null, options.timeout());
+            return new Fleet(role, effective, layout, null, null, options.timeout());
         }
-        boolean registeredBuckets = RegisteredBucketMemory.enabled(System.getenv(RegisteredBucketMemory.ENV));
         ProcessGroup group;
         try {
             group = ProcessGroups.init(new JobRole(role.rank(), role.worldSize(), role.localRank(),
@@ -140,7 +142,7 @@ public final class Fleet implements AutoCloseable {
         }
         OpenRings rings;
         try {
-            rings = OpenRings.open(RingLayout.of(effective), group, options);
+            rings = OpenRings.open(layout, group, options);
         } catch (RuntimeException e) {
             group.close();
             throw e;
@@ -148,9 +150,7 @@ public final class Fleet implements AutoCloseable {
         if (role.isFirst()) {
             log.println(rings.describe());
         }
-        Fleet fleet = new Fleet(role, effective, group, rings, options.timeout());
-        fleet.bucketMemory = RegisteredBucketMemory.register(RingLayout.of(effective), registeredBuckets);
-        return fleet;
+        return new Fleet(role, effective, layout, group, rings, options.timeout());
     }
 
     public Role role() {
@@ -210,12 +210,13 @@ public final class Fleet implements AutoCloseable {
 
     /** Wraps an optimizer so that {@code minimize} trains data-parallel with this job's effective strategy. */
     public DistributedOptimizer distributedOptimizer(Optimizer optimizer) {
-        return new DistributedOptimizer(optimizer, strategy, role.worldSize(), DEFAULT_RING, isDryRun());
+        return new DistributedOptimizer(optimizer, strategy, layout, role.worldSize(), DEFAULT_RING, isDryRun());
     }
 
     /** As {@link #distributedOptimizer(Optimizer)} with another strategy resolved for this job's world. */
     public DistributedOptimizer distributedOptimizer(Optimizer optimizer, DistributedStrategy other) {
-        return new DistributedOptimizer(optimizer, EffectiveStrategy.resolve(other, strategy.world()), role.worldSize(),
+        EffectiveStrategy resolved = EffectiveStrategy.resolve(other, strategy.world());
+        return new DistributedOptimizer(optimizer, resolved, RingLayout.of(resolved, layout.form()), role.worldSize(),
                 DEFAULT_RING, isDryRun());
     }
 
@@ -285,7 +286,6 @@ public final class Fleet implements AutoCloseable {
     @Override
     public void close() {
         if (!isDryRun()) {
-            bucketMemory.close();
             rings.close();
             group.close();
         }

@@ -32,6 +32,12 @@ class CompilerKnobsFleetTest {
 
     /** Starts {@code nodes x perNode} ranks of {@link CompilerKnobsProbe} with the strategy; returns each rank's lines. */
     private List<List<String>> launch(int nodes, int perNode, String strategyYaml, String net) throws Exception {
+        return launch(nodes, perNode, strategyYaml, net, Map.of());
+    }
+
+    /** As above, with further environment variables for every rank. */
+    private List<List<String>> launch(int nodes, int perNode, String strategyYaml, String net, Map<String, String> extraEnv)
+            throws Exception {
         Path strategy = Files.writeString(dir.resolve("strategy.yaml"), strategyYaml);
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         int port;
@@ -53,6 +59,7 @@ class CompilerKnobsFleetTest {
                         "FLEET_MASTER", "127.0.0.1:" + port, "FLEET_HOST", "127.0.0.1",
                         "FLEET_JOB_ID", job, "FLEET_STRATEGY", strategy.toString()));
                 env.put("FLEET_TIMEOUT", "40");
+                env.putAll(extraEnv);
                 pb.environment().putAll(env);
                 pb.redirectErrorStream(true).redirectOutput(dir.resolve("rank-" + r + ".log").toFile());
                 ranks.add(pb.start());
@@ -134,11 +141,32 @@ class CompilerKnobsFleetTest {
                 "c_broadcast@3"), List.of(ops.split(",")).stream().filter(o -> o.startsWith("c_r") || o.startsWith("c_l")
                 || o.startsWith("c_b")).toList().subList(0, 6), ops);
         String log = log(0);
-        assertTrue(log.contains("  use_hierarchical_allreduce: 37 ops -> 45 ops\n    4 c_allreduce ops -> reduce inside"
-                + " groups of 2 ranks"), log);
-        assertTrue(log.contains("fleet: 6 rings open on rank 0\n  ring 0: group 'default', hierarchical, 4 ranks\n"
+        assertTrue(log.contains("  use_hierarchical_allreduce: 37 ops -> 45 ops\n    4 c_allreduce ops over inner groups"
+                + " of 2 ranks, form auto (rsag from 1024 KB): 4 reduce / leaders allreduce / broadcast, 0 reduce-scatter"), log);
+        assertTrue(log.contains("fleet: 8 rings open on rank 0\n  ring 0: group 'default', hierarchical, 4 ranks\n"
                 + "  ring 1: group 'ring1', hierarchical, 4 ranks\n  ring 2: group 'default/[0,1]#1', shm, 2 ranks\n"
                 + "  ring 3: group 'default/[0,1]#2', shm, 2 ranks\n  ring 4: group 'default/[0,2]#1', tcp, 2 ranks\n"), log);
+    }
+
+    @Test
+    void fourRanksAsTwoNodesReduceScatterInsideEachNodeAllreduceShardsAcrossAndGatherOddSizedBuckets() throws Exception {
+        List<List<String>> ranks = launch(2, 2, "use_hierarchical_allreduce: true\nhierarchical_allreduce_inter_nranks: 2\n"
+                + "nccl_comm_num: 2\nfuse_grad_size_in_TFLOPS: 2\nlast_comm_group_size_MB: 0.00001\n", "mlp",
+                Map.of("FLEET_HIERARCHICAL_FORM", "rsag"));
+        assertCompiledTrainsAsTheReference(ranks, 1e-5f);
+        for (int r = 0; r < 4; r++) {
+            String ops = ranks.get(r).get(2);
+            assertEquals(List.of("c_reducescatter@2", "c_allreduce@6", "c_allgather@2", "c_reducescatter@3", "c_allreduce@7",
+                    "c_allgather@3"), List.of(ops.split(",")).stream().filter(o -> o.startsWith("c_r") || o.startsWith("c_a"))
+                    .toList().subList(0, 6), "rank " + r + ": " + ops);
+        }
+        String log = log(0);
+        assertTrue(log.contains("4 c_allreduce ops over inner groups of 2 ranks, form rsag: 0 reduce / leaders allreduce"
+                + " / broadcast, 4 reduce-scatter / cross allreduce / allgather"), log);
+        assertTrue(log.contains(" elements, padded), c_allreduce of it on cross ring"), "an odd-sized bucket: " + log);
+        assertTrue(log.contains("fleet: 8 rings open on rank 0\n"), log);
+        assertTrue(log.contains("  ring 6: group 'default/[0,2]#2', tcp, 2 ranks\n  ring 7: group 'default/[0,2]#4', tcp,"
+                + " 2 ranks\n"), log);
     }
 
     @Test

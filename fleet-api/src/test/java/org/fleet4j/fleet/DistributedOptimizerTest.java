@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.Map;
+import org.fleet4j.compiler.RingLayout;
 import org.fleet4j.core.autodiff.ParamGrad;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ir.Op;
@@ -39,7 +40,8 @@ class DistributedOptimizerTest {
     }
 
     private static DistributedOptimizer optimizer(DistributedStrategy strategy, int world) {
-        return new DistributedOptimizer(new SGD(0.1), EffectiveStrategy.resolve(strategy, new World(1, world, "cpu")), world, 0, false);
+        EffectiveStrategy effective = EffectiveStrategy.resolve(strategy, new World(1, world, "cpu"));
+        return new DistributedOptimizer(new SGD(0.1), effective, RingLayout.of(effective), world, 0, false);
     }
 
     private static List<Op> ops(Program p, String type) {

@@ -3,23 +3,33 @@ package org.fleet4j.compiler;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.ir.VarKind;
 import org.fleet4j.strategy.EffectiveStrategy;
 
 /**
  * {@code use_hierarchical_allreduce}: every in-place {@code c_allreduce} on a flat ring c (a bucket, a cast bucket or
- * a lone gradient) becomes its three stages on the rings of {@link RingLayout}: {@code c_reduce} to the first rank
- * of each inner group (ring {@code inner(c)}), {@code c_leaders_allreduce} among those first ranks (ring
- * {@code leaders(c)}; the other ranks skip it) and {@code c_broadcast} from the first rank back to its inner group.
- * So only one rank per node sends a tensor across nodes. "avg" averages at both reducing stages: inner groups are of
+ * a lone gradient) becomes stages on the rings of {@link RingLayout}, in the {@link HierarchicalForm} the layout's
+ * form gives the bucket's size. Reduce form: {@code c_reduce} to the first rank of each inner group (ring
+ * {@code inner(c)}), {@code c_leaders_allreduce} among those first ranks (ring {@code leaders(c)}; the other ranks
+ * skip it) and {@code c_broadcast} from the first rank back to its inner group, so only one rank per node sends a
+ * tensor across nodes. Reduce-scatter/allgather form: {@code c_reducescatter} inside the inner group into a shard var
+ * of ceil(n / L) elements (the op pads a bucket whose n does not divide by L), {@code c_allreduce} of the shard on
+ * the cross ring {@code cross(c)} (the ranks with the same local index; the L shards cross the link side by side),
+ * {@code c_allgather} of the shards back into the bucket. "avg" averages at both reducing stages: inner groups are of
  * equal size, so the average of the averages is the average of all ranks.
  */
 public final class HierarchicalAllreducePass implements Pass {
     public static final String NAME = "use_hierarchical_allreduce";
     public static final String REDUCE = "c_reduce";
     public static final String LEADERS_ALLREDUCE = "c_leaders_allreduce";
+    public static final String REDUCE_SCATTER = "c_reducescatter";
+    public static final String ALLGATHER = "c_allgather";
     static final String BROADCAST = "c_broadcast";
 
     private final RingLayout layout;
@@ -46,10 +56,13 @@ public final class HierarchicalAllreducePass implements Pass {
         if (!layout.hierarchical()) {
             return PassResult.unchanged(program, "nothing to do: one rank per inner group");
         }
+        Program result = ProgramEdits.copyOf(program);
+        Block block = result.globalBlock();
         List<Op> ops = program.globalBlock().ops();
         List<String> notes = new ArrayList<>();
         List<Op> rebuilt = new ArrayList<>();
-        int rewritten = 0;
+        int reduced = 0;
+        int scattered = 0;
         for (int i = 0; i < ops.size(); i++) {
             Op op = ops.get(i);
             if (!op.type().equals(FuseAllReducePass.ALLREDUCE)) {
@@ -58,37 +71,79 @@ public final class HierarchicalAllreducePass implements Pass {
             }
             int ring = op.intAttr("ring_id");
             String x = op.in("X");
+            Var var = program.globalBlock().var(x);
             if (!x.equals(op.out("Out"))) {
                 notes.add("left alone op #" + i + " c_allreduce of " + x + ": it does not reduce in place");
                 rebuilt.add(op);
-            } else if (program.globalBlock().var(x).kind() != org.fleet4j.core.ir.VarKind.DENSE) {
+                continue;
+            } else if (var.kind() != VarKind.DENSE) {
                 notes.add("left alone op #" + i + " c_allreduce of " + x + ": a sparse gradient is gathered from every"
                         + " rank on its flat ring");
                 rebuilt.add(op);
+                continue;
             } else if (ring < 0 || ring >= layout.commNum()) {
                 notes.add("left alone op #" + i + " c_allreduce of " + x + ": ring " + ring + " is not one of the "
                         + layout.commNum() + " flat communicator(s)");
                 rebuilt.add(op);
+                continue;
+            }
+            String reduce = op.stringAttr("reduce");
+            long numel = numel(var.shape());
+            String size = numel < 0 ? "size known at run time" : String.format(Locale.ROOT, "%.2f MB",
+                    numel * var.dtype().byteSize() / 1e6);
+            HierarchicalForm form = numel < 0 ? HierarchicalForm.REDUCE : layout.form().forBucket(numel * var.dtype().byteSize());
+            String head = "op #" + i + " c_allreduce of " + x + " (ring " + ring + ", " + size + ") -> ";
+            if (form == HierarchicalForm.RSAG) {
+                int l = layout.innerRanks();
+                long shardSize = (numel + l - 1) / l;
+                String shard = result.uniqueName(x + "@SHARD");
+                block.createVar(shard, var.dtype(), shardSize).setStopGradient(true);
+                rebuilt.add(new Op(REDUCE_SCATTER, Map.of("X", List.of(x)), Map.of("Out", List.of(shard)),
+                        attrs(Map.of("ring_id", layout.inner(ring), "nranks", l, "reduce", reduce))));
+                rebuilt.add(new Op(FuseAllReducePass.ALLREDUCE, Map.of("X", List.of(shard)), Map.of("Out", List.of(shard)),
+                        attrs(Map.of("ring_id", layout.cross(ring), "reduce", reduce))));
+                rebuilt.add(new Op(ALLGATHER, Map.of("X", List.of(x), "Shard", List.of(shard)), Map.of("Out", List.of(x)),
+                        attrs(Map.of("ring_id", layout.inner(ring), "nranks", l))));
+                notes.add(head + "rsag: c_reducescatter on ring " + layout.inner(ring) + " into " + shard + " ("
+                        + shardSize + " of " + numel + " elements" + (numel % l == 0 ? "" : ", padded") + "), c_allreduce"
+                        + " of it on cross ring " + layout.cross(ring) + ", c_allgather on ring " + layout.inner(ring));
+                scattered++;
             } else {
-                String reduce = op.stringAttr("reduce");
                 rebuilt.add(stage(REDUCE, x, Map.of("ring_id", layout.inner(ring), "root", 0, "reduce", reduce)));
                 rebuilt.add(stage(LEADERS_ALLREDUCE, x, Map.of("ring_id", layout.leaders(ring), "reduce", reduce)));
                 rebuilt.add(stage(BROADCAST, x, Map.of("ring_id", layout.inner(ring), "root", 0)));
-                notes.add("op #" + i + " c_allreduce of " + x + " (ring " + ring + ") -> c_reduce on ring "
-                        + layout.inner(ring) + ", c_leaders_allreduce on ring " + layout.leaders(ring)
-                        + ", c_broadcast on ring " + layout.inner(ring));
-                rewritten++;
+                notes.add(head + "reduce: c_reduce on ring " + layout.inner(ring) + ", c_leaders_allreduce on ring "
+                        + layout.leaders(ring) + ", c_broadcast on ring " + layout.inner(ring)
+                        + (layout.form() == HierarchicalForm.RSAG ? " (its size is known only at run time)" : ""));
+                reduced++;
             }
         }
-        if (rewritten == 0) {
+        if (reduced + scattered == 0) {
             notes.addFirst("nothing rewritten: no in-place c_allreduce on a flat ring (a world of one has none)");
             return new PassResult(program, notes);
         }
-        Program result = ProgramEdits.copyOf(program);
-        ProgramEdits.replaceOps(result.globalBlock(), rebuilt);
-        notes.addFirst(rewritten + " c_allreduce ops -> reduce inside groups of " + layout.innerRanks()
-                + " ranks, allreduce among their first ranks, broadcast inside the groups");
+        ProgramEdits.replaceOps(block, rebuilt);
+        notes.addFirst((reduced + scattered) + " c_allreduce ops over inner groups of " + layout.innerRanks()
+                + " ranks, form " + layout.form().key() + (layout.form() == HierarchicalForm.AUTO ? " (rsag from "
+                + HierarchicalForm.RSAG_MIN_BYTES / 1024 + " KB)" : "") + ": " + reduced + " reduce / leaders allreduce"
+                + " / broadcast, " + scattered + " reduce-scatter / cross allreduce / allgather");
         return new PassResult(result, notes);
+    }
+
+    /** The number of elements of a shape, or -1 when a dimension is known only at run time. */
+    private static long numel(long[] shape) {
+        long n = 1;
+        for (long d : shape) {
+            if (d < 0) {
+                return -1;
+            }
+            n *= d;
+        }
+        return n;
+    }
+
+    private static Map<String, Object> attrs(Map<String, Object> attrs) {
+        return new LinkedHashMap<>(attrs);
     }
 
     private static Op stage(String type, String var, Map<String, Object> attrs) {

@@ -29,6 +29,15 @@ public final class Pipeline {
         return new Pipeline(passNames(strategy).stream().map(n -> PassRegistry.create(n, strategy)).toList());
     }
 
+    /**
+     * As {@link #forStrategy(EffectiveStrategy)}, with the rings that Fleet opened ({@code rings}, which carries the
+     * hierarchical form it read from the environment) in place of the strategy's own layout.
+     */
+    public static Pipeline forStrategy(EffectiveStrategy strategy, RingLayout rings) {
+        return new Pipeline(passNames(strategy).stream().map(n -> n.equals(HierarchicalAllreducePass.NAME)
+                ? new HierarchicalAllreducePass(rings) : PassRegistry.create(n, strategy)).toList());
+    }
+
     /** The names of the passes {@link #forStrategy} runs, in order, without making them (nor loading their kernels). */
     public static List<String> passNames(EffectiveStrategy strategy) {
         List<String> names = new ArrayList<>();

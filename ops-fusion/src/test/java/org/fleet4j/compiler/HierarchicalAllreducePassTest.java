@@ -5,12 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.SGD;
+import org.fleet4j.core.tensor.DType;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategyException;
@@ -79,9 +81,102 @@ class HierarchicalAllreducePassTest {
         PassResult r = new HierarchicalAllreducePass(new RingLayout(1, 2)).apply(p);
         assertEquals(1, Nets.count(r.program(), "c_allreduce"));
         assertEquals(3, Nets.count(r.program(), "c_reduce"));
-        assertTrue(r.notes().getFirst().startsWith("3 c_allreduce ops -> reduce inside groups of 2 ranks"), r.notes().toString());
+        assertTrue(r.notes().getFirst().startsWith("3 c_allreduce ops over inner groups of 2 ranks, form auto (rsag from"
+                + " 1024 KB): 3 reduce / leaders allreduce / broadcast, 0 reduce-scatter"), r.notes().toString());
         assertTrue(r.notes().stream().anyMatch(n -> n.contains("ring 7 is not one of the 1 flat communicator(s)")),
                 r.notes().toString());
+    }
+
+    @Test
+    void theRsagFormReduceScattersIntoAShardAllreducesItOnTheCrossRingAndGathersItBack() {
+        StandInStages.register();
+        Nets.Net net = Nets.mlpWithAllreduce("relu", new int[]{16, 12}, new SGD(0.1), "avg");
+        Program p = bucketedThenHierarchical(net, new RingLayout(2, 2, HierarchicalForm.RSAG));
+        List<Op> stages = p.globalBlock().ops().stream().filter(o -> o.type().startsWith("c_")).toList();
+        assertEquals(List.of("c_reducescatter@2", "c_allreduce@6", "c_allgather@2", "c_reducescatter@3", "c_allreduce@7",
+                "c_allgather@3"), stages.stream().map(o -> o.type() + "@" + o.intAttr("ring_id")).toList(),
+                "channel 0: inner ring 2, cross ring 6; channel 1: inner ring 3, cross ring 7");
+        for (int b = 0; b < 2; b++) {
+            List<Op> three = stages.subList(3 * b, 3 * b + 3);
+            String bucket = three.getFirst().in("X");
+            String shard = three.getFirst().out("Out");
+            assertEquals(bucket + "@SHARD_0", shard);
+            long n = p.globalBlock().var(bucket).shape()[0];
+            assertEquals(List.of((n + 1) / 2), Arrays.stream(p.globalBlock().var(shard).shape()).boxed().toList(),
+                    "the shard holds half the bucket, rounded up");
+            assertEquals(shard, three.get(1).in("X"));
+            assertEquals(shard, three.get(1).out("Out"));
+            assertEquals(List.of(bucket, shard), List.of(three.get(2).in("X"), three.get(2).in("Shard")));
+            assertEquals(bucket, three.get(2).out("Out"));
+            assertEquals("avg", three.get(0).stringAttr("reduce"));
+            assertEquals("avg", three.get(1).stringAttr("reduce"));
+            assertEquals(2, three.get(0).intAttr("nranks"));
+            assertEquals(2, three.get(2).intAttr("nranks"));
+        }
+    }
+
+    @Test
+    void anOddSizedBucketGetsAPaddedShardAndTrainsAsTheFlatProgram() {
+        StandInStages.register();
+        Nets.Net net = Nets.mlpWithAllreduce("tanh", new int[]{5}, new Momentum(0.05, 0.9f), "avg");
+        Program bucketed = new FuseAllReducePass(new GradientBucketer(1000, 50, 1000, 1)).apply(net.main()).program();
+        PassResult r = new HierarchicalAllreducePass(new RingLayout(1, 2, HierarchicalForm.RSAG)).apply(bucketed);
+        long n = (8 * 5 + 5) + (5 * 3 + 3);
+        assertEquals(63, n);
+        assertTrue(r.notes().stream().anyMatch(s -> s.contains("-> rsag: c_reducescatter on ring 1 into fused_grad_bucket_0@SHARD_0")
+                && s.contains("(32 of 63 elements, padded), c_allreduce of it on cross ring 3, c_allgather on ring 1")),
+                r.notes().toString());
+        StandInStages.CALLS.clear();
+        Nets.Trained trained = Nets.train(r.program(), net.startup(), net.loss(), 5);
+        assertEquals(List.of(new StandInStages.Call("c_reducescatter", 1), new StandInStages.Call("c_allgather", 1)),
+                StandInStages.CALLS.subList(0, 2));
+        Same.runs(Nets.train(net.main(), net.startup(), net.loss(), 5), trained, 1e-6f);
+    }
+
+    @Test
+    void autoSplitsBucketsOfAMegabyteOrMoreAndReducesTheSmallerOnes() {
+        Program p = new Program();
+        for (long floats : new long[]{(1 << 18) - 1, 1 << 18, 3}) {
+            String g = "g" + floats;
+            p.globalBlock().createVar(g, DType.F32, floats);
+            p.globalBlock().appendOp("c_allreduce", Map.of("X", List.of(g)), Map.of("Out", List.of(g)),
+                    Map.of("ring_id", 0, "reduce", "sum"));
+        }
+        PassResult r = new HierarchicalAllreducePass(new RingLayout(1, 2)).apply(p);
+        assertEquals(List.of("c_reduce", "c_leaders_allreduce", "c_broadcast", "c_reducescatter", "c_allreduce",
+                "c_allgather", "c_reduce", "c_leaders_allreduce", "c_broadcast"), Nets.opTypes(r.program()));
+        assertEquals("3 c_allreduce ops over inner groups of 2 ranks, form auto (rsag from 1024 KB): 2 reduce / leaders"
+                + " allreduce / broadcast, 1 reduce-scatter / cross allreduce / allgather",
+                r.notes().getFirst());
+        assertTrue(r.notes().get(2).startsWith("op #1 c_allreduce of g262144 (ring 0, 1.05 MB) -> rsag"), r.notes().toString());
+        PassResult forced = new HierarchicalAllreducePass(new RingLayout(1, 2, HierarchicalForm.REDUCE)).apply(p);
+        assertEquals(0, Nets.count(forced.program(), "c_reducescatter"));
+        assertEquals(3, Nets.count(forced.program(), "c_reduce"));
+    }
+
+    @Test
+    void aBucketWhoseSizeIsKnownOnlyAtRunTimeTakesTheReduceForm() {
+        Program p = new Program();
+        p.globalBlock().createVar("g", DType.F32, -1, 4);
+        p.globalBlock().appendOp("c_allreduce", Map.of("X", List.of("g")), Map.of("Out", List.of("g")),
+                Map.of("ring_id", 0, "reduce", "sum"));
+        PassResult r = new HierarchicalAllreducePass(new RingLayout(1, 2, HierarchicalForm.RSAG)).apply(p);
+        assertEquals(List.of("c_reduce", "c_leaders_allreduce", "c_broadcast"), Nets.opTypes(r.program()));
+        assertTrue(r.notes().get(1).endsWith("(its size is known only at run time)"), r.notes().toString());
+    }
+
+    @Test
+    void theFormComesFromItsEnvironmentVariableAndABadValueNamesItAndTheAllowedOnes() {
+        assertEquals(HierarchicalForm.AUTO, HierarchicalForm.parse(null));
+        assertEquals(HierarchicalForm.AUTO, HierarchicalForm.parse(" "));
+        assertEquals(HierarchicalForm.RSAG, HierarchicalForm.parse("RSAG"));
+        assertEquals(HierarchicalForm.REDUCE, HierarchicalForm.parse(" reduce "));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HierarchicalForm.parse("ring"));
+        assertEquals("environment variable FLEET_HIERARCHICAL_FORM='ring' is not a hierarchical allreduce form; allowed:"
+                + " auto, reduce, rsag (unset means auto)", e.getMessage());
+        assertEquals(HierarchicalForm.REDUCE, HierarchicalForm.AUTO.forBucket(HierarchicalForm.RSAG_MIN_BYTES - 1));
+        assertEquals(HierarchicalForm.RSAG, HierarchicalForm.AUTO.forBucket(HierarchicalForm.RSAG_MIN_BYTES));
+        assertEquals(HierarchicalForm.REDUCE, HierarchicalForm.REDUCE.forBucket(1L << 30));
     }
 
     @Test
@@ -102,6 +197,13 @@ class HierarchicalAllreducePassTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> l.inner(2));
         assertEquals("communicator 2 does not exist: nccl_comm_num is 2", e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> new RingLayout(1, 3).leaderRanks(4));
+        assertEquals(7, l.cross(1));
+        assertEquals(List.of(1, 3, 5), new RingLayout(1, 2).crossMembers(5, 6));
+        assertEquals(List.of(0, 3), new RingLayout(1, 3).crossMembers(3, 6));
+        IllegalStateException none = assertThrows(IllegalStateException.class,
+                () -> new RingLayout(2, 2, HierarchicalForm.REDUCE).cross(0));
+        assertEquals("no cross rings in this layout: the hierarchical form is reduce", none.getMessage());
+        assertTrue(!new RingLayout(2, 1).crossRings() && new RingLayout(2, 2).crossRings());
     }
 
     @Test

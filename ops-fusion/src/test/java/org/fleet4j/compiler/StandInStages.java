@@ -1,15 +1,20 @@
 package org.fleet4j.compiler;
 
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.tensor.Shapes;
+import org.fleet4j.core.tensor.Tensor;
 
 /**
  * One-process stand-ins for fleet-api's hierarchical stages ({@code c_reduce}, {@code c_leaders_allreduce},
- * {@code c_broadcast}), same slots and attributes. Each leaves X as it is, which is what the three stages do to
- * gradients that are equal on every rank with "avg"; every call is recorded (type, ring) so tests see the order.
+ * {@code c_broadcast}; {@code c_reducescatter}, {@code c_allgather}), same slots and attributes, as local rank 0 of
+ * ranks whose gradients are all equal would see them with "avg": the first three leave X as it is,
+ * {@code c_reducescatter} copies X's first block into the shard (zeros beyond X) and {@code c_allgather} copies the
+ * shard back into that block. Every call is recorded (type, ring) so tests see the order.
  */
 final class StandInStages {
     record Call(String type, int ring) {
@@ -34,6 +39,38 @@ final class StandInStages {
                         return a -> {
                             CALLS.add(new Call(type, ring));
                             a.setOut("Out", a.in("X"));
+                        };
+                    }).build());
+        }
+        if (!OpRegistry.contains(HierarchicalAllreducePass.REDUCE_SCATTER)) {
+            OpRegistry.register(OpSpec.builder(HierarchicalAllreducePass.REDUCE_SCATTER).in("X").out("Out")
+                    .attr("ring_id", AttrType.INT, 0).attr("nranks", AttrType.INT, 1).attr("reduce", AttrType.STRING, "sum")
+                    .shape(ctx -> ctx.set("Out", ctx.dtype("X"), (Shapes.numel(ctx.shape("X")) + ctx.op().intAttr("nranks") - 1)
+                            / ctx.op().intAttr("nranks")))
+                    .kernel(op -> {
+                        int ring = op.intAttr("ring_id");
+                        int nranks = op.intAttr("nranks");
+                        return a -> {
+                            CALLS.add(new Call(HierarchicalAllreducePass.REDUCE_SCATTER, ring));
+                            Tensor x = a.in("X");
+                            Tensor shard = a.out("Out", x.dtype(), (x.numel() + nranks - 1) / nranks);
+                            shard.segment().fill((byte) 0);
+                            MemorySegment.copy(x.segment(), 0, shard.segment(), 0, Math.min(x.byteSize(), shard.byteSize()));
+                        };
+                    }).build());
+        }
+        if (!OpRegistry.contains(HierarchicalAllreducePass.ALLGATHER)) {
+            OpRegistry.register(OpSpec.builder(HierarchicalAllreducePass.ALLGATHER).in("X", "Shard").out("Out")
+                    .attr("ring_id", AttrType.INT, 0).attr("nranks", AttrType.INT, 1)
+                    .shape(ctx -> ctx.set("Out", ctx.dtype("X"), ctx.shape("X")))
+                    .kernel(op -> {
+                        int ring = op.intAttr("ring_id");
+                        return a -> {
+                            CALLS.add(new Call(HierarchicalAllreducePass.ALLGATHER, ring));
+                            Tensor x = a.in("X");
+                            Tensor shard = a.in("Shard");
+                            MemorySegment.copy(shard.segment(), 0, x.segment(), 0, Math.min(x.byteSize(), shard.byteSize()));
+                            a.setOut("Out", x);
                         };
                     }).build());
         }

@@ -14,7 +14,8 @@ import org.fleet4j.compiler.RingLayout;
  * The rings of one job as {@link RingLayout} lays them out, opened on every rank in one fixed order and registered in
  * {@link Rings}: the default group at ring 0, a further group of all ranks per extra communicator, and per
  * communicator an inner group (this rank's node) and a leaders group (the first rank of every inner group) for
- * hierarchical allreduce. Closing removes them from {@link Rings} and closes all but the default group, which its
+ * hierarchical allreduce, and a cross group (the ranks with this rank's index in their node) when the layout's form
+ * may reduce-scatter. Closing removes them from {@link Rings} and closes all but the default group, which its
  * opener owns.
  */
 public final class OpenRings implements AutoCloseable {
@@ -46,6 +47,9 @@ public final class OpenRings implements AutoCloseable {
                         String what = "the node leaders " + leaders + " of hierarchical allreduce, communicator " + c;
                         Rings.putNotMember(layout.leaders(c), what);
                         rings.notMember.put(layout.leaders(c), what);
+                    }
+                    if (layout.crossRings()) {
+                        rings.add(layout.cross(c), defaultGroup.subgroup(ints(layout.crossMembers(rank, world))));
                     }
                 }
             }
