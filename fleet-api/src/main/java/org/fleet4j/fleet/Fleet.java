@@ -52,6 +52,8 @@ public final class Fleet implements AutoCloseable {
     private final RingLayout layout;
     private final ProcessGroup group;
     private final OpenRings rings;
+    /** Set once the rings are open; null in a dry run. */
+    private RegisteredBucketMemory bucketMemory;
     private final Duration timeout;
     private final FleetUtil util;
 
@@ -131,6 +133,7 @@ public final class Fleet implements AutoCloseable {
             log.println("fleet: dry run: no rendezvous, no process groups; the program stops after the compiler");
             return new Fleet(role, effective, layout, null, null, options.timeout());
         }
+        boolean registeredBuckets = RegisteredBucketMemory.enabled(System.getenv(RegisteredBucketMemory.ENV));
         ProcessGroup group;
         try {
             group = ProcessGroups.init(new JobRole(role.rank(), role.worldSize(), role.localRank(),
@@ -150,7 +153,9 @@ public final class Fleet implements AutoCloseable {
         if (role.isFirst()) {
             log.println(rings.describe());
         }
-        return new Fleet(role, effective, layout, group, rings, options.timeout());
+        Fleet fleet = new Fleet(role, effective, layout, group, rings, options.timeout());
+        fleet.bucketMemory = RegisteredBucketMemory.register(RingLayout.of(effective), registeredBuckets);
+        return fleet;
     }
 
     public Role role() {
@@ -286,6 +291,7 @@ public final class Fleet implements AutoCloseable {
     @Override
     public void close() {
         if (!isDryRun()) {
+            bucketMemory.close();
             rings.close();
             group.close();
         }
