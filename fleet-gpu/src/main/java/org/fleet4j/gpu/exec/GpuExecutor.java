@@ -37,10 +37,17 @@ public final class GpuExecutor implements ProgramRunner {
     /** Persistables whose device copy is newer than the scope's. */
     private final Set<String> deviceNewer = new HashSet<>();
     private final Map<String, PinnedHostBuffer> pinned = new HashMap<>();
-    private final Map<Integer, ProcessGroup> deviceGroups = new HashMap<>();
+    private final RingGroups rings;
 
+    /** An executor whose collective ops reduce through the host unless a group is attached ({@link #attachGroup}). */
     public GpuExecutor(GpuDevice device) {
+        this(device, RingGroups.attachedOnly());
+    }
+
+    /** An executor whose collective ops run on the groups {@code rings} gives (NCCL over Fleet's rings, say). */
+    GpuExecutor(GpuDevice device, RingGroups rings) {
         this.device = device;
+        this.rings = rings;
     }
 
     @Override
@@ -54,8 +61,13 @@ public final class GpuExecutor implements ProgramRunner {
      * are prepared again.
      */
     public void attachGroup(int ringId, ProcessGroup group) {
-        deviceGroups.put(ringId, group);
+        rings.attach(ringId, group);
         clearPlans();
+    }
+
+    /** Where collective ops of rings without an attached group run: through NCCL or through the host. */
+    public RingGroups.Mode collectiveMode() {
+        return rings.mode();
     }
 
     /** Op types that ran through their CPU kernel in the plan of {@code program}; empty before its first run. */
@@ -67,11 +79,11 @@ public final class GpuExecutor implements ProgramRunner {
     @Override
     public Map<String, Tensor> run(Program program, Scope scope, Map<String, Tensor> feed, List<String> fetch) {
         GpuPlan plan = plans.get(program);
-        if (plan == null || plan.isStale()) {
+        if (plan == null || plan.isStale() || !plan.groupsCurrent(rings::groupFor)) {
             if (plan != null) {
                 plan.clear();
             }
-            plan = new GpuPlan(program, device, persistent.values(), deviceGroups::get);
+            plan = new GpuPlan(program, device, persistent.values(), rings::groupFor);
             plans.put(program, plan);
         }
         Block block = program.globalBlock();
@@ -263,5 +275,6 @@ public final class GpuExecutor implements ProgramRunner {
         deviceNewer.clear();
         pinned.values().forEach(PinnedHostBuffer::close);
         pinned.clear();
+        rings.close();
     }
 }

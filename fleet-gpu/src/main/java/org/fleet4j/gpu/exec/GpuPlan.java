@@ -38,6 +38,8 @@ final class GpuPlan {
     final Set<String> writtenPersistables = new LinkedHashSet<>();
     /** Vars read before any op writes them: they must come from the feed or the scope. */
     final Set<String> readFirst = new HashSet<>();
+    /** The device group (null: the host path) of each ring the plan's collective ops use. */
+    private final Map<Integer, ProcessGroup> groupOfRing = new HashMap<>();
     /** Op types that run through their CPU kernel in this plan, for the log. */
     final Set<String> hostOps = new LinkedHashSet<>();
 
@@ -125,12 +127,24 @@ final class GpuPlan {
         throw new ExecutionException("op #" + begin + " " + CONDITIONAL_BEGIN + " has no matching " + CONDITIONAL_END);
     }
 
-    private static GpuOpKernel deviceCollective(Op op, IntFunction<ProcessGroup> deviceGroups) {
+    private GpuOpKernel deviceCollective(Op op, IntFunction<ProcessGroup> deviceGroups) {
         if (!op.type().equals("c_allreduce") && !op.type().equals("c_broadcast")) {
             return null;
         }
-        ProcessGroup group = deviceGroups.apply(op.intAttr("ring_id"));
+        int ring = op.intAttr("ring_id");
+        ProcessGroup group = deviceGroups.apply(ring);
+        groupOfRing.put(ring, group);
         return group == null ? null : DeviceCollective.of(op, group);
+    }
+
+    /** Whether every ring this plan's collectives use still has the group (or the host path) it was prepared with. */
+    boolean groupsCurrent(IntFunction<ProcessGroup> deviceGroups) {
+        for (var e : groupOfRing.entrySet()) {
+            if (deviceGroups.apply(e.getKey()) != e.getValue()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static int[] distinct(int[][] slots) {

@@ -5,7 +5,10 @@ import org.fleet4j.core.device.ProgramRunner;
 import org.fleet4j.core.device.ProgramRunnerProvider;
 import org.fleet4j.gpu.GpuDevice;
 
-/** Registers the {@link GpuExecutor} as the runner of programs on "gpu" devices. Construction loads nothing. */
+/**
+ * Registers the {@link GpuExecutor} as the runner of programs on "gpu" devices, its collective ops on NCCL groups over
+ * Fleet's rings unless {@code FLEET_GPU_COLLECTIVES=host} ({@link RingGroups}). Construction loads nothing.
+ */
 public final class GpuProgramRunnerProvider implements ProgramRunnerProvider {
     @Override
     public String kind() {
@@ -18,6 +21,6 @@ public final class GpuProgramRunnerProvider implements ProgramRunnerProvider {
             throw new IllegalArgumentException("the GPU executor runs on a GpuDevice, got " + device.name() + " ("
                     + device.getClass().getName() + ")");
         }
-        return new GpuExecutor(gpu);
+        return new GpuExecutor(gpu, RingGroups.fromEnvironment(gpu));
     }
 }

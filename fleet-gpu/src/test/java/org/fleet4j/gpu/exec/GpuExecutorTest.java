@@ -155,6 +155,28 @@ class GpuExecutorTest {
         }
     }
 
+    /**
+     * The runner ProgramRunners gives for a GPU (what mnist and mlp_perf use) opens an NCCL group over Fleet's ring 0
+     * by itself: no group attached, no host fallback, the same training as the CPU's.
+     */
+    @Test
+    void theGpuRunnerOpensNcclOverFleetsRingsByItself() {
+        GpuAssumptions.require(CudaLibrary.NCCL);
+        org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv(RingGroups.VARIABLE) == null,
+                RingGroups.VARIABLE + " is set: the default mode is what this test checks");
+        try (ProcessGroup host = ProcessGroups.init(JobRole.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(30)))) {
+            Rings.put(0, host);
+            try (GpuExecutor onGpu = (GpuExecutor) org.fleet4j.core.device.ProgramRunners.forDevice(gpu)) {
+                assertEquals(RingGroups.Mode.NCCL, onGpu.collectiveMode());
+                Mlp net = MlpPrograms.build(MNIST, "sgd", 2, MlpPrograms.allFusions());
+                trainBothWays(net, "sgd", onGpu);
+                assertEquals(java.util.Set.of(), onGpu.hostFallbackOps(net.main()));
+            } finally {
+                Rings.remove(0, host);
+            }
+        }
+    }
+
     /** Changing the scope by hand (a loaded checkpoint) is seen by the next run once the executor is told. */
     @Test
     void scopeChangesReachTheDeviceAfterScopeChanged() {

@@ -1,0 +1,187 @@
+package org.fleet4j.gpu.exec;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.fleet4j.collective.GroupOptions;
+import org.fleet4j.collective.JobRole;
+import org.fleet4j.collective.ProcessGroup;
+import org.fleet4j.collective.ProcessGroups;
+import org.fleet4j.core.device.DeviceUnavailableException;
+import org.fleet4j.core.exec.ExecutionException;
+import org.fleet4j.examples.Mlp;
+import org.fleet4j.fleet.ops.Rings;
+import org.fleet4j.gpu.CudaLibrary;
+import org.fleet4j.gpu.CudaLoader;
+import org.fleet4j.gpu.NcclProcessGroup;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Without a GPU: which group the GPU executor's collectives of a ring run on. Host groups are real single-rank groups
+ * registered in Fleet's {@link Rings} as {@code Fleet.init} registers them; the "NCCL" groups are stand-ins handed out
+ * by a recording opener (NCCL itself needs a GPU: GpuExecutorTest).
+ */
+class RingGroupsTest {
+    private static final GroupOptions OPTIONS = GroupOptions.defaults().withTimeout(Duration.ofSeconds(20));
+
+    /** Opens stand-in device groups, recording the host group each was opened over and which were closed. */
+    private static final class RecordingOpener {
+        final List<ProcessGroup> hosts = new ArrayList<>();
+        final List<String> closed = new ArrayList<>();
+
+        ProcessGroup open(ProcessGroup host) {
+            hosts.add(host);
+            String name = host.name() + "/nccl#" + hosts.size();
+            return (ProcessGroup) Proxy.newProxyInstance(ProcessGroup.class.getClassLoader(),
+                    new Class<?>[]{ProcessGroup.class}, (proxy, method, args) -> switch (method.getName()) {
+                        case "close" -> closed.add(name) ? null : null;
+                        case "name", "toString" -> name;
+                        case "hashCode" -> System.identityHashCode(proxy);
+                        case "equals" -> proxy == args[0];
+                        default -> throw new AssertionError("the stand-in group was used: " + method.getName());
+                    });
+        }
+    }
+
+    @Test
+    void theVariableNamesNcclOrHost() {
+        assertEquals(RingGroups.Mode.NCCL, RingGroups.Mode.parse(null));
+        assertEquals(RingGroups.Mode.NCCL, RingGroups.Mode.parse(""));
+        assertEquals(RingGroups.Mode.NCCL, RingGroups.Mode.parse(" NCCL "));
+        assertEquals(RingGroups.Mode.HOST, RingGroups.Mode.parse("host"));
+        var e = assertThrows(IllegalArgumentException.class, () -> RingGroups.Mode.parse("mpi"));
+        assertEquals("FLEET_GPU_COLLECTIVES='mpi': expected 'nccl' (collectives on the GPU through NCCL, the default) or"
+                + " 'host' (through the ring's host process group)", e.getMessage());
+    }
+
+    @Test
+    void aRingOfFleetGetsOneNcclGroupOverItsHostGroupUntilAnotherFleetTakesTheRing() {
+        int ring = 9101;
+        RecordingOpener opener = new RecordingOpener();
+        try (ProcessGroup first = ProcessGroups.init(JobRole.single(), OPTIONS);
+             ProcessGroup second = ProcessGroups.init(JobRole.single(), OPTIONS)) {
+            RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing, opener::open);
+            assertNull(groups.groupFor(ring), "no Fleet opened the ring: the host path names it");
+            Rings.put(ring, first);
+            try {
+                ProcessGroup nccl = groups.groupFor(ring);
+                assertSame(nccl, groups.groupFor(ring), "opened once, then reused");
+                assertEquals(List.of(first), opener.hosts);
+            } finally {
+                Rings.remove(ring, first);
+            }
+            Rings.put(ring, second); // a new Fleet on the same ring id
+            try {
+                ProcessGroup again = groups.groupFor(ring);
+                assertEquals(List.of(first, second), opener.hosts);
+                assertEquals(List.of(first.name() + "/nccl#1"), opener.closed, "the stale communicator is closed");
+                assertEquals(second.name() + "/nccl#2", again.name());
+            } finally {
+                Rings.remove(ring, second);
+            }
+            groups.close();
+            assertEquals(List.of(first.name() + "/nccl#1", second.name() + "/nccl#2"), opener.closed);
+        }
+    }
+
+    @Test
+    void aRingThisRankIsNotAMemberOfStaysOnTheHostPath() {
+        int ring = 9102;
+        RecordingOpener opener = new RecordingOpener();
+        Rings.putNotMember(ring, "the node leaders [0, 2] of hierarchical allreduce, communicator 0");
+        try {
+            RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing, opener::open);
+            assertNull(groups.groupFor(ring));
+            assertEquals(List.of(), opener.hosts);
+        } finally {
+            Rings.removeNotMember(ring);
+        }
+    }
+
+    @Test
+    void hostModeOpensNothingAndAttachedGroupsWinInEitherMode() {
+        int ring = 9103;
+        RecordingOpener opener = new RecordingOpener();
+        try (ProcessGroup host = ProcessGroups.init(JobRole.single(), OPTIONS)) {
+            Rings.put(ring, host);
+            try {
+                RingGroups hostMode = new RingGroups(RingGroups.Mode.HOST, RingGroups::fleetRing, opener::open);
+                assertNull(hostMode.groupFor(ring));
+                ProcessGroup mine = opener.open(host);
+                hostMode.attach(ring, mine);
+                assertSame(mine, hostMode.groupFor(ring));
+                RingGroups ncclMode = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing, opener::open);
+                ncclMode.attach(ring, mine);
+                assertSame(mine, ncclMode.groupFor(ring));
+                assertEquals(1, opener.hosts.size(), "only the test opened a group");
+                ncclMode.close();
+                hostMode.close();
+                assertEquals(List.of(), opener.closed, "attached groups belong to whoever attached them");
+            } finally {
+                Rings.remove(ring, host);
+            }
+        }
+    }
+
+    /** The real opener: without NCCL (this machine) the error names the ring, the library and the way out. */
+    @Test
+    void withoutNcclTheErrorNamesTheRingTheLibraryAndTheHostMode() {
+        boolean nccl;
+        try {
+            CudaLoader.require(CudaLibrary.NCCL);
+            nccl = true;
+        } catch (DeviceUnavailableException e) {
+            nccl = false;
+        }
+        assumeTrue(!nccl, "NCCL loads here: the refusal is for machines without it");
+        int ring = 9104;
+        try (ProcessGroup host = ProcessGroups.init(JobRole.single(), OPTIONS)) {
+            Rings.put(ring, host);
+            try {
+                RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing,
+                        h -> NcclProcessGroup.over(h, null));
+                var e = assertThrows(ExecutionException.class, () -> groups.groupFor(ring));
+                assertTrue(e.getMessage().startsWith("ring_id 9104: the GPU executor could not open an NCCL group over"
+                        + " host group '" + host.name() + "' (rank 0 of 1): "), e.getMessage());
+                assertTrue(e.getMessage().contains(".so"), "names the missing library: " + e.getMessage());
+                assertTrue(e.getMessage().endsWith("Set FLEET_GPU_COLLECTIVES=host to reduce through the host group"
+                        + " instead"), e.getMessage());
+            } finally {
+                Rings.remove(ring, host);
+            }
+        }
+    }
+
+    /**
+     * mnist's two-rank program prepared as the GPU runner prepares it: ring 0's allreduces and broadcasts go to the one
+     * NCCL group opened over Fleet's ring 0, shared by the startup and the main program; nothing takes the host path.
+     */
+    @Test
+    void theTwoRankTrainingStepOpensOneGroupForRingZeroAndFallsBackNowhere() {
+        RecordingOpener opener = new RecordingOpener();
+        Mlp net = MlpPrograms.build(new int[]{784, 512, 512, 10}, "sgd", 2, MlpPrograms.allFusions());
+        try (ProcessGroup host = ProcessGroups.init(JobRole.single(), OPTIONS)) {
+            Rings.put(0, host);
+            try {
+                RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing, opener::open);
+                GpuPlan startup = new GpuPlan(net.startup(), null, List.of(), groups::groupFor);
+                GpuPlan main = new GpuPlan(net.main(), null, List.of(), groups::groupFor);
+                assertEquals(Set.of(), main.hostOps);
+                assertTrue(!startup.hostOps.contains("c_broadcast"), "startup: " + startup.hostOps);
+                assertEquals(List.of(host), opener.hosts);
+                assertTrue(main.groupsCurrent(groups::groupFor));
+            } finally {
+                Rings.remove(0, host);
+            }
+        }
+    }
+}
