@@ -170,6 +170,20 @@ class CompilerKnobsFleetTest {
     }
 
     @Test
+    void fourRanksAsTwoNodesOverlapEachBucketsCrossAllreduceWithTheNextBucketsReduceScatter() throws Exception {
+        List<List<String>> ranks = launch(2, 2, "use_hierarchical_allreduce: true\nhierarchical_allreduce_inter_nranks: 2\n"
+                + "sync_nccl_allreduce: false\nfuse_grad_size_in_TFLOPS: 2\nlast_comm_group_size_MB: 0.00001\n", "mlp",
+                Map.of("FLEET_HIERARCHICAL_FORM", "rsag"));
+        assertCompiledTrainsAsTheReference(ranks, 1e-5f);
+        List<String> ops = List.of(ranks.getFirst().get(2).split(","));
+        List<String> collectives = ops.stream().filter(o -> o.startsWith("c_r") || o.startsWith("c_a") || o.startsWith("c_w"))
+                .toList();
+        assertEquals(List.of("c_reducescatter@1", "c_allreduce_start@3", "c_reducescatter@1", "c_allreduce_start@3",
+                "c_wait@3", "c_allgather@1"), collectives.subList(0, 6), ops.toString());
+        assertEquals(4, collectives.stream().filter(o -> o.equals("c_allreduce_start@3")).count(), ops.toString());
+    }
+
+    @Test
     void aGradientEachRankSkipsOnEveryOtherStepStillJoinsABucketOnTwoRanks() throws Exception {
         List<List<String>> ranks = launch(1, 2, "find_unused_parameters: true\nfuse_grad_size_in_MB: 1\n", "aux");
         assertCompiledTrainsAsTheReference(ranks, 1e-5f);

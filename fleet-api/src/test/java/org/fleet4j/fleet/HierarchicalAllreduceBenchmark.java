@@ -14,6 +14,8 @@ import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.compiler.HierarchicalAllreducePass;
+import org.fleet4j.compiler.HierarchicalForm;
+import org.fleet4j.compiler.OverlapAllreducePass;
 import org.fleet4j.compiler.RingLayout;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
@@ -28,10 +30,13 @@ import org.fleet4j.strategy.DistributedStrategy;
  * Gradient allreduce on two "hosts" of two ranks: two network namespaces joined by a veth pair whose link tc shapes
  * (a token bucket at the given rate, each direction), so the inter-host stage crosses a real, slower link while each host's two ranks share memory.
  * One job, the variants taking turns on the same tensors: {@code flat} (c_allreduce on a TCP group of all four ranks,
- * a ring that crosses the link twice), {@code program} (the compiled three stages: c_reduce on the host's shared
- * memory, c_leaders_allreduce over the link, c_broadcast) and {@code collective} (c_allreduce on the default group,
- * which the collective module itself builds hierarchically for ranks on several hosts). Rank 0 prints the median
- * step of each and the ratios. Not a test (surefire does not run it); it needs root for the namespaces.
+ * a ring that crosses the link twice), {@code reduce} (the compiled reduce form: c_reduce on the host's shared
+ * memory, c_leaders_allreduce over the link, c_broadcast), {@code rsag} (the compiled reduce-scatter/allgather form:
+ * c_reducescatter on shared memory, c_allreduce of each half on the two cross rings over the link, c_allgather),
+ * {@code rsag_overlap} (the same pipelined as with sync_nccl_allreduce false: tensor k's cross allreduce is started
+ * and waited for only after tensor k + 1's reduce-scatter) and {@code collective} (c_allreduce on the default group, which the collective module itself builds hierarchically for
+ * ranks on several hosts). Rank 0 prints the median step of each and the ratios. Not a test (surefire does not run
+ * it); it needs root for the namespaces.
  * <p>Arguments: {@code RATE TENSORS FLOATS ROUNDS} (e.g. {@code 1gbit 8 262144 15}).
  */
 public final class HierarchicalAllreduceBenchmark {
@@ -104,6 +109,10 @@ public final class HierarchicalAllreduceBenchmark {
 
     private static void rank(int tensors, long floats, int rounds) {
         DistributedStrategy strategy = new DistributedStrategy().useHierarchicalAllreduce(true).fuseAllReduceOps(false);
+        if (HierarchicalForm.parse(System.getenv(HierarchicalForm.ENV)) == HierarchicalForm.REDUCE) {
+            throw new IllegalArgumentException(HierarchicalForm.ENV + "=reduce opens no cross rings; the rsag variant needs"
+                    + " them: leave it unset");
+        }
         GroupOptions options = GroupOptions.defaults();
         try (Fleet fleet = Fleet.init(EnvironmentRoleMaker.fromSystem(), strategy, options, System.out);
              ProcessGroup flat = fleet.processGroup().newGroup("flat", options.withBackend(Backend.TCP))) {
@@ -112,17 +121,24 @@ public final class HierarchicalAllreduceBenchmark {
                 Program startup = new Program();
                 Program collective = syncProgram(startup, tensors, floats, fleet.workerIndex(), Fleet.DEFAULT_RING);
                 Program flatRing = syncProgram(new Program(), tensors, floats, fleet.workerIndex(), FLAT_RING);
-                Program staged = new HierarchicalAllreducePass(RingLayout.of(fleet.strategy())).apply(collective).program();
-                List<String> names = List.of("flat", "program", "collective");
-                List<Program> programs = List.of(flatRing, staged, collective);
+                Program reduce = new HierarchicalAllreducePass(RingLayout.of(fleet.strategy(), HierarchicalForm.REDUCE))
+                        .apply(collective).program();
+                Program rsag = new HierarchicalAllreducePass(RingLayout.of(fleet.strategy(), HierarchicalForm.RSAG))
+                        .apply(collective).program();
+                Program pipelined = new OverlapAllreducePass().apply(new HierarchicalAllreducePass(
+                        RingLayout.of(fleet.strategy(), HierarchicalForm.RSAG), true).apply(collective).program()).program();
+                List<String> names = List.of("flat", "reduce", "rsag", "rsag_overlap", "collective");
+                List<Program> programs = List.of(flatRing, reduce, rsag, pipelined, collective);
                 Executor exe = new Executor();
                 Scope scope = new Scope();
                 exe.run(startup, scope);
                 for (Program p : programs) {
                     exe.run(p, scope);
                     float v = scope.get("g0").getFloat(0);
-                    if (Math.abs(v - 2.5f) > 1e-5f) {
-                        throw new IllegalStateException("after one step the average of 1, 2, 3, 4 should be 2.5, is " + v);
+                    float last = scope.get("g" + (tensors - 1)).getFloat(floats - 1);
+                    if (Math.abs(v - 2.5f) > 1e-5f || Math.abs(last - 2.5f) > 1e-5f) {
+                        throw new IllegalStateException("after one step the average of 1, 2, 3, 4 should be 2.5, is " + v
+                                + " (first element) and " + last + " (last)");
                     }
                 }
                 double[][] perStep = new double[programs.size()][rounds];
@@ -142,7 +158,7 @@ public final class HierarchicalAllreduceBenchmark {
                     double flatMedian = median(perStep[0]);
                     for (int v = 0; v < programs.size(); v++) {
                         double m = median(perStep[v]);
-                        System.out.printf(Locale.ROOT, "%-10s median %8.1f ms/step  %6.1f MB/s  flat/this %.2fx%n",
+                        System.out.printf(Locale.ROOT, "%-12s median %8.1f ms/step  %6.1f MB/s  flat/this %.2fx%n",
                                 names.get(v), m, mb / (m / 1e3), flatMedian / m);
                     }
                 }

@@ -5,12 +5,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ir.VarKind;
 import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.strategy.StrategySchema;
 
 /**
  * {@code use_hierarchical_allreduce}: every in-place {@code c_allreduce} on a flat ring c (a bucket, a cast bucket or
@@ -23,6 +25,12 @@ import org.fleet4j.strategy.EffectiveStrategy;
  * the cross ring {@code cross(c)} (the ranks with the same local index; the L shards cross the link side by side),
  * {@code c_allgather} of the shards back into the bucket. "avg" averages at both reducing stages: inner groups are of
  * equal size, so the average of the averages is the average of all ranks.
+ * <p>With {@code overlap} ({@code sync_nccl_allreduce: false}) the stages of consecutive buckets are pipelined: a
+ * reduce-scatter bucket's {@code c_allgather} moves down to right after the next bucket's second stage (or right
+ * before an op in between that touches the bucket's memory, or a conditional region's edge), so the overlap pass
+ * that runs later turns its cross {@code c_allreduce} into {@code c_allreduce_start} / {@code c_wait} around the
+ * backward ops and the next bucket's intra-node stage: bucket k crosses the link while bucket k + 1 is reduced inside
+ * the node. Reduce-form buckets stay synchronous.
  */
 public final class HierarchicalAllreducePass implements Pass {
     public static final String NAME = "use_hierarchical_allreduce";
@@ -33,13 +41,25 @@ public final class HierarchicalAllreducePass implements Pass {
     static final String BROADCAST = "c_broadcast";
 
     private final RingLayout layout;
+    private final boolean overlap;
 
     public HierarchicalAllreducePass(RingLayout layout) {
+        this(layout, false);
+    }
+
+    /** {@code overlap}: pipeline the buckets' stages for the overlap pass (see the class comment). */
+    public HierarchicalAllreducePass(RingLayout layout, boolean overlap) {
         this.layout = layout;
+        this.overlap = overlap;
     }
 
     public static HierarchicalAllreducePass fromStrategy(EffectiveStrategy s) {
-        return new HierarchicalAllreducePass(RingLayout.of(s));
+        return fromStrategy(s, RingLayout.of(s));
+    }
+
+    /** The pass on {@code rings}, pipelined when the strategy's sync_nccl_allreduce is off. */
+    public static HierarchicalAllreducePass fromStrategy(EffectiveStrategy s, RingLayout rings) {
+        return new HierarchicalAllreducePass(rings, !s.get(StrategySchema.SYNC_NCCL_ALLREDUCE));
     }
 
     public RingLayout layout() {
@@ -63,8 +83,16 @@ public final class HierarchicalAllreducePass implements Pass {
         List<Op> rebuilt = new ArrayList<>();
         int reduced = 0;
         int scattered = 0;
+        Map<String, String> storage = OverlapAllreducePass.sharedStorage(ops);
+        Deferred pending = null;
         for (int i = 0; i < ops.size(); i++) {
             Op op = ops.get(i);
+            if (pending != null && (OverlapAllreducePass.isControl(op)
+                    || OverlapAllreducePass.touches(op, pending.roots(), storage))) {
+                rebuilt.add(pending.gather());
+                notes.add(pending.what() + " waits until op #" + i + " " + op.type() + ", which needs the bucket");
+                pending = null;
+            }
             if (!op.type().equals(FuseAllReducePass.ALLREDUCE)) {
                 rebuilt.add(op);
                 continue;
@@ -102,8 +130,15 @@ public final class HierarchicalAllreducePass implements Pass {
                         attrs(Map.of("ring_id", layout.inner(ring), "nranks", l, "reduce", reduce))));
                 rebuilt.add(new Op(FuseAllReducePass.ALLREDUCE, Map.of("X", List.of(shard)), Map.of("Out", List.of(shard)),
                         attrs(Map.of("ring_id", layout.cross(ring), "reduce", reduce))));
-                rebuilt.add(new Op(ALLGATHER, Map.of("X", List.of(x), "Shard", List.of(shard)), Map.of("Out", List.of(x)),
-                        attrs(Map.of("ring_id", layout.inner(ring), "nranks", l))));
+                pending = flush(pending, rebuilt, notes, i);
+                Op gather = new Op(ALLGATHER, Map.of("X", List.of(x), "Shard", List.of(shard)), Map.of("Out", List.of(x)),
+                        attrs(Map.of("ring_id", layout.inner(ring), "nranks", l)));
+                if (overlap) {
+                    pending = new Deferred(gather, Set.of(OverlapAllreducePass.rootOf(storage, x)),
+                            "the c_allgather of " + x + " (op #" + i + ")");
+                } else {
+                    rebuilt.add(gather);
+                }
                 notes.add(head + "rsag: c_reducescatter on ring " + layout.inner(ring) + " into " + shard + " ("
                         + shardSize + " of " + numel + " elements" + (numel % l == 0 ? "" : ", padded") + "), c_allreduce"
                         + " of it on cross ring " + layout.cross(ring) + ", c_allgather on ring " + layout.inner(ring));
@@ -111,12 +146,17 @@ public final class HierarchicalAllreducePass implements Pass {
             } else {
                 rebuilt.add(stage(REDUCE, x, Map.of("ring_id", layout.inner(ring), "root", 0, "reduce", reduce)));
                 rebuilt.add(stage(LEADERS_ALLREDUCE, x, Map.of("ring_id", layout.leaders(ring), "reduce", reduce)));
+                pending = flush(pending, rebuilt, notes, i);
                 rebuilt.add(stage(BROADCAST, x, Map.of("ring_id", layout.inner(ring), "root", 0)));
                 notes.add(head + "reduce: c_reduce on ring " + layout.inner(ring) + ", c_leaders_allreduce on ring "
                         + layout.leaders(ring) + ", c_broadcast on ring " + layout.inner(ring)
                         + (layout.form() == HierarchicalForm.RSAG ? " (its size is known only at run time)" : ""));
                 reduced++;
             }
+        }
+        if (pending != null) {
+            rebuilt.add(pending.gather());
+            notes.add(pending.what() + " stays right after it: no bucket follows");
         }
         if (reduced + scattered == 0) {
             notes.addFirst("nothing rewritten: no in-place c_allreduce on a flat ring (a world of one has none)");
@@ -128,6 +168,20 @@ public final class HierarchicalAllreducePass implements Pass {
                 + HierarchicalForm.RSAG_MIN_BYTES / 1024 + " KB)" : "") + ": " + reduced + " reduce / leaders allreduce"
                 + " / broadcast, " + scattered + " reduce-scatter / cross allreduce / allgather");
         return new PassResult(result, notes);
+    }
+
+    /** A reduce-scatter bucket's c_allgather held back while later ops run; {@code roots}: its memory. */
+    private record Deferred(Op gather, Set<String> roots, String what) {
+    }
+
+    /** Emits the held-back gather of the previous bucket after the second stage of the bucket at op #i. */
+    private static Deferred flush(Deferred pending, List<Op> rebuilt, List<String> notes, int i) {
+        if (pending != null) {
+            rebuilt.add(pending.gather());
+            notes.add(pending.what() + " follows the second stage of op #" + i + "'s bucket: its cross allreduce overlaps"
+                    + " what runs in between");
+        }
+        return null;
     }
 
     /** The number of elements of a shape, or -1 when a dimension is known only at run time. */

@@ -154,7 +154,7 @@ public final class OverlapAllreducePass implements Pass {
         return new PassResult(result, notes);
     }
 
-    private static boolean isControl(Op op) {
+    static boolean isControl(Op op) {
         return op.type().equals(ControlOps.BEGIN) || op.type().equals(ControlOps.END);
     }
 
@@ -174,7 +174,7 @@ public final class OverlapAllreducePass implements Pass {
         return i + 1;
     }
 
-    private static boolean touches(Op op, Set<String> roots, Map<String, String> storage) {
+    static boolean touches(Op op, Set<String> roots, Map<String, String> storage) {
         for (String v : op.allInputs()) {
             if (roots.contains(rootOf(storage, v))) {
                 return true;
@@ -192,7 +192,7 @@ public final class OverlapAllreducePass implements Pass {
      * Vars that share memory by construction, as a union-find forest over names: a bucket and the gradients that
      * {@code gather_bucket} made its views, a reshape's input and output (and its gradient's).
      */
-    private static Map<String, String> sharedStorage(List<Op> ops) {
+    static Map<String, String> sharedStorage(List<Op> ops) {
         Map<String, String> parent = new HashMap<>();
         for (Op op : ops) {
             switch (op.type()) {
@@ -208,7 +208,7 @@ public final class OverlapAllreducePass implements Pass {
         return parent;
     }
 
-    private static String rootOf(Map<String, String> parent, String v) {
+    static String rootOf(Map<String, String> parent, String v) {
         String r = v;
         while (parent.containsKey(r)) {
             r = parent.get(r);

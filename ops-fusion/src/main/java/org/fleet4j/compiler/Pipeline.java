@@ -35,7 +35,7 @@ public final class Pipeline {
      */
     public static Pipeline forStrategy(EffectiveStrategy strategy, RingLayout rings) {
         return new Pipeline(passNames(strategy).stream().map(n -> n.equals(HierarchicalAllreducePass.NAME)
-                ? new HierarchicalAllreducePass(rings) : PassRegistry.create(n, strategy)).toList());
+                ? HierarchicalAllreducePass.fromStrategy(strategy, rings) : PassRegistry.create(n, strategy)).toList());
     }
 
     /** The names of the passes {@link #forStrategy} runs, in order, without making them (nor loading their kernels). */

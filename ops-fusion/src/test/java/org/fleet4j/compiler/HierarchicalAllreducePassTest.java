@@ -180,6 +180,31 @@ class HierarchicalAllreducePassTest {
     }
 
     @Test
+    void withOverlapABucketsCrossAllreduceIsInFlightWhileTheNextBucketIsReducedInsideTheNode() {
+        StandInStages.register();
+        StandInOverlapOps.register();
+        Nets.Net net = Nets.mlpWithAllreduce("tanh", new int[]{16, 12}, new Momentum(0.05, 0.9f), "avg");
+        Program bucketed = new FuseAllReducePass(new GradientBucketer(1000, 50, 600, 1)).apply(net.main()).program();
+        PassResult staged = new HierarchicalAllreducePass(new RingLayout(1, 2, HierarchicalForm.RSAG), true).apply(bucketed);
+        Program p = new OverlapAllreducePass().apply(staged.program()).program();
+        List<String> types = Nets.opTypes(p);
+        List<String> collectives = types.stream().filter(t -> t.startsWith("c_")).toList();
+        assertEquals(List.of("c_reducescatter", "c_allreduce_start", "c_reducescatter", "c_allreduce_start", "c_wait",
+                "c_allgather", "c_wait", "c_allgather"), collectives);
+        int firstWait = types.indexOf("c_wait");
+        assertTrue(types.subList(types.indexOf("c_allreduce_start"), firstWait).contains("c_reducescatter"),
+                "the second bucket's intra-node stage runs while the first crosses: " + types);
+        assertTrue(staged.notes().stream().anyMatch(n -> n.startsWith("the c_allgather of fused_grad_bucket_0 (op #")
+                && n.contains("follows the second stage of op #")), staged.notes().toString());
+        Same.runs(Nets.train(net.main(), net.startup(), net.loss(), 6), Nets.train(p, net.startup(), net.loss(), 6), 1e-6f);
+        Program synchronous = new HierarchicalAllreducePass(new RingLayout(1, 2, HierarchicalForm.RSAG), false).apply(bucketed)
+                .program();
+        assertEquals(List.of("c_reducescatter", "c_allreduce", "c_allgather", "c_reducescatter", "c_allreduce", "c_allgather"),
+                Nets.opTypes(new OverlapAllreducePass().apply(synchronous).program()).stream()
+                        .filter(t -> t.startsWith("c_")).toList(), "without overlap each cross allreduce is needed at once");
+    }
+
+    @Test
     void aProgramWithoutAllreducesComesBackUnchanged() {
         Nets.Net net = Nets.mlp("relu", new int[]{8}, p -> new SGD(0.1));
         PassResult r = new HierarchicalAllreducePass(new RingLayout(1, 2)).apply(net.main());
