@@ -4,7 +4,7 @@
 #
 #   scripts/nvrtc-check.sh
 #
-# Finds a libnvrtc.so.N ($CUDA_HOME/lib64, /usr/local/cuda/lib64, /usr/lib/x86_64-linux-gnu); where there is none, on
+# Finds a libnvrtc.so.N ($LD_LIBRARY_PATH, $CUDA_HOME/lib64, /usr/local/cuda/lib64, /usr/lib/x86_64-linux-gnu); where there is none, on
 # Debian 12 as root, it enables the non-free component (the original sources file is kept as
 # /etc/apt/debian.sources.bak-nvrtc) and installs libnvrtc11.2 (CUDA 11.8's NVRTC, 16 MB; it knows sm_90). The
 # kernels include no CUDA headers, so no -dev package is needed. Then it runs fleet-gpu's
@@ -16,8 +16,10 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 die() { echo "nvrtc-check: $*" >&2; exit 2; }
 
 have_nvrtc() {
-  local d
-  for d in ${CUDA_HOME:+"$CUDA_HOME/lib64"} /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/lib/x86_64-linux-gnu; do
+  local d dirs
+  IFS=: read -r -a dirs <<< "${LD_LIBRARY_PATH:-}"
+  for d in "${dirs[@]}" ${CUDA_HOME:+"$CUDA_HOME/lib64"} /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/lib/x86_64-linux-gnu; do
+    [ -n "$d" ] || continue
     compgen -G "$d/libnvrtc.so.[0-9]*" > /dev/null && return 0
   done
   return 1

@@ -64,9 +64,17 @@ final class NvrtcLibrary implements KernelCompiler {
         }
     }
 
-    /** The newest libnvrtc.so.N found in the usual directories (or $CUDA_HOME/lib64), or null when there is none. */
+    /**
+     * The newest libnvrtc.so.N of the first directory holding one: $LD_LIBRARY_PATH's (where scripts/gpu-check.sh puts
+     * the CUDA 13 wheels), $CUDA_HOME's, then the usual ones; null when there is none.
+     */
     static NvrtcLibrary find() {
         List<String> dirs = new ArrayList<>();
+        for (String d : System.getenv().getOrDefault("LD_LIBRARY_PATH", "").split(":")) {
+            if (!d.isEmpty()) {
+                dirs.add(d);
+            }
+        }
         String home = System.getenv("CUDA_HOME");
         if (home != null) {
             dirs.add(home + "/lib64");
