@@ -19,7 +19,7 @@ class KernelModuleTest {
         assertEquals(List.of("elementwise_add_f32", "elementwise_sub_f32", "elementwise_mul_f32", "elementwise_div_f32"),
                 KernelModule.load("elementwise").entryPoints());
         assertEquals(List.of("relu_f32", "relu_grad_f32", "sigmoid_f32", "sigmoid_grad_f32", "tanh_f32", "tanh_grad_f32",
-                "gelu_f32", "gelu_grad_f32"), KernelModule.load("activations").entryPoints());
+                "gelu_f32", "gelu_grad_f32", "scale_f32"), KernelModule.load("activations").entryPoints());
         assertEquals(List.of("softmax_xent_f32", "softmax_xent_grad_f32"), KernelModule.load("softmax_xent").entryPoints());
         assertEquals(List.of("sum_f32", "column_sum_f32"), KernelModule.load("reduce").entryPoints());
         assertEquals(List.of("sgd_f32", "momentum_f32", "adam_f32"), KernelModule.load("optimizers").entryPoints());

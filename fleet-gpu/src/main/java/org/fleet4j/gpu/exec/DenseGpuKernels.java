@@ -43,6 +43,23 @@ final class DenseGpuKernels {
                         a.inF32("Out@GRAD").buffer(), gx.buffer(), x.numel());
             });
         }
+        GpuKernelTable.gpu("scale", op -> {
+            float s = op.floatAttr("scale");
+            float b = op.boolAttr("bias_after_scale") ? op.floatAttr("bias") : op.floatAttr("bias") * s;
+            return a -> {
+                DeviceTensor x = a.inF32("X");
+                DeviceTensor out = a.outLike("Out", x);
+                a.launchElements("scale_f32", x.numel(), x.buffer(), out.buffer(), s, b, x.numel());
+            };
+        });
+        GpuKernelTable.gpu("scale_grad", op -> {
+            float s = op.floatAttr("scale");
+            return a -> {
+                DeviceTensor g = a.inF32("Out@GRAD");
+                DeviceTensor gx = a.outLike("X@GRAD", g);
+                a.launchElements("scale_f32", g.numel(), g.buffer(), gx.buffer(), s, 0f, g.numel());
+            };
+        });
         GpuKernelTable.gpu("softmax_with_cross_entropy", DenseGpuKernels::softmaxXent);
         GpuKernelTable.gpu("softmax_with_cross_entropy_grad", DenseGpuKernels::softmaxXentGrad);
         GpuKernelTable.gpu("mean", op -> a -> {

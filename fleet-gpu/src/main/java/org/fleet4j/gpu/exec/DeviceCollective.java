@@ -27,7 +27,7 @@ final class DeviceCollective implements GpuOpKernel {
 
     static DeviceCollective of(Op op, ProcessGroup group) {
         return switch (op.type()) {
-            case "c_allreduce" -> new DeviceCollective(group, false, switch (op.stringAttr("reduce")) {
+            case "c_allreduce", "c_allreduce_start" -> new DeviceCollective(group, false, switch (op.stringAttr("reduce")) {
                 case "sum" -> ReduceOp.SUM;
                 case "avg" -> ReduceOp.AVG;
                 default -> throw new IllegalArgumentException("c_allreduce: attribute 'reduce' is '"

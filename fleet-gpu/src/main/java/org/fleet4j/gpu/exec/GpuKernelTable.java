@@ -28,6 +28,8 @@ public final class GpuKernelTable {
         // the executor skips to the matching end when the condition is false (GpuPlan.Step.skipTo); the ops do nothing
         gpu(GpuPlan.CONDITIONAL_BEGIN, op -> a -> { });
         gpu(GpuPlan.CONDITIONAL_END, op -> a -> { });
+        // the c_allreduce_start before it completed its allreduce (on the device group or through the host) already
+        gpu("c_wait", op -> a -> a.setOut("Out", a.in("X")));
         host("uniform_random", "an initialiser: runs once in the startup program; its random stream matches the CPU's");
         host("gaussian_random", "an initialiser: runs once in the startup program; its random stream matches the CPU's");
         host("fill_constant", "for dtypes other than float32 (float32 has a GPU kernel)");
@@ -39,6 +41,10 @@ public final class GpuKernelTable {
                 + " reduced through the ring's host process group");
         host("c_broadcast", "when no NCCL group is attached to the op's ring (GpuExecutor.attachGroup): the parameter"
                 + " is broadcast through the ring's host process group");
+        host("c_allreduce_start", "when the ring has no device group: runs as a synchronous c_allreduce through the"
+                + " ring's host process group (with a device group it runs on NCCL, to completion, like c_allreduce)");
+        host("merge_step", "gradient merge's micro-step counter: one int64 each way per step, whose condition the"
+                + " executor reads back anyway");
     }
 
     private GpuKernelTable() {

@@ -43,6 +43,9 @@ final class GpuPlan {
     /** Op types that run through their CPU kernel in this plan, for the log. */
     final Set<String> hostOps = new LinkedHashSet<>();
 
+    static final String ALLREDUCE = "c_allreduce";
+    /** The overlap pass's asynchronous allreduce; on the GPU it completes before the next op, and c_wait does nothing. */
+    static final String ALLREDUCE_START = "c_allreduce_start";
     static final String CONDITIONAL_BEGIN = "conditional_begin";
     static final String CONDITIONAL_END = "conditional_end";
 
@@ -99,18 +102,42 @@ final class GpuPlan {
                 kernel = GpuKernelTable.kernelFor(op, i);
             }
             if (kernel == null) {
-                if (spec.kernelFactory() == null) {
-                    throw GpuKernelTable.missing(op, i);
-                }
-                kernel = new HostFallback(spec.kernelFactory().create(op),
-                        new KernelArgs(op, hostFrame, inSlots, in, outSlots, out), hostFrame, frame,
-                        distinct(in), distinct(out));
+                kernel = hostFallback(op, i, hostFrame);
                 hostOps.add(op.type());
             }
             boolean begin = op.type().equals(CONDITIONAL_BEGIN);
             steps[i] = new Step(i, op, kernel, new GpuOpArgs(op, frame, inSlots, in, outSlots, out),
                     begin ? matchingEnd(ops, i) : -1, begin ? slotOf.get(op.in("Cond")) : -1);
         }
+    }
+
+    /**
+     * The op's CPU kernel on host copies of its values. An overlapped allreduce without a device group runs as the
+     * synchronous {@code c_allreduce} through the host group: the CPU's asynchronous start would keep reducing a host
+     * copy after the fallback had copied it back, and its Work handle has no device value.
+     */
+    private HostFallback hostFallback(Op op, int index, Object[] hostFrame) {
+        Op host = op.type().equals(ALLREDUCE_START) ? new Op(ALLREDUCE, Map.of("X", op.input("X")),
+                Map.of("Out", op.output("Out")), Map.of("ring_id", op.intAttr("ring_id"), "reduce", op.stringAttr("reduce")))
+                : op;
+        OpSpec spec = OpRegistry.get(host.type());
+        if (spec.kernelFactory() == null) {
+            throw GpuKernelTable.missing(op, index);
+        }
+        String[] inSlots = spec.inputs().toArray(String[]::new);
+        String[] outSlots = spec.outputs().toArray(String[]::new);
+        int[][] in = slots(host, inSlots, true);
+        int[][] out = slots(host, outSlots, false);
+        return new HostFallback(spec.kernelFactory().create(host), new KernelArgs(host, hostFrame, inSlots, in, outSlots, out),
+                hostFrame, frame, distinct(in), distinct(out));
+    }
+
+    private int[][] slots(Op op, String[] slotNames, boolean inputs) {
+        int[][] idx = new int[slotNames.length][];
+        for (int s = 0; s < slotNames.length; s++) {
+            idx[s] = (inputs ? op.input(slotNames[s]) : op.output(slotNames[s])).stream().mapToInt(slotOf::get).toArray();
+        }
+        return idx;
     }
 
     /** The index of the conditional_end that closes the conditional_begin at {@code begin}; nesting is allowed. */
@@ -128,7 +155,7 @@ final class GpuPlan {
     }
 
     private GpuOpKernel deviceCollective(Op op, IntFunction<ProcessGroup> deviceGroups) {
-        if (!op.type().equals("c_allreduce") && !op.type().equals("c_broadcast")) {
+        if (!op.type().equals(ALLREDUCE) && !op.type().equals(ALLREDUCE_START) && !op.type().equals("c_broadcast")) {
             return null;
         }
         int ring = op.intAttr("ring_id");

@@ -40,3 +40,12 @@ extern "C" __global__ void gelu_grad_f32(const float* x, const float* out, const
         gx[i] = (float) (g[i] * (cdf + v * pdf));
     }
 }
+
+// scale: out = scale * x + bias, in double as fleet-core's kernel (the caller folds bias_after_scale=false into bias).
+// With bias 0 it is also scale's gradient: the double product of two floats is exact, so rounding it once gives the
+// float product.
+extern "C" __global__ void scale_f32(const float* x, float* out, float scale, float bias, long long n) {
+    for (long long i = blockIdx.x * (long long) blockDim.x + threadIdx.x; i < n; i += (long long) gridDim.x * blockDim.x) {
+        out[i] = (float) ((double) scale * (double) x[i] + (double) bias);
+    }
+}

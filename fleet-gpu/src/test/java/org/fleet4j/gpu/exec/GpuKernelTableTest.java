@@ -83,6 +83,36 @@ class GpuKernelTableTest {
         }
     }
 
+    /**
+     * The strategy's other rewrites of these programs: gradient merge (merge_step, scale, conditional blocks), the
+     * overlapped allreduce (c_allreduce_start, c_wait), inplace reuse, unused-parameter search and hierarchical
+     * allreduce. On one rank only gradient merge's counter takes the host; on two the allreduce too, until a group is
+     * attached.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"gradient_merge", "sync_nccl_allreduce", "enable_inplace", "find_unused_parameters",
+            "use_hierarchical_allreduce"})
+    void theOtherPassesOfTheStrategyPrepareForTheGpuToo(String option) {
+        DistributedStrategy s = new DistributedStrategy().set(option, !option.equals("sync_nccl_allreduce"));
+        for (int ranks : new int[]{1, 2}) {
+            Mlp net = MlpPrograms.build(MNIST, "momentum", ranks, s);
+            Set<String> hostOnly = option.equals("gradient_merge") ? Set.of("merge_step") : Set.of();
+            assertEquals(hostOnly, prepare(net.main(), ATTACHED).hostOps, option + " on " + ranks + " ranks: "
+                    + opTypes(net.main()));
+            Set<String> allowed = new TreeSet<>(hostOnly);
+            allowed.addAll(List.of("c_allreduce", "c_allreduce_start"));
+            assertTrue(allowed.containsAll(prepare(net.main(), null).hostOps), option + ": " + prepare(net.main(), null).hostOps);
+        }
+        if (option.equals("sync_nccl_allreduce")) {
+            Mlp net = MlpPrograms.build(MNIST, "momentum", 2, s);
+            assertTrue(opTypes(net.main()).containsAll(List.of("c_allreduce_start", "c_wait")), "overlap applied");
+        }
+        if (option.equals("gradient_merge")) {
+            assertTrue(opTypes(MlpPrograms.build(MNIST, "momentum", 1, s).main()).containsAll(
+                    List.of("merge_step", "scale", "conditional_begin")), "gradient merge applied");
+        }
+    }
+
     @Test
     void everyOpTypeOfTheProgramsIsCoveredAndEveryHostFallbackIsDocumented() throws IOException {
         Set<String> types = new TreeSet<>();
@@ -108,9 +138,9 @@ class GpuKernelTableTest {
         var b = p.globalBlock();
         b.createVar("x", DType.F32, 2, 3).setData(true);
         b.createVar("y", DType.F32, 2, 3);
-        b.appendOp("scale", Map.of("X", List.of("x")), Map.of("Out", List.of("y")), Map.of("scale", 2f));
+        b.appendOp("softmax", Map.of("X", List.of("x")), Map.of("Out", List.of("y")), Map.of());
         var e = assertThrows(ExecutionException.class, () -> prepare(p, null));
-        assertTrue(e.getMessage().startsWith("op #0 scale has no GPU kernel (GPU kernels: ["), e.getMessage());
+        assertTrue(e.getMessage().startsWith("op #0 softmax has no GPU kernel (GPU kernels: ["), e.getMessage());
         assertTrue(e.getMessage().contains("Run this program on the CPU (FLEET_DEVICE=cpu"), e.getMessage());
     }
 

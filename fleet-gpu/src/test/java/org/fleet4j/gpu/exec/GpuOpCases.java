@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import org.fleet4j.compiler.FusedOps;
+import org.fleet4j.fleet.ops.CollectiveOps;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.tensor.DType;
@@ -18,6 +19,7 @@ import org.fleet4j.core.tensor.Tensor;
 final class GpuOpCases {
     static {
         FusedOps.register();
+        CollectiveOps.register();
     }
 
     /** {@code feed}: inputs by var name (copied before each run, since in-place ops write into them). */
@@ -99,6 +101,7 @@ final class GpuOpCases {
         c.amp();
         c.layers();
         c.conditional();
+        c.overlappedAllreduce();
         return c.cases;
     }
 
@@ -133,6 +136,12 @@ final class GpuOpCases {
             new Builder().in("X", "x", x).in("Out", "out", rand(4, 6)).in("Out@GRAD", "dout", rand(4, 6))
                     .out("X@GRAD", "dx").add(act + "_grad", act + "_grad", Map.of());
         }
+        for (boolean after : new boolean[]{true, false}) {
+            new Builder().in("X", "x", rand(4, 6)).out("Out", "out").add("scale bias_after_scale=" + after, "scale",
+                    Map.of("scale", 0.3f, "bias", 1.7f, "bias_after_scale", after));
+        }
+        new Builder().in("X", "x", rand(4, 6)).in("Out", "out", rand(4, 6)).in("Out@GRAD", "dout", rand(4, 6))
+                .out("X@GRAD", "dx").add("scale_grad", "scale_grad", Map.of("scale", 0.3f));
         Tensor label = labels(6, 10);
         label.setLong(2, 3); // a row at ignore_index
         Map<String, Object> ignore3 = Map.of("ignore_index", 3);
@@ -330,6 +339,25 @@ final class GpuOpCases {
         }
         new Builder().in("X", "x", rand(4, 6)).in("Mask", "mask", mask).in("Out", "out", rand(4, 6))
                 .in("Out@GRAD", "dout", rand(4, 6)).out("X@GRAD", "dx").add("dropout_grad", "dropout_grad", Map.of());
+    }
+
+    /**
+     * The overlap pass's pair on ring 0 (which the test registers: a single-rank host group), a sum over one rank: on
+     * the GPU without a device group the start runs as a synchronous host allreduce and c_wait does nothing.
+     */
+    private void overlappedAllreduce() {
+        Program program = new Program();
+        Block b = program.globalBlock();
+        Map<String, Tensor> feed = new LinkedHashMap<>();
+        feed.put("g", rand(4, 6));
+        b.createVar("g", DType.F32, 4, 6);
+        b.createVar("work", DType.I64, 1);
+        Map<String, Object> ring = Map.of("ring_id", 0, "reduce", "sum");
+        b.appendOp("c_allreduce_start", Map.of("X", List.of("g")), Map.of("Out", List.of("g"), "Work", List.of("work")),
+                ring);
+        b.appendOp("c_wait", Map.of("X", List.of("g"), "Work", List.of("work")), Map.of("Out", List.of("g")),
+                Map.of("ring_id", 0));
+        cases.add(new Case("c_allreduce_start and c_wait on one rank", program, feed, List.of("g"), 0f));
     }
 
     /** sgd between conditional_begin and conditional_end: the update runs only when the condition holds. */

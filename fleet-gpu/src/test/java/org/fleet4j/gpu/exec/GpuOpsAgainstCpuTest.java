@@ -14,7 +14,14 @@ import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.gpu.CudaLibrary;
 import org.fleet4j.gpu.GpuAssumptions;
 import org.fleet4j.gpu.GpuDevice;
+import java.time.Duration;
+import org.fleet4j.collective.GroupOptions;
+import org.fleet4j.collective.JobRole;
+import org.fleet4j.collective.ProcessGroup;
+import org.fleet4j.collective.ProcessGroups;
+import org.fleet4j.fleet.ops.Rings;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
@@ -28,11 +35,22 @@ import org.junit.jupiter.api.TestFactory;
 class GpuOpsAgainstCpuTest {
     private static GpuDevice gpu;
 
+    /** Ring 0 for the overlapped allreduce's case: the CPU's kernels (and the GPU's host path) reduce through it. */
+    private static ProcessGroup ring0;
+
+    @BeforeAll
+    static void openRing0() {
+        ring0 = ProcessGroups.init(JobRole.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(20)));
+        Rings.put(0, ring0);
+    }
+
     @AfterAll
     static void close() {
         if (gpu != null) {
             gpu.close();
         }
+        Rings.remove(0, ring0);
+        ring0.close();
     }
 
     private static Map<String, Tensor> copies(Map<String, Tensor> feed) {
