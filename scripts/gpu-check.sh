@@ -4,7 +4,8 @@
 #   scripts/gpu-check.sh pack   # here (needs Maven Central): builds fleet-gpu and packs a jlink'd JDK 25, the jars and
 #                               # a JUnit console into gpu-carry/ (git-ignored, under 64 MiB)
 #   scripts/gpu-check.sh run    # on the GPU machine (no network needed): finds the CUDA 13 and NCCL libraries, runs the
-#                               # GPU tests, mnist and mlp_perf on the GPU through fleetrun (--gpus 0), the cuBLAS/NCCL
+#                               # GPU tests (the NVRTC compile check among them, with CUDA 13's NVRTC), mnist (fp32 and
+#                               # AMP bf16) and mlp_perf on the GPU through fleetrun (--gpus 0), the cuBLAS/NCCL
 #                               # benchmark and the PyTorch peers (GEMM, the MLP step); results go under $OUT
 #
 # With the device tool: run(command="scripts/gpu-check.sh run", carry=["gpu-carry"]).
@@ -82,6 +83,7 @@ run() {
   {
     echo "date: $(date -u +%FT%TZ)"
     echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+    echo "FLEET_GPU_COLLECTIVES=${FLEET_GPU_COLLECTIVES:-} (unset: nccl)"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 || echo "nvidia-smi: not available"
     "$java" -version 2>&1
   } | tee "$out/environment.txt"
@@ -101,6 +103,11 @@ run() {
   local mnist_rc=0
   (cd "$root" && "${fleetrun[@]}" --gpus 0 --log_dir "$out/mnist-gpu" mnist --epochs 1) 2>&1 \
     | tee "$out/mnist-gpu.txt" || mnist_rc=$?
+
+  echo "== mnist with AMP in bfloat16 on the GPU (one epoch): casts, bf16 GEMMs, unscale and skipped steps on the device"
+  local amp_rc=0
+  (cd "$root" && "${fleetrun[@]}" --gpus 0 --strategy docs/performance/amp_bf16.yaml --log_dir "$out/mnist-gpu-amp" \
+    mnist --epochs 1) 2>&1 | tee "$out/mnist-gpu-amp.txt" || amp_rc=$?
 
   echo "== mlp_perf: Fleet4J on the GPU, PyTorch on the GPU, Fleet4J on the CPU; three rounds, taking turns"
   local mlp_rc=0 round
@@ -152,10 +159,11 @@ for n in (1024, 2048, 4096, 8192):
 with open(sys.argv[1], "w") as f:
     f.write("\n".join(json.dumps(r) for r in rows) + "\n")
 PY
-  echo "tests rc=$tests_rc mnist rc=$mnist_rc mlp_perf rc=$mlp_rc bench rc=$bench_rc torch rc=$torch_rc" \
+  echo "tests rc=$tests_rc mnist rc=$mnist_rc mnist-amp rc=$amp_rc mlp_perf rc=$mlp_rc bench rc=$bench_rc torch rc=$torch_rc" \
     | tee "$out/summary.txt"
   [ "$tests_rc" = 0 ] || exit "$tests_rc"
   [ "$mnist_rc" = 0 ] || exit "$mnist_rc"
+  [ "$amp_rc" = 0 ] || exit "$amp_rc"
   [ "$mlp_rc" = 0 ] || exit "$mlp_rc"
 }
 
