@@ -118,8 +118,9 @@ public final class HierarchicalAllreducePass implements Pass {
             String reduce = op.stringAttr("reduce");
             long numel = numel(var.shape());
             String size = numel < 0 ? "size known at run time" : String.format(Locale.ROOT, "%.2f MB",
-                    numel * var.dtype().byteSize() / 1e6);
-            HierarchicalForm form = numel < 0 ? HierarchicalForm.REDUCE : layout.form().forBucket(numel * var.dtype().byteSize());
+                    numel * var.dtype().byteSize() / (1024.0 * 1024.0));
+            HierarchicalForm form = numel < 0 ? HierarchicalForm.REDUCE
+                    : layout.form().forBucket(numel * var.dtype().byteSize());
             String head = "op #" + i + " c_allreduce of " + x + " (ring " + ring + ", " + size + ") -> ";
             if (form == HierarchicalForm.RSAG) {
                 int l = layout.innerRanks();

@@ -146,9 +146,12 @@ class HierarchicalAllreducePassTest {
         assertEquals(List.of("c_reduce", "c_leaders_allreduce", "c_broadcast", "c_reducescatter", "c_allreduce",
                 "c_allgather", "c_reduce", "c_leaders_allreduce", "c_broadcast"), Nets.opTypes(r.program()));
         assertEquals("3 c_allreduce ops over inner groups of 2 ranks, form auto (rsag from 1024 KB): 2 reduce / leaders"
-                + " allreduce / broadcast, 1 reduce-scatter / cross allreduce / allgather",
-                r.notes().getFirst());
-        assertTrue(r.notes().get(2).startsWith("op #1 c_allreduce of g262144 (ring 0, 1.05 MB) -> rsag"), r.notes().toString());
+                + " allreduce / broadcast, 1 reduce-scatter / cross allreduce / allgather", r.notes().getFirst());
+        assertTrue(r.notes().get(2).startsWith("op #1 c_allreduce of g262144 (ring 0, 1.00 MB) -> rsag"), r.notes().toString());
+        PassResult pipelined = new HierarchicalAllreducePass(new RingLayout(1, 2), true).apply(p);
+        assertEquals(List.of("c_reduce", "c_leaders_allreduce", "c_broadcast", "c_reducescatter", "c_allreduce",
+                "c_reduce", "c_leaders_allreduce", "c_allgather", "c_broadcast"), Nets.opTypes(pipelined.program()),
+                "with overlap the 1 MB bucket's gather waits for the next bucket's second stage");
         PassResult forced = new HierarchicalAllreducePass(new RingLayout(1, 2, HierarchicalForm.REDUCE)).apply(p);
         assertEquals(0, Nets.count(forced.program(), "c_reducescatter"));
         assertEquals(3, Nets.count(forced.program(), "c_reduce"));
@@ -176,6 +179,7 @@ class HierarchicalAllreducePassTest {
                 + " auto, reduce, rsag (unset means auto)", e.getMessage());
         assertEquals(HierarchicalForm.REDUCE, HierarchicalForm.AUTO.forBucket(HierarchicalForm.RSAG_MIN_BYTES - 1));
         assertEquals(HierarchicalForm.RSAG, HierarchicalForm.AUTO.forBucket(HierarchicalForm.RSAG_MIN_BYTES));
+        assertEquals(HierarchicalForm.RSAG, HierarchicalForm.RSAG.forBucket(4));
         assertEquals(HierarchicalForm.REDUCE, HierarchicalForm.REDUCE.forBucket(1L << 30));
     }
 
