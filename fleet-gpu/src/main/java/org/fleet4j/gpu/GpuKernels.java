@@ -6,6 +6,7 @@ import static org.bytedeco.cuda.global.cudart.cuModuleLoadData;
 import static org.bytedeco.cuda.global.cudart.cuModuleUnload;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.bytedeco.cuda.cudart.CUfunc_st;
 import org.bytedeco.cuda.cudart.CUmod_st;
@@ -27,18 +28,23 @@ public final class GpuKernels implements AutoCloseable {
     private final Map<String, CUmod_st> modules = new HashMap<>();
     private final Map<String, CUfunc_st> functions = new HashMap<>();
     private final Map<String, String> moduleOf = new HashMap<>();
+    private final KernelSignatures signatures;
 
     GpuKernels(GpuDevice device, KernelCache cache) {
         this.device = device;
         this.cache = cache;
-        for (String name : KernelModule.NAMES) {
-            for (String entry : KernelModule.load(name).entryPoints()) {
-                moduleOf.put(entry, name);
+        List<KernelModule> modules = KernelModule.all();
+        for (KernelModule m : modules) {
+            for (String entry : m.entryPoints()) {
+                moduleOf.put(entry, m.name());
             }
         }
+        signatures = new KernelSignatures(modules);
     }
 
+    /** Launches a kernel; the arguments are checked against its C parameters first (count and kind). */
     public synchronized void launch(String kernel, LaunchShape shape, Object... args) {
+        signatures.check(kernel, args);
         CUfunc_st f = function(kernel);
         // the array constructor keeps the argument pointers reachable until the launch has copied their values
         Pointer[] values = new Pointer[args.length];

@@ -24,6 +24,7 @@ import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.examples.Mlp;
 import org.fleet4j.gpu.KernelModule;
+import org.fleet4j.gpu.KernelSignatures;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -164,6 +165,57 @@ class GpuKernelTableTest {
         Op ints = new Op("fill_constant", Map.of(), Map.of(), Map.of("shape", new long[]{1}, "dtype", "int64",
                 "value", 0f));
         assertEquals(null, GpuKernelTable.kernelFor(ints, 0));
+    }
+
+    /**
+     * Every launch in the executor's sources that names its kernel literally passes as many arguments as the kernel
+     * has C parameters (their kinds are checked at each launch, see KernelSignaturesTest): a miscounted launch fails
+     * here, without a GPU.
+     */
+    @Test
+    void everyLiteralLaunchPassesAsManyArgumentsAsItsKernelHasParameters() throws IOException {
+        KernelSignatures signatures = new KernelSignatures(KernelModule.all());
+        Pattern call = Pattern.compile("(?:launchElements|kernels\\(\\)\\.launch)\\(\"(\\w+)\"");
+        List<String> wrong = new ArrayList<>();
+        int checked = 0;
+        try (Stream<Path> files = Files.list(Path.of("src/main/java/org/fleet4j/gpu/exec"))) {
+            for (Path f : files.toList()) {
+                String text = Files.readString(f);
+                Matcher m = call.matcher(text);
+                while (m.find()) {
+                    List<String> args = arguments(text, m.start(1) - 2);
+                    int passed = args.size() - 2; // the kernel's name, then the element count or the launch shape
+                    int expected = signatures.parameters(m.group(1)).size();
+                    checked++;
+                    if (passed != expected) {
+                        wrong.add(f.getFileName() + ": " + m.group(1) + " gets " + passed + " arguments "
+                                + args.subList(2, args.size()) + ", has " + expected + " parameters");
+                    }
+                }
+            }
+        }
+        assertTrue(checked >= 30, "found only " + checked + " launches");
+        assertEquals(List.of(), wrong);
+    }
+
+    /** The top-level comma-separated arguments of the call whose '(' is at {@code open}. */
+    private static List<String> arguments(String text, int open) {
+        List<String> args = new ArrayList<>();
+        int depth = 0;
+        int start = open + 1;
+        for (int i = open; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '(') {
+                depth++;
+            } else if (c == ')' && --depth == 0) {
+                args.add(text.substring(start, i).trim());
+                return args;
+            } else if (c == ',' && depth == 1) {
+                args.add(text.substring(start, i).trim());
+                start = i + 1;
+            }
+        }
+        throw new IllegalStateException("unclosed call at offset " + open);
     }
 
     /** Every kernel name the executor's sources spell out is an entry point of a shipped CUDA module. */
