@@ -186,6 +186,14 @@ public final class Fleet implements AutoCloseable {
         return strategy;
     }
 
+    /**
+     * The rings this job opens (with the hierarchical form of FLEET_HIERARCHICAL_FORM); compile a program with
+     * {@code Pipeline.forStrategy(strategy(), ringLayout())} so that it names only those rings.
+     */
+    public RingLayout ringLayout() {
+        return layout;
+    }
+
     /** The default group (ring 0), for collectives beyond what {@link #util()} offers. */
     public ProcessGroup processGroup() {
         return connected("processGroup").group;

@@ -66,7 +66,9 @@ public final class Rings {
             }
             throw new IllegalStateException("no process group at ring_id " + ringId + " (rings: "
                     + new TreeMap<>(GROUPS).keySet() + "); call Fleet.init before running programs with collective ops"
-                    + " (it opens the rings that the strategy's nccl_comm_num and use_hierarchical_allreduce ask for)");
+                    + " (it opens the rings that the strategy's nccl_comm_num and use_hierarchical_allreduce ask for), and"
+                    + " compile with its layout, Pipeline.forStrategy(fleet.strategy(), fleet.ringLayout()): with "
+                    + "FLEET_HIERARCHICAL_FORM=reduce it opens no cross rings for the reduce-scatter form");
         }
         return g;
     }

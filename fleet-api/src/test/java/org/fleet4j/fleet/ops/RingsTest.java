@@ -25,5 +25,7 @@ class RingsTest {
         }
         IllegalStateException none = assertThrows(IllegalStateException.class, () -> Rings.isMember(901));
         assertTrue(none.getMessage().startsWith("no process group at ring_id 901"), none.getMessage());
+        assertTrue(none.getMessage().endsWith("Pipeline.forStrategy(fleet.strategy(), fleet.ringLayout()): with"
+                + " FLEET_HIERARCHICAL_FORM=reduce it opens no cross rings for the reduce-scatter form"), none.getMessage());
     }
 }
