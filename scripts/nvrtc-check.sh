@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Compile-checks every CUDA C kernel module of fleet-gpu with NVRTC, without a GPU: NVRTC compiles to a cubin for a
-# named architecture (sm_80 and sm_90 here) with the options NvrtcCompiler uses at run time, and needs no driver.
+# named architecture (sm_80 and sm_90; sm_100 too with NVRTC 12.8 on) with the options NvrtcCompiler uses at run time,
+# and needs no driver.
 #
-#   scripts/nvrtc-check.sh
+#   scripts/nvrtc-check.sh            # with the libnvrtc found, else Debian's (CUDA 11.8)
+#   scripts/nvrtc-check.sh --cuda13   # with CUDA 13.1's NVRTC, the one fleet-gpu binds at run time
 #
-# Finds a libnvrtc.so.N ($LD_LIBRARY_PATH, $CUDA_HOME/lib64, /usr/local/cuda/lib64, /usr/lib/x86_64-linux-gnu); where there is none, on
-# Debian 12 as root, it enables the non-free component (the original sources file is kept as
-# /etc/apt/debian.sources.bak-nvrtc) and installs libnvrtc11.2 (CUDA 11.8's NVRTC, 16 MB; it knows sm_90). The
-# kernels include no CUDA headers, so no -dev package is needed. Then it runs fleet-gpu's
-# KernelModulesCompileWithNvrtcTest, whose FFM driver calls nvrtcCreateProgram / nvrtcCompileProgram /
-# nvrtcGetProgramLog on each module and checks that the cubin holds every entry point. Exit 0: every module compiled.
+# Default: finds a libnvrtc.so.N ($LD_LIBRARY_PATH, $CUDA_HOME/lib64, /usr/local/cuda/lib64, /usr/lib/x86_64-linux-gnu);
+# where there is none, on Debian 12 as root, it enables the non-free component (the original sources file is kept as
+# /etc/apt/debian.sources.bak-nvrtc) and installs libnvrtc11.2 (CUDA 11.8's NVRTC, 16 MB; it knows sm_90). The kernels
+# include no CUDA headers, so no -dev package is needed.
+# --cuda13: takes libnvrtc.so.13 and its builtins out of JavaCPP's cuda-redist jar for linux-x86_64 from Maven Central
+# (the version fleet-gpu's pom names; a 380 MB download, once) into ~/.cache/fleet4j/nvrtc-<version>/.
+# Either way it then runs fleet-gpu's KernelModulesCompileWithNvrtcTest, whose FFM driver calls nvrtcCreateProgram /
+# nvrtcCompileProgram / nvrtcGetProgramLog on each module and checks that the cubin holds every entry point.
+# Exit 0: every module compiled.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
@@ -37,11 +42,38 @@ install_nvrtc() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends libnvrtc11.2
 }
 
-have_nvrtc || install_nvrtc
-have_nvrtc || die "libnvrtc11.2 was installed but no libnvrtc.so.N is in /usr/lib/x86_64-linux-gnu"
+# CUDA 13's NVRTC from the cuda-redist jar of the presets version in fleet-gpu/pom.xml; puts its directory first in
+# LD_LIBRARY_PATH, where the test looks first.
+use_cuda13_nvrtc() {
+  command -v unzip > /dev/null || die "--cuda13 needs unzip (apt-get install unzip)"
+  local pom="$root/fleet-gpu/pom.xml" javacpp presets
+  javacpp="$(sed -n 's:.*<javacpp.version>\(.*\)</javacpp.version>.*:\1:p' "$pom")"
+  presets="$(sed -n 's:.*<cuda.presets.version>\(.*\)</cuda.presets.version>.*:\1:p' "$pom" | sed "s/\${javacpp.version}/$javacpp/")"
+  [ -n "$presets" ] || die "no cuda.presets.version in $pom"
+  local dir="${XDG_CACHE_HOME:-$HOME/.cache}/fleet4j/nvrtc-$presets"
+  if ! compgen -G "$dir/libnvrtc-builtins.so.*" > /dev/null || [ ! -f "$dir/libnvrtc.so.13" ]; then
+    local tmp
+    tmp="$(mktemp -d)"
+    (cd "$root" && ./mvnw -B -q dependency:copy -Dartifact="org.bytedeco:cuda-redist:$presets:jar:linux-x86_64" \
+      -DoutputDirectory="$tmp")
+    mkdir -p "$dir"
+    unzip -o -j -q "$tmp"/cuda-redist-*.jar 'org/bytedeco/cuda/linux-x86_64/libnvrtc.so.*' \
+      'org/bytedeco/cuda/linux-x86_64/libnvrtc-builtins.so.*' -d "$dir"
+    rm -rf "$tmp"
+  fi
+  export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+}
+
+case "${1:-}" in
+  --cuda13) use_cuda13_nvrtc ;;
+  "") have_nvrtc || install_nvrtc
+      have_nvrtc || die "libnvrtc11.2 was installed but no libnvrtc.so.N is in /usr/lib/x86_64-linux-gnu" ;;
+  *) die "usage: scripts/nvrtc-check.sh [--cuda13]" ;;
+esac
 
 cd "$root"
 ./mvnw -B -q -pl fleet-gpu -am test -Dtest=KernelModulesCompileWithNvrtcTest -Dsurefire.failIfNoSpecifiedTests=false
 report=fleet-gpu/target/surefire-reports/org.fleet4j.gpu.KernelModulesCompileWithNvrtcTest.txt
+grep -h "compiled" fleet-gpu/target/surefire-reports/org.fleet4j.gpu.KernelModulesCompileWithNvrtcTest-output.txt || true
 cat "$report"
 grep -q "Skipped: 0" "$report" || die "the check was skipped: no libnvrtc was found by the test"

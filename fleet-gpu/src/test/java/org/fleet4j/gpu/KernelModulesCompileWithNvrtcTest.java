@@ -11,11 +11,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every kernel module compiles with NVRTC, as {@link NvrtcCompiler} compiles it at run time (same options), to a cubin
- * for Ampere (sm_80) and Hopper (sm_90) holding every entry point. NVRTC needs no GPU; the test skips where no
- * libnvrtc is installed ({@code scripts/nvrtc-check.sh} installs one and runs it).
+ * for Ampere (sm_80) and Hopper (sm_90), and Blackwell (sm_100) where NVRTC knows it (12.8 on), holding every entry
+ * point. NVRTC needs no GPU; the test skips where no libnvrtc is installed ({@code scripts/nvrtc-check.sh} installs
+ * one and runs it).
  */
 class KernelModulesCompileWithNvrtcTest {
-    static final List<String> ARCHS = List.of("sm_80", "sm_90");
 
     @Test
     void everyModuleCompilesForAmpereAndHopper() {
@@ -23,9 +23,11 @@ class KernelModulesCompileWithNvrtcTest {
         assumeTrue(nvrtc != null, "no libnvrtc.so.N in $CUDA_HOME/lib64, /usr/local/cuda/lib64 or"
                 + " /usr/lib/x86_64-linux-gnu: run scripts/nvrtc-check.sh to install one and check the kernels");
         System.out.println("kernel modules compiled with " + nvrtc.identity());
+        List<String> archs = nvrtc.atLeast(12, 8) ? List.of("sm_80", "sm_90", "sm_100") : List.of("sm_80", "sm_90");
+        System.out.println("kernel modules compiled for " + archs);
         List<String> failures = new ArrayList<>();
         for (KernelModule m : KernelModule.all()) {
-            for (String arch : ARCHS) {
+            for (String arch : archs) {
                 try {
                     String text = new String(nvrtc.compileToCubin(m.name(), m.source(), arch), StandardCharsets.ISO_8859_1);
                     assertTrue(text.startsWith("\u007fELF"), m.name() + " for " + arch + ": the cubin is no ELF file");

@@ -28,6 +28,8 @@ final class NvrtcLibrary implements KernelCompiler {
 
     private final Path library;
     private final String identity;
+    /** major * 10 + minor, e.g. 131 for 13.1. */
+    private final int version;
     private final MethodHandle create;
     private final MethodHandle compile;
     private final MethodHandle destroy;
@@ -52,11 +54,12 @@ final class NvrtcLibrary implements KernelCompiler {
         cubinSize = handle(linker, lib, "nvrtcGetCUBINSize", FunctionDescriptor.of(i32, ptr, ptr));
         cubin = handle(linker, lib, "nvrtcGetCUBIN", FunctionDescriptor.of(i32, ptr, ptr));
         errorString = handle(linker, lib, "nvrtcGetErrorString", FunctionDescriptor.of(ptr, i32));
-        MethodHandle version = handle(linker, lib, "nvrtcVersion", FunctionDescriptor.of(i32, ptr, ptr));
+        MethodHandle versionCall = handle(linker, lib, "nvrtcVersion", FunctionDescriptor.of(i32, ptr, ptr));
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment major = arena.allocate(ValueLayout.JAVA_INT);
             MemorySegment minor = arena.allocate(ValueLayout.JAVA_INT);
-            check((int) version.invokeExact(major, minor), "nvrtcVersion", "");
+            check((int) versionCall.invokeExact(major, minor), "nvrtcVersion", "");
+            version = major.get(ValueLayout.JAVA_INT, 0) * 10 + minor.get(ValueLayout.JAVA_INT, 0);
             identity = "nvrtc " + major.get(ValueLayout.JAVA_INT, 0) + "." + minor.get(ValueLayout.JAVA_INT, 0)
                     + " (" + library + ")";
         } catch (Throwable t) {
@@ -112,8 +115,9 @@ final class NvrtcLibrary implements KernelCompiler {
         return 0;
     }
 
-    Path library() {
-        return library;
+    /** Whether this NVRTC is at least {@code major.minor}. */
+    boolean atLeast(int major, int minor) {
+        return version >= major * 10 + minor;
     }
 
     @Override
