@@ -185,6 +185,20 @@ class CompilerKnobsFleetTest {
     }
 
     @Test
+    void fourRanksAsTwoNodesPipelineBfloat16BucketsWithTheirCastBackAfterTheGather() throws Exception {
+        List<List<String>> ranks = launch(2, 2, "use_hierarchical_allreduce: true\nhierarchical_allreduce_inter_nranks: 2\n"
+                + "fp16_allreduce: true\nsync_nccl_allreduce: false\nfuse_grad_size_in_TFLOPS: 2\n"
+                + "last_comm_group_size_MB: 0.00001\n", "mlp", Map.of("FLEET_HIERARCHICAL_FORM", "rsag"));
+        assertCompiledTrainsAsTheReference(ranks, 2e-2f);
+        List<String> ops = List.of(ranks.getFirst().get(2).split(","));
+        List<String> stages = ops.stream().filter(o -> o.startsWith("c_r") || o.startsWith("c_a") || o.startsWith("c_w")
+                || o.equals("allreduce_cast")).toList();
+        assertEquals(List.of("allreduce_cast", "c_reducescatter@1", "c_allreduce_start@3", "allreduce_cast",
+                "c_reducescatter@1", "c_allreduce_start@3", "c_wait@3", "c_allgather@1", "allreduce_cast"),
+                stages.subList(0, 9), ops.toString());
+    }
+
+    @Test
     void aGradientEachRankSkipsOnEveryOtherStepStillJoinsABucketOnTwoRanks() throws Exception {
         List<List<String>> ranks = launch(1, 2, "find_unused_parameters: true\nfuse_grad_size_in_MB: 1\n", "aux");
         assertCompiledTrainsAsTheReference(ranks, 1e-5f);

@@ -1,6 +1,7 @@
 package org.fleet4j.compiler;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -27,7 +28,8 @@ import org.fleet4j.strategy.StrategySchema;
  * equal size, so the average of the averages is the average of all ranks.
  * <p>With {@code overlap} ({@code sync_nccl_allreduce: false}) the stages of consecutive buckets are pipelined: a
  * reduce-scatter bucket's {@code c_allgather} moves down to right after the next bucket's second stage (or right
- * before an op in between that touches the bucket's memory, or a conditional region's edge), so the overlap pass
+ * before an op in between that touches the bucket's memory, or a conditional region's edge; fp16_allreduce's cast of
+ * the bfloat16 bucket back into the gradients moves with it), so the overlap pass
  * that runs later turns its cross {@code c_allreduce} into {@code c_allreduce_start} / {@code c_wait} around the
  * backward ops and the next bucket's intra-node stage: bucket k crosses the link while bucket k + 1 is reduced inside
  * the node. Reduce-form buckets stay synchronous.
@@ -85,11 +87,15 @@ public final class HierarchicalAllreducePass implements Pass {
         int scattered = 0;
         Map<String, String> storage = OverlapAllreducePass.sharedStorage(ops);
         Deferred pending = null;
+        Set<Integer> moved = new HashSet<>();
         for (int i = 0; i < ops.size(); i++) {
             Op op = ops.get(i);
+            if (moved.contains(i)) {
+                continue;
+            }
             if (pending != null && (OverlapAllreducePass.isControl(op)
                     || OverlapAllreducePass.touches(op, pending.roots(), storage))) {
-                rebuilt.add(pending.gather());
+                rebuilt.addAll(pending.ops());
                 notes.add(pending.what() + " waits until op #" + i + " " + op.type() + ", which needs the bucket");
                 pending = null;
             }
@@ -135,8 +141,16 @@ public final class HierarchicalAllreducePass implements Pass {
                 Op gather = new Op(ALLGATHER, Map.of("X", List.of(x), "Shard", List.of(shard)), Map.of("Out", List.of(x)),
                         attrs(Map.of("ring_id", layout.inner(ring), "nranks", l)));
                 if (overlap) {
-                    pending = new Deferred(gather, Set.of(OverlapAllreducePass.rootOf(storage, x)),
-                            "the c_allgather of " + x + " (op #" + i + ")");
+                    int castBack = OverlapAllreducePass.castBackOf(ops, i, x);
+                    Set<String> roots = new HashSet<>(Set.of(OverlapAllreducePass.rootOf(storage, x)));
+                    List<Op> held = new ArrayList<>(List.of(gather));
+                    if (castBack >= 0) {
+                        roots.add(OverlapAllreducePass.rootOf(storage, ops.get(castBack).out("Out")));
+                        held.add(ops.get(castBack));
+                        moved.add(castBack);
+                    }
+                    pending = new Deferred(held, roots, "the c_allgather of " + x + " (op #" + i + ")"
+                            + (castBack >= 0 ? " and its cast back" : ""));
                 } else {
                     rebuilt.add(gather);
                 }
@@ -156,7 +170,7 @@ public final class HierarchicalAllreducePass implements Pass {
             }
         }
         if (pending != null) {
-            rebuilt.add(pending.gather());
+            rebuilt.addAll(pending.ops());
             notes.add(pending.what() + " stays right after it: no bucket follows");
         }
         if (reduced + scattered == 0) {
@@ -171,14 +185,17 @@ public final class HierarchicalAllreducePass implements Pass {
         return new PassResult(result, notes);
     }
 
-    /** A reduce-scatter bucket's c_allgather held back while later ops run; {@code roots}: its memory. */
-    private record Deferred(Op gather, Set<String> roots, String what) {
+    /**
+     * A reduce-scatter bucket's c_allgather (and the cast back into the gradients that follows it) held back while
+     * later ops run; {@code roots}: the memory they write.
+     */
+    private record Deferred(List<Op> ops, Set<String> roots, String what) {
     }
 
     /** Emits the held-back gather of the previous bucket after the second stage of the bucket at op #i. */
     private static Deferred flush(Deferred pending, List<Op> rebuilt, List<String> notes, int i) {
         if (pending != null) {
-            rebuilt.add(pending.gather());
+            rebuilt.addAll(pending.ops());
             notes.add(pending.what() + " follows the second stage of op #" + i + "'s bucket: its cross allreduce overlaps"
                     + " what runs in between");
         }

@@ -162,7 +162,7 @@ public final class OverlapAllreducePass implements Pass {
      * The index of the {@code allreduce_cast} right after the allreduce at {@code i} that casts its tensor back (into
      * the float32 gradient) when nothing else reads or writes the tensor afterwards; -1 otherwise.
      */
-    private static int castBackOf(List<Op> ops, int i, String x) {
+    static int castBackOf(List<Op> ops, int i, String x) {
         if (i + 1 >= ops.size() || !ops.get(i + 1).type().equals(AllreduceCastOp.TYPE) || !ops.get(i + 1).in("X").equals(x)) {
             return -1;
         }

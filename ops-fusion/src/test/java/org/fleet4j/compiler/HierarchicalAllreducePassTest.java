@@ -209,6 +209,26 @@ class HierarchicalAllreducePassTest {
     }
 
     @Test
+    void withOverlapAndBfloat16AllreducesTheCastBackMovesWithItsGather() {
+        StandInStages.register();
+        StandInOverlapOps.register();
+        Nets.Net net = Nets.mlpWithAllreduce("tanh", new int[]{16, 12}, new Momentum(0.05, 0.9f), "avg");
+        Program cast = new Fp16AllreducePass().apply(new FuseAllReducePass(new GradientBucketer(1000, 50, 600, 1))
+                .apply(net.main()).program()).program();
+        RingLayout rsag = new RingLayout(1, 2, HierarchicalForm.RSAG);
+        PassResult staged = new HierarchicalAllreducePass(rsag, true).apply(cast);
+        Program p = new OverlapAllreducePass().apply(staged.program()).program();
+        List<String> types = Nets.opTypes(p).stream().filter(t -> t.startsWith("c_") || t.equals("allreduce_cast")).toList();
+        assertEquals(List.of("allreduce_cast", "c_reducescatter", "c_allreduce_start", "allreduce_cast", "c_reducescatter",
+                "c_allreduce_start", "c_wait", "c_allgather", "allreduce_cast", "c_wait", "c_allgather", "allreduce_cast"),
+                types, "each bucket: cast to bfloat16, stages, cast back right after its own gather");
+        assertTrue(staged.notes().stream().anyMatch(n -> n.contains("and its cast back follows the second stage")),
+                staged.notes().toString());
+        Program synchronous = new HierarchicalAllreducePass(rsag, false).apply(cast).program();
+        Same.runs(Nets.train(synchronous, net.startup(), net.loss(), 6), Nets.train(p, net.startup(), net.loss(), 6), 0f);
+    }
+
+    @Test
     void aProgramWithoutAllreducesComesBackUnchanged() {
         Nets.Net net = Nets.mlp("relu", new int[]{8}, p -> new SGD(0.1));
         PassResult r = new HierarchicalAllreducePass(new RingLayout(1, 2)).apply(net.main());
