@@ -21,8 +21,12 @@ import java.util.Arrays;
  * scattering or gathering system call.
  */
 final class Exchange {
-    /** How long to retry a socket that made no progress before sleeping in the selector: a peer in step answers sooner. */
-    private static final long SPIN_NANOS = 30_000;
+    /**
+     * How long to retry sockets that made no progress, yielding the core between tries, before sleeping in the
+     * selector: a peer in step answers sooner than a wake-up from epoll, and yielding lets a peer that shares this
+     * core (on a busy host) run instead of waiting for the end of this thread's time slice.
+     */
+    private static final long SPIN_NANOS = 200_000;
 
     private final TcpTransport transport;
     private final OpCall call;
@@ -138,7 +142,7 @@ final class Exchange {
                     spinUntil = now + SPIN_NANOS;
                 }
                 if (now - spinUntil < 0) {
-                    Thread.onSpinWait();
+                    Thread.yield();
                     continue;
                 }
                 block(now);

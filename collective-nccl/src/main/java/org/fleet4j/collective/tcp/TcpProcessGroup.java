@@ -43,6 +43,11 @@ public final class TcpProcessGroup extends AbstractProcessGroup {
         return Backend.TCP;
     }
 
+    /** The connections, for tests in this package; null for a group of one. */
+    TcpTransport transport() {
+        return transport;
+    }
+
     private int mod(int x) {
         return Math.floorMod(x, size());
     }

@@ -7,6 +7,7 @@ import org.fleet4j.collective.OpCall;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
@@ -36,6 +37,12 @@ final class TcpTransport implements AutoCloseable {
     static final int HEADER_BYTES = 4 + 4 + 8 + 8 + 8;
     /** Kernel socket buffers that hold several chunks in flight in each direction. */
     static final int SOCKET_BUFFER_BYTES = 4 << 20;
+    /**
+     * Congestion control for connections to ranks on this host. bbr (this machine's default) makes TCP pace its own
+     * sends where no fq qdisc does, and on loopback pacing only holds data back; reno, which every process may
+     * choose, sends as fast as the window allows (docs/performance/collectives.md, "tcp at 1 MiB").
+     */
+    static final String LOCAL_CONGESTION_CONTROL = "reno";
     /** How long an abort or goodbye may wait to get its last frame out before the connection is simply closed. */
     private static final long LAST_WORDS_NANOS = 1_000_000_000L;
     /** An abort reason longer than this is cut; it only has to name what went wrong. */
@@ -80,6 +87,11 @@ final class TcpTransport implements AutoCloseable {
                     peers[j].setOption(StandardSocketOptions.TCP_NODELAY, true);
                     peers[j].setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER_BYTES);
                     keys[j] = peers[j].register(selector, 0);
+                    InetAddress peer = ((InetSocketAddress) peers[j].getRemoteAddress()).getAddress();
+                    if (CongestionControl.isThisHost(peer) && !CongestionControl.set(peers[j], LOCAL_CONGESTION_CONTROL)) {
+                        LOG.log(System.Logger.Level.DEBUG, ctx + ": the connection to rank " + j + " keeps its congestion"
+                                + " control; " + LOCAL_CONGESTION_CONTROL + " could not be set");
+                    }
                 }
             }
         } catch (IOException e) {
