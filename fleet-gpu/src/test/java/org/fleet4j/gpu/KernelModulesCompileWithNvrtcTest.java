@@ -1,5 +1,6 @@
 package org.fleet4j.gpu;
 
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -7,6 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import org.fleet4j.core.device.DeviceUnavailableException;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -44,5 +46,32 @@ class KernelModulesCompileWithNvrtcTest {
         if (!failures.isEmpty()) {
             fail(failures.size() + " kernel module compilations failed:\n" + String.join("\n", failures));
         }
+    }
+
+    /**
+     * The production compiler, through JavaCPP's NVRTC binding, wherever that binding links: on a GPU machine, or
+     * where scripts/nvrtc-check.sh --cuda13 provides CUDA 13's libraries and a no-device stand-in for the driver (the
+     * binding links libcuda.so.1, NVRTC itself never calls it).
+     */
+    @Test
+    void nvrtcCompilerCompilesEveryModuleThroughItsBinding() {
+        try {
+            CudaLoader.require(CudaLibrary.NVRTC);
+        } catch (DeviceUnavailableException e) {
+            assumeTrue(false, "JavaCPP's NVRTC binding does not link here: " + e.getMessage());
+        }
+        NvrtcCompiler nvrtc = new NvrtcCompiler();
+        System.out.println("kernel modules compiled through JavaCPP with " + nvrtc.identity());
+        for (KernelModule m : KernelModule.all()) {
+            for (String arch : List.of("sm_80", "sm_90")) {
+                String text = new String(nvrtc.compileToCubin(m.name(), m.source(), arch), StandardCharsets.ISO_8859_1);
+                for (String entry : m.entryPoints()) {
+                    assertTrue(text.contains(".text." + entry + "\0"), m.name() + " for " + arch + ": no code for " + entry);
+                }
+            }
+        }
+        var e = assertThrows(CudaException.class, () -> nvrtc.compileToCubin("broken",
+                "extern \"C\" __global__ void f() { undefined_thing(); }", "sm_90"));
+        assertTrue(e.getMessage().contains("undefined_thing"), "the compile log is included: " + e.getMessage());
     }
 }
