@@ -303,11 +303,13 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
 
     /**
      * Allreduce of a buffer at offset {@code off} of a registered region, in one round with no staging: rank r
-     * reduces share r from every rank's copy into its own, then writes the result into every other copy; nobody
-     * else touches share r, so the writes race with nothing. Once every rank has reduced, every copy holds the
-     * whole result. Per rank that reads n shares and writes n, where the slots cost about twice as much. Ranks whose
-     * buffers are not all at this offset of this region (they passed other memory) agree so at arrival and all
-     * take the slots instead.
+     * reduces share r from every rank's copy into its own, then copies every other share from its owner's copy once
+     * that owner has reduced it, and returns when every rank has copied share r from it. Per rank that reads 2n - 1
+     * shares and writes n, where the slots cost about twice as much. Each rank writes only its own copy, so the
+     * whole result ends in this core's cache for the update that reads it next (writing the result into the other
+     * ranks' copies instead left half of each bucket in the other core's cache, which cost the update and the next
+     * backward more than the copies saved). Ranks whose buffers are not all at this offset of this region (they
+     * passed other memory) agree so at arrival and all take the slots instead.
      */
     private void allreduceRegistered(OpCall call, MemorySegment buffer, ShmRegion region, long off) {
         int n = size();
@@ -331,15 +333,18 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
         if (call.op() == ReduceOp.AVG) {
             Reductions.divide(mine, at, share, call.dtype(), n);
         }
-        for (int k = 1; k < n; k++) {
-            MemorySegment.copy(mine, at, region.part((r + k) % n), at, share * es);
-        }
         raise(ShmLayout.C_REDUCED, t);
         for (int k = 1; k < n; k++) {
             int j = (r + k) % n;
+            long jat = off + c * j / n * es;
             awaitFlag(j, layout.ctrl(j) + ShmLayout.C_REDUCED, t, call, "reduce", deadline);
+            MemorySegment.copy(region.part(j), jat, mine, jat, (c * (j + 1) / n - c * j / n) * es);
         }
         raise(ShmLayout.C_DONE, t);
+        for (int k = 1; k < n; k++) {
+            int j = (r + k) % n;
+            awaitFlag(j, layout.ctrl(j) + ShmLayout.C_DONE, t, call, "copy the reduced shares", deadline);
+        }
     }
 
     @Override
