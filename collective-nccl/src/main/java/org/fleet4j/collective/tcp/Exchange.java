@@ -27,6 +27,8 @@ final class Exchange {
      * core (on a busy host) run instead of waiting for the end of this thread's time slice.
      */
     private static final long SPIN_NANOS = 200_000;
+    /** Fewest arrived bytes of a chunk worth reducing before the rest of it is in. */
+    private static final int REDUCE_STEP_BYTES = 32 << 10;
 
     private final TcpTransport transport;
     private final OpCall call;
@@ -53,6 +55,8 @@ final class Exchange {
     private boolean sending;
     private boolean receiving;
     private boolean headerChecked;
+    /** Bytes of the chunk being received that are already reduced into the user's buffer. */
+    private int reducedBytes;
     private final ByteBuffer[] out = new ByteBuffer[2];
     private final ByteBuffer[] in = new ByteBuffer[2];
 
@@ -198,6 +202,7 @@ final class Exchange {
                         : transport.staging.clear().limit(recvLen[i]);
                 receiving = true;
                 headerChecked = false;
+                reducedBytes = 0;
             }
             long n;
             try {
@@ -215,21 +220,37 @@ final class Exchange {
                 checkHeader(ch, recvLen[i]);
                 headerChecked = true;
             }
-            if (in[0].hasRemaining() || in[1].hasRemaining()) {
-                return moved;
+            boolean complete = !in[0].hasRemaining() && !in[1].hasRemaining();
+            if (recvReduce[i] > 0 && headerChecked) {
+                reduceArrived(i, complete);
             }
-            if (recvReduce[i] > 0) {
-                int es = call.dtype().byteSize();
-                long elems = recvLen[i] / es;
-                Reductions.combine(recvSeg[i], recvOff[i], transport.stagingSegment, 0, elems, call.dtype(), call.op());
-                if (recvReduce[i] > 1) {
-                    Reductions.divide(recvSeg[i], recvOff[i], elems, call.dtype(), recvReduce[i]);
-                }
+            if (!complete) {
+                return moved;
             }
             receiving = false;
             received++;
         }
         return moved;
+    }
+
+    /**
+     * Reduces the whole elements of receive {@code i} that have arrived in the staging buffer since the last call,
+     * once there are {@link #REDUCE_STEP_BYTES} of them or the chunk is complete: the bytes are reduced while they
+     * are still in cache, and a complete chunk has only its tail left to reduce before it can be forwarded.
+     */
+    private void reduceArrived(int i, boolean complete) {
+        int es = call.dtype().byteSize();
+        int upTo = complete ? recvLen[i] : transport.staging.position() / es * es;
+        if (upTo - reducedBytes < (complete ? 1 : REDUCE_STEP_BYTES)) {
+            return;
+        }
+        long elems = (upTo - reducedBytes) / es;
+        Reductions.combine(recvSeg[i], recvOff[i] + reducedBytes, transport.stagingSegment, reducedBytes, elems,
+                call.dtype(), call.op());
+        if (recvReduce[i] > 1) {
+            Reductions.divide(recvSeg[i], recvOff[i] + reducedBytes, elems, call.dtype(), recvReduce[i]);
+        }
+        reducedBytes = upTo;
     }
 
     private void checkHeader(SocketChannel ch, int expected) {
