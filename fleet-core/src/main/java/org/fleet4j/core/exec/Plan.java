@@ -36,8 +36,8 @@ final class Plan {
     final Set<String> readFirst = new HashSet<>();
 
     /** Op types the executor interprets itself: ops between a begin and its end run only when Cond is non-zero. */
-    static final String CONDITIONAL_BEGIN = "conditional_begin";
-    static final String CONDITIONAL_END = "conditional_end";
+    static final String CONDITIONAL_BEGIN = ConditionalBlocks.CONDITIONAL_BEGIN;
+    static final String CONDITIONAL_END = ConditionalBlocks.CONDITIONAL_END;
 
     /** The temporaries' buffers that num_iteration_per_drop_scope released, for their next allocation. */
     final DroppedBuffers dropped = new DroppedBuffers();
@@ -107,7 +107,7 @@ final class Plan {
             }
             Kernel k = spec.kernelFactory().create(op);
             int cond = op.type().equals(CONDITIONAL_BEGIN) ? slotOf.get(op.in("Cond")) : -1;
-            int skip = op.type().equals(CONDITIONAL_BEGIN) ? matchingEnd(ops, i) : -1;
+            int skip = op.type().equals(CONDITIONAL_BEGIN) ? ConditionalBlocks.matchingEnd(ops, i) : -1;
             steps[i] = new Step(i, op, k, new KernelArgs(op, frame, inSlots, in, outSlots, out, dropped), cond, skip, flat(in),
                     flat(out));
         }
@@ -115,20 +115,6 @@ final class Plan {
 
     private static int[] flat(int[][] slots) {
         return Arrays.stream(slots).flatMapToInt(Arrays::stream).toArray();
-    }
-
-    /** The index of the conditional_end that closes the conditional_begin at {@code begin}; nesting is allowed. */
-    private static int matchingEnd(List<Op> ops, int begin) {
-        int depth = 0;
-        for (int i = begin; i < ops.size(); i++) {
-            String type = ops.get(i).type();
-            if (type.equals(CONDITIONAL_BEGIN)) {
-                depth++;
-            } else if (type.equals(CONDITIONAL_END) && --depth == 0) {
-                return i;
-            }
-        }
-        throw new ExecutionException("op #" + begin + " " + CONDITIONAL_BEGIN + " has no matching " + CONDITIONAL_END);
     }
 
     boolean isStale() {

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.IntFunction;
 import org.fleet4j.collective.ProcessGroup;
+import org.fleet4j.core.exec.ConditionalBlocks;
 import org.fleet4j.core.exec.ExecutionException;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
@@ -46,8 +47,8 @@ final class GpuPlan {
     static final String ALLREDUCE = "c_allreduce";
     /** The overlap pass's asynchronous allreduce; on the GPU it completes before the next op, and c_wait does nothing. */
     static final String ALLREDUCE_START = "c_allreduce_start";
-    static final String CONDITIONAL_BEGIN = "conditional_begin";
-    static final String CONDITIONAL_END = "conditional_end";
+    static final String CONDITIONAL_BEGIN = ConditionalBlocks.CONDITIONAL_BEGIN;
+    static final String CONDITIONAL_END = ConditionalBlocks.CONDITIONAL_END;
 
     /**
      * {@code skipTo}: for a conditional_begin, the index of its conditional_end, where the run goes on when the
@@ -107,7 +108,7 @@ final class GpuPlan {
             }
             boolean begin = op.type().equals(CONDITIONAL_BEGIN);
             steps[i] = new Step(i, op, kernel, new GpuOpArgs(op, frame, inSlots, in, outSlots, out),
-                    begin ? matchingEnd(ops, i) : -1, begin ? slotOf.get(op.in("Cond")) : -1);
+                    begin ? ConditionalBlocks.matchingEnd(ops, i) : -1, begin ? slotOf.get(op.in("Cond")) : -1);
         }
     }
 
@@ -138,20 +139,6 @@ final class GpuPlan {
             idx[s] = (inputs ? op.input(slotNames[s]) : op.output(slotNames[s])).stream().mapToInt(slotOf::get).toArray();
         }
         return idx;
-    }
-
-    /** The index of the conditional_end that closes the conditional_begin at {@code begin}; nesting is allowed. */
-    private static int matchingEnd(List<Op> ops, int begin) {
-        int depth = 0;
-        for (int i = begin; i < ops.size(); i++) {
-            String type = ops.get(i).type();
-            if (type.equals(CONDITIONAL_BEGIN)) {
-                depth++;
-            } else if (type.equals(CONDITIONAL_END) && --depth == 0) {
-                return i;
-            }
-        }
-        throw new ExecutionException("op #" + begin + " " + CONDITIONAL_BEGIN + " has no matching " + CONDITIONAL_END);
     }
 
     private GpuOpKernel deviceCollective(Op op, IntFunction<ProcessGroup> deviceGroups) {
