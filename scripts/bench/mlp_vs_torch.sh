@@ -40,13 +40,13 @@ def torch(n):
         vals.append(float(m.group(1).replace(",", "")))
     return vals
 def pair():
-    step = lambda d: json.load(open(f"{out}/{d}/summary.json"))["step_ms"]
-    return [64e3 / step(f"pa.{r}") + 64e3 / step(f"pb.{r}") for r in range(1, rounds + 1)]
+    rate = lambda d: json.load(open(f"{out}/{d}/summary.json"))["samples_per_sec"]
+    return [rate(f"pa.{r}") + rate(f"pb.{r}") for r in range(1, rounds + 1)]
 f1, t1, f2, t2, p2 = (statistics.median(v) for v in (fleet(1), torch(1), fleet(2), torch(2), pair()))
 print(f"rounds {rounds}; medians of samples/s (higher is better)")
 print(f"1 rank : Fleet4J {f1:10,.0f}   PyTorch 1 thread {t1:10,.0f}   ratio {f1 / t1:.2f}")
 print(f"2 ranks: Fleet4J {f2:10,.0f}   PyTorch DDP Gloo {t2:10,.0f}   ratio {f2 / t2:.2f}")
 print(f"scaling efficiency (2-rank / twice 1-rank): Fleet4J {f2 / (2 * f1):.2f}   PyTorch {t2 / (2 * t1):.2f}")
-print(f"ceiling: two independent 1-rank jobs at once {p2:10,.0f} samples/s together (from step_ms, batch 64)"
+print(f"ceiling: two independent 1-rank jobs at once {p2:10,.0f} samples/s together"
       f" = efficiency {p2 / (2 * f1):.2f}; Fleet4J 2 ranks reach {f2 / p2:.2f} of it")
 PY
