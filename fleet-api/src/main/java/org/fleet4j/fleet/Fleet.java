@@ -154,7 +154,7 @@ public final class Fleet implements AutoCloseable {
             log.println(rings.describe());
         }
         Fleet fleet = new Fleet(role, effective, layout, group, rings, options.timeout());
-        fleet.bucketMemory = RegisteredBucketMemory.register(RingLayout.of(effective), registeredBuckets);
+        fleet.bucketMemory = RegisteredBucketMemory.register(layout, registeredBuckets);
         return fleet;
     }
 

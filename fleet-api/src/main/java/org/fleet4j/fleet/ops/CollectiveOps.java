@@ -36,12 +36,12 @@ public final class CollectiveOps {
         OpRegistry.register(OpSpec.builder(ALLREDUCE).in("X").out("Out")
                 .attr("ring_id", AttrType.INT, 0).attr("reduce", AttrType.STRING, "sum")
                 .shape(ctx -> {
-                    reduceOf(ctx.op().stringAttr("reduce"));
+                    reduceOf(ALLREDUCE, ctx.op().stringAttr("reduce"));
                     ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
                 })
                 .kernel(op -> {
                     int ring = op.intAttr("ring_id");
-                    ReduceOp reduce = reduceOf(op.stringAttr("reduce"));
+                    ReduceOp reduce = reduceOf(ALLREDUCE, op.stringAttr("reduce"));
                     return args -> {
                         ProcessGroup group = Rings.get(ring);
                         if (args.inValue("X", 0) instanceof SelectedRows sparse) {
@@ -56,13 +56,13 @@ public final class CollectiveOps {
         OpRegistry.register(OpSpec.builder(ALLREDUCE_START).in("X").out("Out", "Work")
                 .attr("ring_id", AttrType.INT, 0).attr("reduce", AttrType.STRING, "sum")
                 .shape(ctx -> {
-                    reduceOf(ctx.op().stringAttr("reduce"));
+                    reduceOf(ALLREDUCE_START, ctx.op().stringAttr("reduce"));
                     ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
                     ctx.set("Work", DType.I64, 1);
                 })
                 .kernel(op -> {
                     int ring = op.intAttr("ring_id");
-                    ReduceOp reduce = reduceOf(op.stringAttr("reduce"));
+                    ReduceOp reduce = reduceOf(ALLREDUCE_START, op.stringAttr("reduce"));
                     return args -> {
                         Tensor x = args.in("X");
                         args.setOut("Work", Rings.get(ring).allreduce(x.segment(), dataType(x.dtype()), reduce));
@@ -102,20 +102,25 @@ public final class CollectiveOps {
                 }).build());
     }
 
-    private static ReduceOp reduceOf(String name) {
+    /** The reduction an op's {@code reduce} attribute names: "sum" or "avg"; anything else fails naming the op type. */
+    public static ReduceOp reduceOf(String type, String name) {
         return switch (name) {
             case "sum" -> ReduceOp.SUM;
             case "avg" -> ReduceOp.AVG;
-            default -> throw new IrException("c_allreduce: attribute 'reduce' is '" + name + "'; expected sum or avg");
+            default -> throw new IrException(type + ": attribute 'reduce' is '" + name + "'; expected sum or avg");
         };
     }
 
-    /** A little beyond the group's own timeout, so the group's error (which names the missing peers) comes first. */
-    private static Duration waitLimit(ProcessGroup group) {
+    /**
+     * How long a collective op waits for its group: a little beyond the group's own timeout, so the group's error
+     * (which names the operation and the missing peers) comes first.
+     */
+    public static Duration waitLimit(ProcessGroup group) {
         return group.options().timeout().plusSeconds(5);
     }
 
-    static DataType dataType(DType dtype) {
+    /** The collective module's dtype for a tensor dtype. */
+    public static DataType dataType(DType dtype) {
         return switch (dtype) {
             case F32 -> DataType.F32;
             case F64 -> DataType.F64;

@@ -1,7 +1,6 @@
 package org.fleet4j.fleet.ops;
 
 import java.lang.foreign.MemorySegment;
-import java.time.Duration;
 import java.util.Arrays;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ReduceOp;
@@ -40,13 +39,13 @@ public final class HierarchicalOps {
         OpRegistry.register(OpSpec.builder(REDUCE).in("X").out("Out")
                 .attr("ring_id", AttrType.INT, 0).attr("root", AttrType.INT, 0).attr("reduce", AttrType.STRING, "sum")
                 .shape(ctx -> {
-                    reduceOf(REDUCE, ctx.op().stringAttr("reduce"));
+                    CollectiveOps.reduceOf(REDUCE, ctx.op().stringAttr("reduce"));
                     ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
                 })
                 .kernel(op -> {
                     int ring = op.intAttr("ring_id");
                     int root = op.intAttr("root");
-                    ReduceOp reduce = reduceOf(REDUCE, op.stringAttr("reduce"));
+                    ReduceOp reduce = CollectiveOps.reduceOf(REDUCE, op.stringAttr("reduce"));
                     return args -> {
                         Tensor x = args.in("X");
                         ProcessGroup group = Rings.get(ring);
@@ -54,24 +53,24 @@ public final class HierarchicalOps {
                             throw new IrException(REDUCE + ": root " + root + " is not a rank of ring " + ring
                                     + " (" + group.size() + " ranks)");
                         }
-                        group.reduce(x.segment(), CollectiveOps.dataType(x.dtype()), reduce, root).await(waitLimit(group));
+                        group.reduce(x.segment(), CollectiveOps.dataType(x.dtype()), reduce, root).await(CollectiveOps.waitLimit(group));
                         args.setOut("Out", x);
                     };
                 }).build());
         OpRegistry.register(OpSpec.builder(LEADERS_ALLREDUCE).in("X").out("Out")
                 .attr("ring_id", AttrType.INT, 0).attr("reduce", AttrType.STRING, "sum")
                 .shape(ctx -> {
-                    reduceOf(LEADERS_ALLREDUCE, ctx.op().stringAttr("reduce"));
+                    CollectiveOps.reduceOf(LEADERS_ALLREDUCE, ctx.op().stringAttr("reduce"));
                     ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
                 })
                 .kernel(op -> {
                     int ring = op.intAttr("ring_id");
-                    ReduceOp reduce = reduceOf(LEADERS_ALLREDUCE, op.stringAttr("reduce"));
+                    ReduceOp reduce = CollectiveOps.reduceOf(LEADERS_ALLREDUCE, op.stringAttr("reduce"));
                     return args -> {
                         Tensor x = args.in("X");
                         if (Rings.isMember(ring)) {
                             ProcessGroup group = Rings.get(ring);
-                            group.allreduce(x.segment(), CollectiveOps.dataType(x.dtype()), reduce).await(waitLimit(group));
+                            group.allreduce(x.segment(), CollectiveOps.dataType(x.dtype()), reduce).await(CollectiveOps.waitLimit(group));
                         }
                         args.setOut("Out", x);
                     };
@@ -79,14 +78,14 @@ public final class HierarchicalOps {
         OpRegistry.register(OpSpec.builder(REDUCE_SCATTER).in("X").out("Out")
                 .attr("ring_id", AttrType.INT, 0).attr("nranks", AttrType.INT, 1).attr("reduce", AttrType.STRING, "sum")
                 .shape(ctx -> {
-                    reduceOf(REDUCE_SCATTER, ctx.op().stringAttr("reduce"));
+                    CollectiveOps.reduceOf(REDUCE_SCATTER, ctx.op().stringAttr("reduce"));
                     ctx.set("Out", ctx.dtype("X"), shardSize(REDUCE_SCATTER, Shapes.numel(ctx.shape("X")),
                             ctx.op().intAttr("nranks")));
                 })
                 .kernel(op -> {
                     int ring = op.intAttr("ring_id");
                     int nranks = op.intAttr("nranks");
-                    ReduceOp reduce = reduceOf(REDUCE_SCATTER, op.stringAttr("reduce"));
+                    ReduceOp reduce = CollectiveOps.reduceOf(REDUCE_SCATTER, op.stringAttr("reduce"));
                     PaddedBlocks padded = new PaddedBlocks();
                     return args -> {
                         Tensor x = args.in("X");
@@ -99,7 +98,7 @@ public final class HierarchicalOps {
                             MemorySegment.copy(x.segment(), 0, send, 0, x.byteSize());
                         }
                         group.reduceScatter(send, out.segment(), CollectiveOps.dataType(x.dtype()), reduce)
-                                .await(waitLimit(group));
+                                .await(CollectiveOps.waitLimit(group));
                     };
                 }).build());
         OpRegistry.register(OpSpec.builder(ALLGATHER).in("X", "Shard").out("Out")
@@ -122,7 +121,7 @@ public final class HierarchicalOps {
                         }
                         boolean whole = expected * nranks == x.numel();
                         MemorySegment recv = whole ? x.segment() : padded.of(x.dtype(), expected * nranks);
-                        group.allgather(shard.segment(), recv, CollectiveOps.dataType(x.dtype())).await(waitLimit(group));
+                        group.allgather(shard.segment(), recv, CollectiveOps.dataType(x.dtype())).await(CollectiveOps.waitLimit(group));
                         if (!whole) {
                             MemorySegment.copy(recv, 0, x.segment(), 0, x.byteSize());
                         }
@@ -158,18 +157,5 @@ public final class HierarchicalOps {
             }
             return buffer.segment();
         }
-    }
-
-    private static ReduceOp reduceOf(String type, String name) {
-        return switch (name) {
-            case "sum" -> ReduceOp.SUM;
-            case "avg" -> ReduceOp.AVG;
-            default -> throw new IrException(type + ": attribute 'reduce' is '" + name + "'; expected sum or avg");
-        };
-    }
-
-    /** A little beyond the group's own timeout, so the group's error (which names the missing peers) comes first. */
-    private static Duration waitLimit(ProcessGroup group) {
-        return group.options().timeout().plusSeconds(5);
     }
 }
