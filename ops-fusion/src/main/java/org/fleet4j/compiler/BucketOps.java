@@ -8,6 +8,7 @@ import org.fleet4j.core.ops.Kernel;
 import org.fleet4j.core.ops.KernelArgs;
 import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
 
 /**
@@ -37,12 +38,9 @@ final class BucketOps {
                         if (ctx.input("X", j).dtype() != ctx.dtype("X")) {
                             throw ctx.fail("every gradient of a bucket must have one dtype");
                         }
-                        long n = 1;
-                        for (long d : ctx.shape("X", j)) {
-                            if (d < 0) {
-                                throw ctx.fail(ctx.op().input("X").get(j) + " has an unknown dimension; buckets hold fixed shapes");
-                            }
-                            n *= d;
+                        long n = Shapes.knownNumel(ctx.shape("X", j));
+                        if (n < 0) {
+                            throw ctx.fail(ctx.op().input("X").get(j) + " has an unknown dimension; buckets hold fixed shapes");
                         }
                         total += n;
                     }

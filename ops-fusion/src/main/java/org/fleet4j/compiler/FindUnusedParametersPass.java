@@ -10,6 +10,7 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ir.VarKind;
+import org.fleet4j.core.tensor.Shapes;
 
 /**
  * {@code find_unused_parameters}: in a static program a parameter gets no gradient on a step when every op that writes
@@ -42,7 +43,7 @@ public final class FindUnusedParametersPass implements Pass {
                 continue;
             }
             Var g = block.var(op.in("X"));
-            if (g.kind() == VarKind.SELECTED_ROWS || !g.dtype().isFloating() || !fixed(g.shape())) {
+            if (g.kind() == VarKind.SELECTED_ROWS || !g.dtype().isFloating() || Shapes.knownNumel(g.shape()) < 0) {
                 continue;
             }
             checked++;
@@ -79,14 +80,5 @@ public final class FindUnusedParametersPass implements Pass {
         attrs.put("dtype", g.dtype().displayName());
         attrs.put("value", 0f);
         return new Op("fill_constant", Map.of(), Map.of("Out", List.of(g.name())), attrs);
-    }
-
-    private static boolean fixed(long[] shape) {
-        for (long d : shape) {
-            if (d < 0) {
-                return false;
-            }
-        }
-        return true;
     }
 }

@@ -12,6 +12,7 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ir.VarKind;
+import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
 
@@ -79,7 +80,7 @@ public final class FuseAllReducePass implements Pass {
                 notes.add("left alone op #" + i + " c_allreduce of " + g.name() + ": it does not reduce in place");
             } else if (g.kind() == VarKind.SELECTED_ROWS) {
                 notes.add("left alone op #" + i + " c_allreduce of " + g.name() + ": sparse gradients are never fused");
-            } else if (fixedNumel(g) < 0) {
+            } else if (Shapes.knownNumel(g.shape()) < 0) {
                 notes.add("left alone op #" + i + " c_allreduce of " + g.name() + ": its shape is not fixed");
             } else if (producedOnlySometimes(ops, regions, g.name(), i)) {
                 notes.add("left alone op #" + i + " c_allreduce of " + g.name() + ": it is written only inside a"
@@ -115,7 +116,7 @@ public final class FuseAllReducePass implements Pass {
                 continue;
             }
             List<String> grads = order.stream().map(i -> ops.get(i).in("X")).toList();
-            List<Long> bytes = grads.stream().map(g -> fixedNumel(block.var(g)) * block.var(g).dtype().byteSize()).toList();
+            List<Long> bytes = grads.stream().map(g -> Shapes.knownNumel(block.var(g).shape()) * block.var(g).dtype().byteSize()).toList();
             Op first = ops.get(order.getFirst());
             for (GradientBucket b0 : bucketer.split(grads, bytes)) {
                 GradientBucket b = new GradientBucket(bucketIndex, b0.grads(), b0.bytes(), bucketIndex % bucketer.rings());
@@ -153,17 +154,6 @@ public final class FuseAllReducePass implements Pass {
                 + " ring(s) (caps: " + FuseAllOptimizerPass.mb(bucketer.maxBytes()) + " or " + bucketer.maxCount()
                 + " gradients per bucket, last bucket " + FuseAllOptimizerPass.mb(bucketer.lastBytes()) + ")");
         return new PassResult(result, notes);
-    }
-
-    private static long fixedNumel(Var v) {
-        long n = 1;
-        for (long d : v.shape()) {
-            if (d < 0) {
-                return -1;
-            }
-            n *= d;
-        }
-        return n;
     }
 
     /** Whether ops before {@code reader} write {@code var}, but none of them on every step that the reader runs. */

@@ -12,6 +12,7 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ir.VarKind;
+import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
 
@@ -122,7 +123,7 @@ public final class HierarchicalAllreducePass implements Pass {
                 continue;
             }
             String reduce = op.stringAttr("reduce");
-            long numel = numel(var.shape());
+            long numel = Shapes.knownNumel(var.shape());
             String size = numel < 0 ? "size known at run time" : String.format(Locale.ROOT, "%.2f MB",
                     numel * var.dtype().byteSize() / (1024.0 * 1024.0));
             HierarchicalForm form = numel < 0 ? HierarchicalForm.REDUCE
@@ -200,18 +201,6 @@ public final class HierarchicalAllreducePass implements Pass {
                     + " what runs in between");
         }
         return null;
-    }
-
-    /** The number of elements of a shape, or -1 when a dimension is known only at run time. */
-    private static long numel(long[] shape) {
-        long n = 1;
-        for (long d : shape) {
-            if (d < 0) {
-                return -1;
-            }
-            n *= d;
-        }
-        return n;
     }
 
     private static Map<String, Object> attrs(Map<String, Object> attrs) {

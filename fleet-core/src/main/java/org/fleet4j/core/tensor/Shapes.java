@@ -18,6 +18,16 @@ public final class Shapes {
         return n;
     }
 
+    /** The number of elements, or -1 when a dimension is known only at run time (-1 in the shape). */
+    public static long knownNumel(long[] shape) {
+        for (long d : shape) {
+            if (d < 0) {
+                return -1;
+            }
+        }
+        return numel(shape);
+    }
+
     public static String str(long[] shape) {
         return Arrays.toString(shape);
     }

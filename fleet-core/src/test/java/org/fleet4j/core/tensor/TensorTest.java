@@ -97,4 +97,13 @@ class TensorTest {
         assertEquals(DType.I64, DType.parse("int64"));
         assertThrows(IllegalArgumentException.class, () -> DType.parse("float8"));
     }
+
+    @Test
+    void knownNumelIsMinusOneOnlyForShapesWithARunTimeDimension() {
+        assertEquals(24, Shapes.knownNumel(new long[]{2, 3, 4}));
+        assertEquals(1, Shapes.knownNumel(new long[]{}));
+        assertEquals(0, Shapes.knownNumel(new long[]{5, 0}));
+        assertEquals(-1, Shapes.knownNumel(new long[]{-1, 784}));
+        assertThrows(IllegalArgumentException.class, () -> Shapes.numel(new long[]{-1, 784}));
+    }
 }
