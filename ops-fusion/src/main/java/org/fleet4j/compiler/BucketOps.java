@@ -46,6 +46,7 @@ final class BucketOps {
                     }
                     ctx.set("Bucket", ctx.dtype("X"), total);
                 })
+                .keepsOutputs()
                 .kernel(op -> new Gather())
                 .build());
     }

@@ -76,8 +76,14 @@ final class Plan {
             }
         }
         persistable = pers.stream().mapToInt(Integer::intValue).toArray();
-        temporaries = block.vars().stream().filter(v -> !v.persistable() && !v.isData()).mapToInt(v -> slotOf.get(v.name()))
-                .toArray();
+        Set<String> kept = new HashSet<>();
+        for (Op op : block.ops()) {
+            if (OpRegistry.get(op.type()).keepsOutputs()) {
+                kept.addAll(op.allOutputs());
+            }
+        }
+        temporaries = block.vars().stream().filter(v -> !v.persistable() && !v.isData() && !kept.contains(v.name()))
+                .mapToInt(v -> slotOf.get(v.name())).toArray();
         Set<String> written = new HashSet<>();
         List<Op> ops = block.ops();
         steps = new Step[ops.size()];

@@ -30,6 +30,7 @@ public final class OpSpec {
     private final KernelFactory kernel;
     private final KernelFactory gradKernel;
     private final ShapeFn gradShapeFn;
+    private final boolean keepsOutputs;
 
     private OpSpec(Builder b) {
         this.type = b.type;
@@ -44,6 +45,7 @@ public final class OpSpec {
         this.kernel = b.kernel;
         this.gradKernel = b.gradKernel;
         this.gradShapeFn = b.gradShapeFn;
+        this.keepsOutputs = b.keepsOutputs;
     }
 
     public static Builder builder(String type) {
@@ -64,6 +66,15 @@ public final class OpSpec {
 
     public Map<String, AttrDef> attrs() {
         return attrs;
+    }
+
+    /**
+     * Whether the kernel owns its outputs' memory for as long as it lives (gather_bucket's bucket and the gradient
+     * views into it): num_iteration_per_drop_scope leaves such outputs bound, because dropping them would free
+     * nothing and the ops that write them would allocate anew (page faults) and be copied in.
+     */
+    public boolean keepsOutputs() {
+        return keepsOutputs;
     }
 
     /** Whether backward can pass through this op. */
@@ -217,6 +228,7 @@ public final class OpSpec {
         private KernelFactory kernel;
         private KernelFactory gradKernel;
         private ShapeFn gradShapeFn;
+        private boolean keepsOutputs;
 
         private Builder(String type) {
             this.type = type;
@@ -278,6 +290,12 @@ public final class OpSpec {
         /** Extra inference for the grad op beyond "an input's grad has the input's shape" (e.g. sparse grads). */
         public Builder gradShape(ShapeFn fn) {
             this.gradShapeFn = fn;
+            return this;
+        }
+
+        /** The kernel owns its outputs' memory; see {@link OpSpec#keepsOutputs()}. */
+        public Builder keepsOutputs() {
+            this.keepsOutputs = true;
             return this;
         }
 
