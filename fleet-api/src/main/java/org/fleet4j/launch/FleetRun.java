@@ -114,7 +114,8 @@ public final class FleetRun {
         List<Path> classpath = launcherClasspath();
         Program program = Program.resolve(options.program, classpath);
         return new LaunchPlan(layout, devices, program, programArgs, Path.of(System.getProperty("java.home"), "bin", "java"),
-                classpath, JvmArgs.split(options.jvmArgs), logDir(options.logDir), options.jobId, options.logLevel, strategy);
+                classpath, JvmArgs.split(options.jvmArgs), logDir(options.logDir), options.jobId, options.logLevel, strategy,
+                options.dryRun ? CpuBinding.none("not bound (dry run)") : CpuBinding.plan(options.cpuBind, devices, nprocPerNode));
     }
 
     /** The passes the strategy selects for this world, in order (the dry run without a PROGRAM). */

@@ -72,6 +72,9 @@ public final class Job {
         List<RankSpec> specs = plan.ranks();
         info("job " + plan.jobId() + ": starting " + specs.size() + " rank(s) of " + plan.layout().worldSize() + ", master "
                 + plan.layout().master() + ", logs in " + plan.logDir() + (plan.layout().nodeRank() == 0 ? ", echoing rank 0" : ""));
+        if (plan.cpus().bound() || plan.logLevel().shows(LogLevel.DEBUG)) {
+            info(plan.cpus().note());
+        }
         for (RankSpec spec : specs) {
             if (plan.logLevel().shows(LogLevel.DEBUG)) {
                 messages.println("fleetrun: rank " + spec.globalRank() + ": " + spec.environment() + " " + String.join(" ", spec.command()));

@@ -69,6 +69,11 @@ final class LaunchOptions {
     @Option(names = "--jvm_args", paramLabel = "\"ARGS\"", description = "Extra arguments for every rank's JVM, e.g. \"-Xmx8g -XX:+UseZGC\".")
     String jvmArgs;
 
+    @Option(names = "--cpu_bind", paramLabel = "auto|none|cores", defaultValue = "auto",
+            description = "Bind each rank to its own slice of this node's CPUs (taskset): auto binds CPU jobs of 2 or more ranks"
+                    + " that fit one rank per CPU, cores always binds (or fails), none never. Default: ${DEFAULT-VALUE}.")
+    CpuBinding.Mode cpuBind;
+
     @Option(names = "--server_num", paramLabel = "N", description = "Reserved for the parameter-server mode (not available yet).")
     Integer serverNum;
 

@@ -13,9 +13,11 @@ import java.util.stream.IntStream;
  * @param baseClasspath the launcher's classpath, which the ranks share
  * @param logDir absolute directory of workerlog.N and endpoints.log
  * @param strategy absolute path of the strategy file, or null
+ * @param cpus which CPUs each rank may run on (--cpu_bind)
  */
 public record LaunchPlan(ClusterLayout layout, DeviceSelection devices, Program program, List<String> programArgs, Path javaBinary,
-                         List<Path> baseClasspath, List<String> jvmArgs, Path logDir, String jobId, LogLevel logLevel, Path strategy) {
+                         List<Path> baseClasspath, List<String> jvmArgs, Path logDir, String jobId, LogLevel logLevel, Path strategy,
+                         CpuBinding cpus) {
     /** The flags every Fleet4J JVM needs: FFM native calls (BLAS, shared memory) and the Vector API. */
     public static final List<String> REQUIRED_JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector");
 
@@ -30,7 +32,7 @@ public record LaunchPlan(ClusterLayout layout, DeviceSelection devices, Program 
     }
 
     private RankSpec rank(int localRank) {
-        List<String> command = new ArrayList<>();
+        List<String> command = new ArrayList<>(cpus.prefix(localRank));
         command.add(javaBinary.toString());
         command.addAll(REQUIRED_JVM_FLAGS);
         command.addAll(jvmArgs);
@@ -61,6 +63,9 @@ public record LaunchPlan(ClusterLayout layout, DeviceSelection devices, Program 
                     .append(layout.endpoint(rank.localRank()));
             if (devices.isGpu()) {
                 out.append(" gpu ").append(devices.gpuIds().get(rank.localRank()));
+            }
+            if (cpus.bound()) {
+                out.append(" cpus ").append(cpus.slices().get(rank.localRank()));
             }
             out.append('\n');
         }

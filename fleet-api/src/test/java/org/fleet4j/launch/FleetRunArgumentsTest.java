@@ -54,6 +54,7 @@ class FleetRunArgumentsTest {
                 Arguments.of(List.of("--devices", "0,x", "mnist"), "--devices '0,x': expected cpu, gpu, or GPU ids like 0,1"),
                 Arguments.of(List.of("--gpus", "0,1", "--nproc_per_node", "3", "mnist"), "--nproc_per_node 3 disagrees with --devices 0,1"),
                 Arguments.of(List.of("--log_level", "loud", "mnist"), "Invalid value for option '--log_level'"),
+                Arguments.of(List.of("--cpu_bind", "numa", "mnist"), "Invalid value for option '--cpu_bind': expected one of [AUTO, NONE, CORES]"),
                 Arguments.of(List.of("--format", "xml", "--dry_run"), "Invalid value for option '--format'"),
                 Arguments.of(List.of("--jvm_args", "\"-Xmx1g", RoleProbe.class.getName()), "--jvm_args '\"-Xmx1g': the quote \" is never closed"),
                 Arguments.of(List.of("--start_port", "65535", "--nproc_per_node", "2", "mnist"), "--start_port 65535: ports 65535..65536"),

@@ -17,6 +17,7 @@ import java.util.Properties;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -164,6 +165,37 @@ class FleetRunProcessTest {
         for (int i = 0; i < programArgs.size(); i++) {
             assertEquals(programArgs.get(i), role.getProperty("args." + i));
         }
+    }
+
+    /**
+     * By default two CPU ranks each get their own slice of the launcher's CPUs, every thread of their JVM from the
+     * first; --cpu_bind none leaves them free; --cpu_bind cores refuses more ranks than CPUs, naming both counts.
+     */
+    @Test
+    void ranksAreBoundToTheirOwnCpusUnlessToldNot() throws Exception {
+        List<Integer> cpus = CpuBinding.allowedCpus();
+        Assumptions.assumeTrue(cpus.size() >= 2, "binding 2 ranks needs 2 CPUs; this machine lets the tests use " + cpus);
+        LauncherRun bound = launch("--nproc_per_node", "2", RoleProbe.class.getName());
+        assertEquals(0, bound.awaitExit(JOB_TIMEOUT), bound.stderr());
+        String first = CpuBinding.list(cpus.subList(0, cpus.size() / 2));
+        String second = CpuBinding.list(cpus.subList(cpus.size() / 2, cpus.size()));
+        assertEquals(first, role(0).getProperty("cpus"), "every thread of rank 0 on the first half of " + cpus);
+        assertEquals(second, role(1).getProperty("cpus"), "every thread of rank 1 on the second half of " + cpus);
+        assertTrue(bound.stderr().contains("fleetrun: ranks bound to CPUs " + first + " | " + second + " (--cpu_bind auto)"),
+                bound.stderr());
+        assertTrue(Files.readString(work.resolve("log/endpoints.log")).contains(" cpus " + second + "\n"));
+
+        LauncherRun free = launch("--nproc_per_node", "2", "--cpu_bind", "none", "--log_dir", "free", RoleProbe.class.getName());
+        assertEquals(0, free.awaitExit(JOB_TIMEOUT), free.stderr());
+        for (int rank = 0; rank < 2; rank++) {
+            assertEquals(CpuBinding.list(cpus), role(rank).getProperty("cpus"), "rank " + rank + " with --cpu_bind none");
+        }
+
+        String many = Integer.toString(cpus.size() + 1);
+        LauncherRun refused = launch("--nproc_per_node", many, "--cpu_bind", "cores", RoleProbe.class.getName());
+        assertEquals(2, refused.awaitExit(JOB_TIMEOUT), refused.stderr());
+        assertTrue(refused.stderr().contains("--cpu_bind cores: cannot bind the ranks to CPUs: " + many + " ranks on "
+                + cpus.size() + " CPU(s) " + CpuBinding.list(cpus) + ": binding needs at least one CPU per rank"), refused.stderr());
     }
 
     @Test

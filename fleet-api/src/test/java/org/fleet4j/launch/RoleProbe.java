@@ -62,9 +62,29 @@ public final class RoleProbe {
         }
         role.setProperty("property.probe.flag", System.getProperty("probe.flag", "<unset>"));
         role.setProperty("classpath", System.getProperty("java.class.path"));
+        role.setProperty("cpus", threadCpus());
         var text = new java.io.StringWriter();
         role.store(text, null);
         return text.toString();
+    }
+
+    /** The distinct Cpus_allowed_list values of this JVM's threads, space separated ("0" when all are bound to CPU 0). */
+    private static String threadCpus() throws IOException {
+        java.util.TreeSet<String> lists = new java.util.TreeSet<>();
+        try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+            for (Path task : tasks.toList()) {
+                try {
+                    for (String line : Files.readAllLines(task.resolve("status"))) {
+                        if (line.startsWith("Cpus_allowed_list:")) {
+                            lists.add(line.substring(line.indexOf(':') + 1).strip());
+                        }
+                    }
+                } catch (IOException e) {
+                    // the thread ended meanwhile
+                }
+            }
+        }
+        return String.join(" ", lists);
     }
 
     private static void awaitFile(Path file) throws InterruptedException {
