@@ -5,15 +5,18 @@
 #   2 ranks: Fleet4J mlp_perf on fleetrun vs PyTorch DDP over Gloo, 1 thread per rank (issue 5's target: >= 3x)
 #   ceiling: two independent 1-rank Fleet4J jobs at once, no synchronisation: what the machine itself allows two
 #            ranks (shared memory bandwidth and L3), the bound on the 2-rank scaling efficiency
-# Both sides get the same untimed warm-up steps: 300 by default, because Fleet4J's kernels reach their steady speed
-# only once C2 has compiled them (about 150 steps of mlp_perf on a quiet machine; see docs/performance/mlp.md), and
-# PyTorch is at its steady speed from the first steps.
-# Usage: scripts/bench/mlp_vs_torch.sh [ROUNDS=5] [STEPS=200] [WARMUP=300]   (after ./mvnw -q package -DskipTests)
+# Both sides get the same untimed warm-up steps, 3000 by default, and 1500 timed steps: the training steady state.
+# Fleet4J's kernels reach their steady speed only once C2 has compiled them; one rank has a free core for the
+# compiler (about 150 steps), but two ranks on two cores leave it none, and `--jvm_args -XX:+PrintCompilation`
+# shows the hot kernels (MatmulOps$Forward/Backward::run, Executor::run) reaching C2 only 9-14 s into a 2-rank
+# job, so a short run times the JIT, not the training (docs/performance/dataparallel.md). PyTorch is at its steady
+# speed from the first steps. For the short form of earlier measurements: mlp_vs_torch.sh 5 200 300.
+# Usage: scripts/bench/mlp_vs_torch.sh [ROUNDS=3] [STEPS=1500] [WARMUP=3000]   (after ./mvnw -q package -DskipTests)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-rounds=${1:-5}
-steps=${2:-200}
-warmup=${3:-300}
+rounds=${1:-3}
+steps=${2:-1500}
+warmup=${3:-3000}
 py=/usr/bin/python3
 out=$(mktemp -d)
 echo "start: $(uptime)"
