@@ -142,7 +142,7 @@ class CompilerKnobsFleetTest {
                 || o.startsWith("c_b")).toList().subList(0, 6), ops);
         String log = log(0);
         assertTrue(log.contains("  use_hierarchical_allreduce: 37 ops -> 45 ops\n    4 c_allreduce ops over inner groups"
-                + " of 2 ranks, form auto (rsag from 1024 KB): 4 reduce / leaders allreduce / broadcast, 0 reduce-scatter"),
+                + " of 2 ranks, form auto (rsag from 256 KB): 4 reduce / leaders allreduce / broadcast, 0 reduce-scatter"),
                 log);
         assertTrue(log.contains("fleet: 8 rings open on rank 0\n  ring 0: group 'default', hierarchical, 4 ranks\n"
                 + "  ring 1: group 'ring1', hierarchical, 4 ranks\n  ring 2: group 'default/[0,1]#1', shm, 2 ranks\n"

@@ -21,7 +21,7 @@ public enum HierarchicalForm {
      * Under {@link #AUTO}, buckets of at least this many bytes take the reduce-scatter/allgather form
      * (docs/performance/compiler.md, "Which hierarchical form").
      */
-    public static final long RSAG_MIN_BYTES = 1L << 20;
+    public static final long RSAG_MIN_BYTES = 256L << 10;
 
     /** The form named by {@code value} (of {@link #ENV}); unset or blank is {@link #AUTO}. */
     public static HierarchicalForm parse(String value) {
@@ -45,10 +45,11 @@ public enum HierarchicalForm {
 
     /**
      * The form a bucket of {@code bytes} gets: this one, or under {@link #AUTO} reduce-scatter/allgather from
-     * {@link #RSAG_MIN_BYTES} and reduce below. Measured on two hosts of two ranks with a shaped link: from 1 MB the
-     * reduce-scatter form was as fast as the reduce form or up to 1.28x faster (the L ranks of a node share the
-     * reduction and the intra-node stages move 1/L of the bucket each), more when pipelined across buckets; at
-     * 256 KB the reduce form's fewer, larger messages were as fast or faster.
+     * {@link #RSAG_MIN_BYTES} and reduce below. Measured on two hosts of two ranks with a shaped link on a quiet
+     * machine: from 256 KB the reduce-scatter form was as fast as the reduce form (1 Gbit/s, where the link decides)
+     * or 1.13-1.46x faster (10 Gbit/s, where the CPU work inside a host decides: the L ranks of a node share the
+     * reduction and the intra-node stages move 1/L of the bucket each); at 64 KB they tied, and at 16 KB the reduce
+     * form's fewer, larger messages were 1.19x faster.
      */
     public HierarchicalForm forBucket(long bytes) {
         if (this != AUTO) {

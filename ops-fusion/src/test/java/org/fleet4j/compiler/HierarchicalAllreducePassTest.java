@@ -82,7 +82,7 @@ class HierarchicalAllreducePassTest {
         assertEquals(1, Nets.count(r.program(), "c_allreduce"));
         assertEquals(3, Nets.count(r.program(), "c_reduce"));
         assertTrue(r.notes().getFirst().startsWith("3 c_allreduce ops over inner groups of 2 ranks, form auto (rsag from"
-                + " 1024 KB): 3 reduce / leaders allreduce / broadcast, 0 reduce-scatter"), r.notes().toString());
+                + " 256 KB): 3 reduce / leaders allreduce / broadcast, 0 reduce-scatter"), r.notes().toString());
         assertTrue(r.notes().stream().anyMatch(n -> n.contains("ring 7 is not one of the 1 flat communicator(s)")),
                 r.notes().toString());
     }
@@ -134,9 +134,10 @@ class HierarchicalAllreducePassTest {
     }
 
     @Test
-    void autoSplitsBucketsOfAMegabyteOrMoreAndReducesTheSmallerOnes() {
+    void autoSplitsBucketsFromTheThresholdOnAndReducesTheSmallerOnes() {
         Program p = new Program();
-        for (long floats : new long[]{(1 << 18) - 1, 1 << 18, 3}) {
+        long threshold = HierarchicalForm.RSAG_MIN_BYTES / 4;
+        for (long floats : new long[]{threshold - 1, threshold, 3}) {
             String g = "g" + floats;
             p.globalBlock().createVar(g, DType.F32, floats);
             p.globalBlock().appendOp("c_allreduce", Map.of("X", List.of(g)), Map.of("Out", List.of(g)),
@@ -145,13 +146,13 @@ class HierarchicalAllreducePassTest {
         PassResult r = new HierarchicalAllreducePass(new RingLayout(1, 2)).apply(p);
         assertEquals(List.of("c_reduce", "c_leaders_allreduce", "c_broadcast", "c_reducescatter", "c_allreduce",
                 "c_allgather", "c_reduce", "c_leaders_allreduce", "c_broadcast"), Nets.opTypes(r.program()));
-        assertEquals("3 c_allreduce ops over inner groups of 2 ranks, form auto (rsag from 1024 KB): 2 reduce / leaders"
+        assertEquals("3 c_allreduce ops over inner groups of 2 ranks, form auto (rsag from 256 KB): 2 reduce / leaders"
                 + " allreduce / broadcast, 1 reduce-scatter / cross allreduce / allgather", r.notes().getFirst());
-        assertTrue(r.notes().get(2).startsWith("op #1 c_allreduce of g262144 (ring 0, 1.00 MB) -> rsag"), r.notes().toString());
+        assertTrue(r.notes().get(2).startsWith("op #1 c_allreduce of g65536 (ring 0, 0.25 MB) -> rsag"), r.notes().toString());
         PassResult pipelined = new HierarchicalAllreducePass(new RingLayout(1, 2), true).apply(p);
         assertEquals(List.of("c_reduce", "c_leaders_allreduce", "c_broadcast", "c_reducescatter", "c_allreduce",
                 "c_reduce", "c_leaders_allreduce", "c_allgather", "c_broadcast"), Nets.opTypes(pipelined.program()),
-                "with overlap the 1 MB bucket's gather waits for the next bucket's second stage");
+                "with overlap the 256 KB bucket's gather waits for the next bucket's second stage");
         PassResult forced = new HierarchicalAllreducePass(new RingLayout(1, 2, HierarchicalForm.REDUCE)).apply(p);
         assertEquals(0, Nets.count(forced.program(), "c_reducescatter"));
         assertEquals(3, Nets.count(forced.program(), "c_reduce"));
