@@ -2,6 +2,7 @@ package org.fleet4j.compiler;
 
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
+import org.fleet4j.core.ops.Casts;
 import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.tensor.DType;
@@ -31,10 +32,7 @@ final class AllreduceCastOp {
                     DType to = target(op.stringAttr("out_dtype"));
                     return a -> {
                         Tensor x = a.in("X");
-                        Tensor out = a.out("Out", to, x.shape());
-                        for (long i = 0; i < x.numel(); i++) {
-                            out.setFloat(i, x.getFloat(i));
-                        }
+                        Casts.convert(x, a.out("Out", to, x.shape()));
                     };
                 }).build());
     }

@@ -67,7 +67,7 @@ final class Bf16Widening implements Kernel {
         for (int i = 0; i < outSlots.length; i++) {
             for (int j = 0; j < out[i].length; j++) {
                 if (frame[out[i][j]] instanceof Tensor result) {
-                    CastOps.convert(result, a.out(outSlots[i], j, DType.BF16, result.shape()));
+                    Casts.convert(result, a.out(outSlots[i], j, DType.BF16, result.shape()));
                 }
             }
         }
@@ -95,7 +95,7 @@ final class Bf16Widening implements Kernel {
         }
         Tensor f = scratch instanceof Tensor s && s.dtype() == DType.F32 && s.hasShape(t.shape())
                 ? s : Tensor.zeros(DType.F32, t.shape());
-        CastOps.convert(t, f);
+        Casts.convert(t, f);
         return f;
     }
 

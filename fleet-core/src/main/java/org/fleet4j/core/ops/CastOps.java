@@ -1,12 +1,10 @@
 package org.fleet4j.core.ops;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import org.fleet4j.core.amp.LossScaleRule;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ir.Op;
-import org.fleet4j.core.tensor.BFloat16;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
@@ -39,13 +37,13 @@ final class CastOps {
                     DType to = floatDtype(op.stringAttr("out_dtype"));
                     return a -> {
                         Tensor x = a.in("X");
-                        convert(x, a.out("Out", to, x.shape()));
+                        Casts.convert(x, a.out("Out", to, x.shape()));
                     };
                 })
                 .gradKernel(op -> a -> {
                     Tensor x = a.in("X");
                     Tensor g = a.in("Out@GRAD");
-                    convert(g, a.out("X@GRAD", x.dtype(), x.shape()));
+                    Casts.convert(g, a.out("X@GRAD", x.dtype(), x.shape()));
                 })
                 .build());
 
@@ -176,27 +174,5 @@ final class CastOps {
             F32.set(out, i, v);
         }
         return nonFinite;
-    }
-
-    /** Copies {@code src} into {@code dst} (same element count) converting the dtype; f32 <-> bf16 without detours. */
-    static void convert(Tensor src, Tensor dst) {
-        MemorySegment s = src.segment();
-        MemorySegment d = dst.segment();
-        int n = Math.toIntExact(src.numel());
-        if (src.dtype() == DType.F32 && dst.dtype() == DType.BF16) {
-            for (int i = 0; i < n; i++) {
-                d.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, BFloat16.fromFloat(F32.get(s, i)));
-            }
-        } else if (src.dtype() == DType.BF16 && dst.dtype() == DType.F32) {
-            for (int i = 0; i < n; i++) {
-                F32.set(d, i, BFloat16.toFloat(s.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i)));
-            }
-        } else if (src.dtype() == dst.dtype()) {
-            dst.copyFrom(src);
-        } else {
-            for (int i = 0; i < n; i++) {
-                dst.setDouble(i, src.getDouble(i));
-            }
-        }
     }
 }

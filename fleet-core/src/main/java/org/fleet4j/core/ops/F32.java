@@ -4,8 +4,13 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
+import org.fleet4j.core.tensor.BFloat16;
 
 /**
  * Float loops over off-heap storage, shared by the kernels. The elementwise ones are written with the Vector API:
@@ -19,6 +24,10 @@ public final class F32 {
     private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
     private static final int L = S.length();
     private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
+    private static final VectorSpecies<Integer> I = IntVector.SPECIES_PREFERRED;
+    /** Half the width of {@link #I}: as many bfloat16 lanes as I has int lanes. */
+    private static final VectorSpecies<Short> H = VectorSpecies.of(short.class, VectorShape.forBitSize(I.vectorBitSize() / 2));
+    private static final ValueLayout.OfShort BF = ValueLayout.JAVA_SHORT_UNALIGNED;
 
     private F32() {
     }
@@ -177,6 +186,40 @@ public final class F32 {
             s0 += a.getAtIndex(F, i);
         }
         return (s0 + s1) + (s2 + s3);
+    }
+
+    /**
+     * dst[i] = src[i] rounded to bfloat16 (nearest even; NaN stays a quiet NaN), bit for bit what
+     * {@link BFloat16#fromFloat} gives, a vector of lanes at a time.
+     */
+    public static void toBf16(MemorySegment src, MemorySegment dst, long n) {
+        long bound = I.loopBound(n);
+        long i = 0;
+        for (; i < bound; i += I.length()) {
+            IntVector bits = IntVector.fromMemorySegment(I, src, i * Float.BYTES, NATIVE);
+            IntVector high = bits.lanewise(VectorOperators.LSHR, 16);
+            IntVector rounded = bits.add(high.and(1).add(0x7fff)).lanewise(VectorOperators.LSHR, 16);
+            VectorMask<Integer> nan = bits.and(0x7fffffff).compare(VectorOperators.GT, 0x7f800000);
+            IntVector result = rounded.blend(high.or(0x0040), nan);
+            result.convertShape(VectorOperators.I2S, H, 0).intoMemorySegment(dst, i * Short.BYTES, NATIVE);
+        }
+        for (; i < n; i++) {
+            dst.setAtIndex(BF, i, BFloat16.fromFloat(src.getAtIndex(F, i)));
+        }
+    }
+
+    /** dst[i] = the bfloat16 src[i] widened to float (exact), a vector of lanes at a time. */
+    public static void fromBf16(MemorySegment src, MemorySegment dst, long n) {
+        long bound = I.loopBound(n);
+        long i = 0;
+        for (; i < bound; i += I.length()) {
+            ShortVector b = ShortVector.fromMemorySegment(H, src, i * Short.BYTES, NATIVE);
+            IntVector bits = ((IntVector) b.convertShape(VectorOperators.S2I, I, 0)).lanewise(VectorOperators.LSHL, 16);
+            bits.reinterpretAsFloats().intoMemorySegment(dst, i * Float.BYTES, NATIVE);
+        }
+        for (; i < n; i++) {
+            dst.setAtIndex(F, i, BFloat16.toFloat(src.getAtIndex(BF, i)));
+        }
     }
 
     public static void copy(MemorySegment src, MemorySegment dst, long n) {
