@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.Arena;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.fleet4j.core.autodiff.Backward;
@@ -134,20 +133,7 @@ class FuseAllReducePassTest {
     }
 
     private static Nets.Trained trainDroppingTemporaries(Program main, Nets.Net net) {
-        Executor exe = new Executor(ExecutorOptions.defaults().withIterationsPerDropScope(2));
-        Scope scope = new Scope();
-        exe.run(net.startup(), scope);
-        List<Float> losses = new ArrayList<>();
-        for (int s = 0; s < 7; s++) {
-            losses.add(exe.run(main, scope, Nets.batch(s), List.of(net.loss())).get(net.loss()).getFloat(0));
-        }
-        Map<String, float[]> params = new LinkedHashMap<>();
-        for (Var v : main.globalBlock().vars()) {
-            if (v.persistable() && v.dtype() == DType.F32) {
-                params.put(v.name(), scope.get(v.name()).toFloatArray());
-            }
-        }
-        return new Nets.Trained(losses, params);
+        return Nets.train(main, net.startup(), net.loss(), 7, ExecutorOptions.defaults().withIterationsPerDropScope(2));
     }
 
     @Test

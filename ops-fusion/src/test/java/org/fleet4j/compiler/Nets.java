@@ -9,6 +9,7 @@ import java.util.function.Function;
 import org.fleet4j.core.autodiff.Backward;
 import org.fleet4j.core.autodiff.ParamGrad;
 import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
@@ -96,20 +97,26 @@ final class Nets {
     }
 
     static Trained train(Program main, Program startup, String loss, int steps) {
-        Executor exe = new Executor();
-        Scope scope = new Scope();
-        exe.run(startup, scope);
-        List<Float> losses = new ArrayList<>();
-        for (int s = 0; s < steps; s++) {
-            losses.add(exe.run(main, scope, batch(s), List.of(loss)).get(loss).getFloat(0));
-        }
-        Map<String, float[]> params = new LinkedHashMap<>();
-        for (Var v : main.globalBlock().vars()) {
-            if (v.persistable() && v.dtype() == DType.F32) {
-                params.put(v.name(), scope.get(v.name()).toFloatArray());
+        return train(main, startup, loss, steps, ExecutorOptions.defaults());
+    }
+
+    /** {@code steps} steps on batches 0, 1, ... with an executor of {@code options}: the losses and float parameters. */
+    static Trained train(Program main, Program startup, String loss, int steps, ExecutorOptions options) {
+        try (Executor exe = new Executor(options)) {
+            Scope scope = new Scope();
+            exe.run(startup, scope);
+            List<Float> losses = new ArrayList<>();
+            for (int s = 0; s < steps; s++) {
+                losses.add(exe.run(main, scope, batch(s), List.of(loss)).get(loss).getFloat(0));
             }
+            Map<String, float[]> params = new LinkedHashMap<>();
+            for (Var v : main.globalBlock().vars()) {
+                if (v.persistable() && v.dtype() == DType.F32) {
+                    params.put(v.name(), scope.get(v.name()).toFloatArray());
+                }
+            }
+            return new Trained(losses, params);
         }
-        return new Trained(losses, params);
     }
 
     static List<String> opTypes(Program p) {

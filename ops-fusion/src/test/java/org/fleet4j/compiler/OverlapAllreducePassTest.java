@@ -6,13 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.ExecutorOptions;
-import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
@@ -185,21 +182,7 @@ class OverlapAllreducePassTest {
     }
 
     private static Nets.Trained train(Program main, Nets.Net net, ExecutorOptions options) {
-        try (Executor exe = new Executor(options)) {
-            Scope scope = new Scope();
-            exe.run(net.startup(), scope);
-            List<Float> losses = new ArrayList<>();
-            for (int s = 0; s < 8; s++) {
-                losses.add(exe.run(main, scope, Nets.batch(s), List.of(net.loss())).get(net.loss()).getFloat(0));
-            }
-            Map<String, float[]> params = new LinkedHashMap<>();
-            for (Var v : main.globalBlock().vars()) {
-                if (v.persistable() && v.dtype() == DType.F32) {
-                    params.put(v.name(), scope.get(v.name()).toFloatArray());
-                }
-            }
-            return new Nets.Trained(losses, params);
-        }
+        return Nets.train(main, net.startup(), net.loss(), 8, options);
     }
 
     /** Unfused and bucketed, on one thread and on four: the overlapped program trains exactly as the plain one. */
