@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.SplittableRandom;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
@@ -67,7 +66,7 @@ public final class IterationsPerRunProbe {
         exe.run(startup, scope);
         List<Float> losses = new ArrayList<>();
         for (int call = 0; call < calls; call++) {
-            Map<String, Tensor> feed = shard(call, fleet.workerIndex(), fleet.workerNum());
+            Map<String, Tensor> feed = SeededShards.shard(700 + call, fleet.workerIndex(), fleet.workerNum());
             float last = Float.NaN;
             for (int i = 0; i < repeat; i++) {
                 last = exe.run(main, scope, feed, List.of(loss.name())).get(loss.name()).getFloat(0);
@@ -84,20 +83,5 @@ public final class IterationsPerRunProbe {
         }
         result.setProperty(name + ".losses", losses.toString());
         result.setProperty(name + ".params", params.toString().trim());
-    }
-
-    /** This rank's rows of a seeded 16-sample batch. */
-    private static Map<String, Tensor> shard(int call, int rank, int world) {
-        SplittableRandom r = new SplittableRandom(700 + call);
-        Tensor x = Tensor.zeros(16, 10);
-        Tensor y = Tensor.zeros(DType.I64, 16, 1);
-        for (long i = 0; i < x.numel(); i++) {
-            x.setFloat(i, (float) r.nextDouble(-1, 1));
-        }
-        for (long i = 0; i < 16; i++) {
-            y.setLong(i, r.nextInt(4));
-        }
-        long rows = 16 / world;
-        return Map.of("x", x.rows(rank * rows, (rank + 1) * rows), "y", y.rows(rank * rows, (rank + 1) * rows));
     }
 }

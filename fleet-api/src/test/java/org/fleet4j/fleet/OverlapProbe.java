@@ -9,7 +9,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.SplittableRandom;
 import java.util.stream.Collectors;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
@@ -18,7 +17,6 @@ import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
@@ -72,7 +70,7 @@ public final class OverlapProbe {
                     exe.run(startup, scope);
                     Timeline timeline = name.equals("overlap") ? Timeline.attach(exe, main, rank) : null;
                     for (int step = 0; step < steps; step++) {
-                        losses.add(exe.run(main, scope, shard(step, rank, fleet.workerNum()), List.of(loss.name()))
+                        losses.add(exe.run(main, scope, SeededShards.shard(500 + step, rank, fleet.workerNum()), List.of(loss.name()))
                                 .get(loss.name()).getFloat(0));
                     }
                     if (timeline != null) {
@@ -91,20 +89,6 @@ public final class OverlapProbe {
         Files.writeString(out.resolve("rank-" + System.getenv("FLEET_RANK") + ".properties"), w.toString());
     }
 
-    /** This rank's rows of a seeded 16-sample batch. */
-    private static Map<String, Tensor> shard(int step, int rank, int world) {
-        SplittableRandom r = new SplittableRandom(500 + step);
-        Tensor x = Tensor.zeros(16, 10);
-        Tensor y = Tensor.zeros(DType.I64, 16, 1);
-        for (long i = 0; i < x.numel(); i++) {
-            x.setFloat(i, (float) r.nextDouble(-1, 1));
-        }
-        for (long i = 0; i < 16; i++) {
-            y.setLong(i, r.nextInt(4));
-        }
-        long rows = 16 / world;
-        return Map.of("x", x.rows(rank * rows, (rank + 1) * rows), "y", y.rows(rank * rows, (rank + 1) * rows));
-    }
 
     private static String params(Program main, Scope scope) {
         StringBuilder s = new StringBuilder();
