@@ -3,6 +3,7 @@ package org.fleet4j.compiler;
 import java.lang.foreign.MemorySegment;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
+import org.fleet4j.core.ops.F32;
 import org.fleet4j.core.ops.Kernel;
 import org.fleet4j.core.ops.KernelArgs;
 import org.fleet4j.core.ops.OpRegistry;
@@ -156,7 +157,7 @@ final class FusedOptimizerOps {
             for (int j = 0; j < layout.offsets.length - 1; j++) {
                 MemorySegment ps = layout.segment(0, j);
                 MemorySegment gs = grad(a, j);
-                VectorLoops.sgd(ps, gs, layout.offsets[j + 1] - layout.offsets[j], lr, wd);
+                F32.sgd(ps, gs, lr, wd, layout.offsets[j + 1] - layout.offsets[j]);
             }
         }
     }

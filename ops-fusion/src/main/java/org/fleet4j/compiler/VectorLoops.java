@@ -124,20 +124,6 @@ final class VectorLoops {
         }
     }
 
-    /** p = p - lr (g + wd p). */
-    static void sgd(MemorySegment p, MemorySegment g, long n, float lr, float wd) {
-        long bound = S.loopBound(n);
-        long i = 0;
-        for (; i < bound; i += S.length()) {
-            FloatVector pv = load(p, i);
-            store(pv.sub(load(g, i).add(pv.mul(wd)).mul(lr)), p, i);
-        }
-        for (; i < n; i++) {
-            float pv = p.getAtIndex(F, i);
-            p.setAtIndex(F, i, pv - lr * (g.getAtIndex(F, i) + wd * pv));
-        }
-    }
-
     /** gv = g + wd p; v = mu v + gv; p = p - lr (nesterov ? gv + mu v : v). */
     static void momentum(MemorySegment p, MemorySegment v, MemorySegment g, long n, float lr, float mu, boolean nesterov,
                          float wd) {
