@@ -2,42 +2,35 @@ package org.fleet4j.launch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.jar.JarFile;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The real {@code bin/fleetrun} script. It runs from build/lib, which {@code ./mvnw -q package
- * -DskipTests} fills; the end-to-end test is skipped when build/lib is missing or holds an older build
- * of the launcher than the one under test.
+ * The real {@code bin/fleetrun} script. It runs from build/lib, which the examples module fills when it is packaged,
+ * before this module's integration tests run.
  */
-class BinFleetrunTest {
+class BinFleetrunIT {
     private static final Path REPO = Path.of("").toAbsolutePath().getParent();
     private static final Path SCRIPT = REPO.resolve("bin/fleetrun");
-    private static final Path LAUNCHER_PACKAGE = Path.of("org/fleet4j/launch");
 
     @TempDir
     Path work;
 
     @Test
     void runsAJobFromBuildLib() throws Exception {
-        assumeTrue(buildLibHoldsThisLauncher(), "skipped: " + REPO.resolve("build/lib")
-                + " is missing or older than this build; run ./mvnw -q package -DskipTests first");
+        assertBuildLibHasTheLauncher();
         Path probeDir = Files.createDirectories(work.resolve("probe"));
         // The script puts CLASSPATH after build/lib, which is how the test's probe program reaches the ranks.
-        Map<String, String> env = Map.of("PROBE_DIR", probeDir.toString(), "CLASSPATH", Path.of("target/test-classes").toAbsolutePath().toString());
+        Map<String, String> env = Map.of("PROBE_DIR", probeDir.toString(), "CLASSPATH", codeSourceOf(RoleProbe.class).toString());
         LauncherRun launcher = LauncherRun.start(List.of(SCRIPT.toString(), "--nproc_per_node", "2",
                 "--jvm_args", "-XX:TieredStopAtLevel=1 -Xmx64m", RoleProbe.class.getName(), "--epochs", "3"), work, env);
 
@@ -56,7 +49,7 @@ class BinFleetrunTest {
 
     @Test
     void badFlagThroughTheScriptExitsWith2() throws Exception {
-        assumeTrue(buildLibHoldsThisLauncher(), "skipped: " + REPO.resolve("build/lib") + " is missing or older than this build");
+        assertBuildLibHasTheLauncher();
         LauncherRun launcher = LauncherRun.start(List.of(SCRIPT.toString(), "--nproc_per_node", "two", "mnist"), work, Map.of());
 
         assertEquals(2, launcher.awaitExit(Duration.ofSeconds(30)));
@@ -138,27 +131,15 @@ class BinFleetrunTest {
                 .orElseThrow(() -> new AssertionError(name + " not found in /usr/bin or /bin"));
     }
 
-    /** True when build/lib's fleet4j-api jar has the very launcher classes this test run compiled. */
-    private static boolean buildLibHoldsThisLauncher() throws IOException {
-        Path compiled = Path.of("target/classes");
-        Optional<Path> jar = apiJar();
-        if (jar.isEmpty() || !Files.isDirectory(compiled.resolve(LAUNCHER_PACKAGE))) {
-            return false;
-        }
-        try (JarFile file = new JarFile(jar.get().toFile()); Stream<Path> classes = Files.list(compiled.resolve(LAUNCHER_PACKAGE))) {
-            for (Path launcherClass : classes.toList()) {
-                var entry = file.getJarEntry(compiled.relativize(launcherClass).toString().replace('\\', '/'));
-                if (entry == null) {
-                    return false;
-                }
-                try (InputStream in = file.getInputStream(entry)) {
-                    if (!Arrays.equals(in.readAllBytes(), Files.readAllBytes(launcherClass))) {
-                        return false;
-                    }
-                }
-            }
-            return true;
-        }
+    /** build/lib must hold the launcher: the examples module packaged it earlier in this build. */
+    private static void assertBuildLibHasTheLauncher() throws IOException {
+        assertTrue(apiJar().isPresent(), REPO.resolve("build/lib") + " has no fleet4j-api jar: the examples module's package"
+                + " phase fills it before these integration tests run (./mvnw verify)");
+    }
+
+    /** The jar or folder a class was loaded from: the fleet-api test jar, which the ranks need for the probe. */
+    private static Path codeSourceOf(Class<?> type) throws Exception {
+        return Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
     }
 
     private static Optional<Path> apiJar() throws IOException {
