@@ -17,11 +17,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The rendezvous store over real sockets: set/get/wait/add/compare-and-set, timeouts and job checks. */
 class StoreTest {
     private static final Duration T = Duration.ofSeconds(10);
+    private static final JobToken TOKEN = JobToken.random();
 
     @Test
     void keysCountersAndCompareAndSet() {
-        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-a", T);
-             TcpStore other = TcpStore.connect("127.0.0.1", host.hostedPort(), "job-a", T)) {
+        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-a", TOKEN, T);
+             TcpStore other = TcpStore.connect("127.0.0.1", host.hostedPort(), "job-a", TOKEN, T)) {
             CompletableFuture<String> waiting = CompletableFuture.supplyAsync(() -> other.getString("endpoint/1", T));
             host.setString("endpoint/1", "10.0.0.2:4000");
             assertEquals("10.0.0.2:4000", waiting.join());
@@ -37,7 +38,7 @@ class StoreTest {
 
     @Test
     void timeoutsNameTheMissingKeys() {
-        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-b", T)) {
+        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-b", TOKEN, T)) {
             CollectiveException e = assertThrows(CollectiveException.class, () -> host.get("never", Duration.ofMillis(200)));
             assertTrue(e.getMessage().contains("'never'"), e.getMessage());
             host.setString("here", "1");
@@ -48,13 +49,13 @@ class StoreTest {
 
     @Test
     void anotherJobIsRejectedAndAMissingStoreIsReported() {
-        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-c", T)) {
+        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-c", TOKEN, T)) {
             CollectiveException e = assertThrows(CollectiveException.class,
-                    () -> TcpStore.connect("127.0.0.1", host.hostedPort(), "job-other", T));
+                    () -> TcpStore.connect("127.0.0.1", host.hostedPort(), "job-other", TOKEN, T));
             assertTrue(e.getMessage().contains("job-other"), e.getMessage());
             int port = host.hostedPort();
             host.close();
-            e = assertThrows(CollectiveException.class, () -> TcpStore.connect("127.0.0.1", port, "job-c", Duration.ofMillis(300)));
+            e = assertThrows(CollectiveException.class, () -> TcpStore.connect("127.0.0.1", port, "job-c", TOKEN, Duration.ofMillis(300)));
             assertTrue(e.getMessage().contains("127.0.0.1:" + port), e.getMessage());
         }
     }
