@@ -44,8 +44,8 @@ public final class TcpStore implements Store {
         try {
             server = new StoreServer(bind, jobId, token);
         } catch (BindException e) {
-            throw new CollectiveException("cannot host the rendezvous store on " + bind + ": port " + bind.getPort()
-                    + " is already in use, by another job or program (" + e.getMessage() + "); pick another --start_port"
+            throw new CollectiveException("cannot host the rendezvous store on " + bind.getHostString() + ":" + bind.getPort()
+                    + ": port " + bind.getPort() + " is already in use, by another job or program (" + e.getMessage() + "); pick another --start_port"
                     + " or --master, or leave both out to get a free port", e);
         } catch (IOException e) {
             throw new CollectiveException("cannot host the rendezvous store on " + bind + ": " + e.getMessage()
