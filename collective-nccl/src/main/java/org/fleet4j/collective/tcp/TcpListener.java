@@ -128,9 +128,14 @@ final class TcpListener implements AutoCloseable {
         ch.configureBlocking(false);
         Pending p = new Pending();
         SelectionKey key = ch.register(selector, SelectionKey.OP_READ, p);
-        if (ch.write(ByteBuffer.wrap(p.nonce)) != p.nonce.length) {
-            // a fresh connection's send buffer holds far more than a nonce; anything else is not worth waiting for
-            reject(key, "could not send the challenge");
+        try {
+            if (ch.write(ByteBuffer.wrap(p.nonce)) != p.nonce.length) {
+                // a fresh connection's send buffer holds far more than a nonce; anything else is not worth waiting for
+                reject(key, "could not send the challenge");
+            }
+        } catch (IOException e) {
+            // a stranger that resets at once must not stop the listener
+            reject(key, "could not send the challenge: " + e);
         }
     }
 
