@@ -28,10 +28,6 @@ final class StoreProtocol {
     static final String SERVER_PROOF = "fleet4j-store-server";
     static final String CLIENT_PROOF = "fleet4j-store-client";
 
-    /** Rejected connections logged in full per interval; the rest are counted. */
-    static final int REJECTIONS_SHOWN = 5;
-    static final long REJECTIONS_INTERVAL_S = 10;
-
     /** Longest key or value accepted; a larger length on the wire means garbage, not a store client. */
     static final int MAX_FIELD_BYTES = 16 << 20;
 

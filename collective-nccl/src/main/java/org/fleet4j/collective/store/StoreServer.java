@@ -36,8 +36,8 @@ public final class StoreServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(StoreServer.class.getName());
     private static final int HELLO_TIMEOUT_MS = 10_000;
 
-    private final RateLimitedLog rejections = new RateLimitedLog(LOG, StoreProtocol.REJECTIONS_SHOWN,
-            StoreProtocol.REJECTIONS_INTERVAL_S, TimeUnit.SECONDS);
+    /** Strangers can provoke these at will: the first 5 of every 10 s are written, the rest counted. */
+    private final RateLimitedLog rejections = new RateLimitedLog(LOG, 5, 10, TimeUnit.SECONDS);
     private final String jobId;
     private final JobToken token;
     private final ServerSocket server;
