@@ -7,10 +7,10 @@ import java.util.Arrays;
 /**
  * Everything a backend needs to build one group: its name (unique within the job), this process's rank in it,
  * the job-wide ranks of its members, their host keys (equal keys = same machine), the store, the job token
- * that every data connection must present, and the address to listen on for TCP.
+ * that every data connection must prove, and the address to listen on for TCP.
  */
 public record GroupContext(String jobId, String name, int rank, int[] globalRanks, String[] hostKeys, Store store,
-                           byte[] jobToken, String bindHost, GroupOptions options) {
+                           JobToken jobToken, String bindHost, GroupOptions options) {
 
     public int size() {
         return globalRanks.length;

@@ -7,9 +7,10 @@ import java.util.Map;
  *
  * @param master host:port of the rendezvous store that rank 0 hosts; null for a world of one
  * @param host   this node's address, used for the TCP endpoints other ranks dial
+ * @param token  the secret every rank of the job holds; the store and the data ports admit only its holders
  */
 public record JobRole(int rank, int worldSize, int localRank, int localWorldSize, int nodeRank, String master,
-                      String host, String jobId) {
+                      String host, String jobId, JobToken token) {
 
     public JobRole {
         if (worldSize < 1) {
@@ -27,14 +28,20 @@ public record JobRole(int rank, int worldSize, int localRank, int localWorldSize
         if (worldSize > 1 && (master == null || master.isBlank())) {
             throw new IllegalArgumentException("a world of " + worldSize + " ranks needs a master host:port (FLEET_MASTER)");
         }
+        if (token == null) {
+            throw new IllegalArgumentException("rank " + rank + " has no job token");
+        }
     }
 
     /** A world of one, for programs started without a launcher. */
     public static JobRole single() {
-        return new JobRole(0, 1, 0, 1, 0, null, "127.0.0.1", "local-" + ProcessHandle.current().pid());
+        return new JobRole(0, 1, 0, 1, 0, null, "127.0.0.1", "local-" + ProcessHandle.current().pid(), JobToken.random());
     }
 
-    /** Reads FLEET_RANK, FLEET_WORLD_SIZE, ... from the environment; a missing FLEET_WORLD_SIZE means a world of one. */
+    /**
+     * Reads FLEET_RANK, FLEET_WORLD_SIZE, ... from the environment; a missing FLEET_WORLD_SIZE means a world of one.
+     * The job token comes from FLEET_JOB_TOKEN or FLEET_JOB_TOKEN_FILE ({@link JobToken#fromEnvironment}).
+     */
     public static JobRole fromEnvironment() {
         return fromEnvironment(System.getenv());
     }
@@ -50,7 +57,8 @@ public record JobRole(int rank, int worldSize, int localRank, int localWorldSize
         int nodeRank = intVar(env, "FLEET_NODE_RANK", 0);
         String host = env.getOrDefault("FLEET_HOST", "127.0.0.1");
         String job = env.getOrDefault("FLEET_JOB_ID", "fleet4j");
-        return new JobRole(rank, world, localRank, localWorld, nodeRank, env.get("FLEET_MASTER"), host, job);
+        return new JobRole(rank, world, localRank, localWorld, nodeRank, env.get("FLEET_MASTER"), host, job,
+                JobToken.fromEnvironment(env, world));
     }
 
     private static int intVar(Map<String, String> env, String name, Integer fallback) {

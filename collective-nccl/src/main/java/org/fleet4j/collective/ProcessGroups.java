@@ -6,7 +6,6 @@ import org.fleet4j.collective.store.TcpStore;
 import org.fleet4j.collective.tcp.TcpProcessGroup;
 
 import java.net.InetSocketAddress;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -14,8 +13,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Entry point: rendezvous through the store, agree on the job token, learn where every rank lives, and open the
- * default group with the backend that locality (or the options) selects.
+ * Entry point: rendezvous through the store (which admits only holders of the job token), learn where every rank
+ * lives, and open the default group with the backend that locality (or the options) selects.
  */
 public final class ProcessGroups {
     static final String DEFAULT_GROUP = "default";
@@ -28,24 +27,28 @@ public final class ProcessGroups {
         return init(JobRole.fromEnvironment(), options);
     }
 
-    /** As the launcher would describe it; host and job id come from FLEET_HOST and FLEET_JOB_ID when set. */
+    /**
+     * As the launcher would describe it; host and job id come from FLEET_HOST and FLEET_JOB_ID when set, the job
+     * token from FLEET_JOB_TOKEN or FLEET_JOB_TOKEN_FILE.
+     */
     public static ProcessGroup init(int rank, int worldSize, int localRank, int localWorldSize, int nodeRank,
                                     String masterHostPort, GroupOptions options) {
         Map<String, String> env = System.getenv();
         return init(new JobRole(rank, worldSize, localRank, localWorldSize, nodeRank, masterHostPort,
-                env.getOrDefault("FLEET_HOST", "127.0.0.1"), env.getOrDefault("FLEET_JOB_ID", "fleet4j")), options);
+                env.getOrDefault("FLEET_HOST", "127.0.0.1"), env.getOrDefault("FLEET_JOB_ID", "fleet4j"),
+                JobToken.fromEnvironment(env, worldSize)), options);
     }
 
     public static ProcessGroup init(JobRole role, GroupOptions options) {
         Duration timeout = options.timeout();
         Store store;
         if (role.master() == null) {
-            store = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), role.jobId(), timeout);
+            store = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), role.jobId(), role.token(), timeout);
         } else {
             InetSocketAddress master = TcpStore.parseHostPort(role.master(), "master address");
             store = role.rank() == 0
-                    ? TcpStore.host(new InetSocketAddress(master.getHostString(), master.getPort()), role.jobId(), timeout)
-                    : TcpStore.connect(master.getHostString(), master.getPort(), role.jobId(), timeout);
+                    ? TcpStore.host(new InetSocketAddress(master.getHostString(), master.getPort()), role.jobId(), role.token(), timeout)
+                    : TcpStore.connect(master.getHostString(), master.getPort(), role.jobId(), role.token(), timeout);
         }
         try {
             return init(role, store, options, true);
@@ -57,18 +60,10 @@ public final class ProcessGroups {
 
     /**
      * Opens the default group on a store the caller already has; {@code ownsStore}: closing the group closes it.
-     * The job token is created by rank 0 and read by the others; only holders of it may open data connections.
+     * Only holders of the role's job token may open data connections to it.
      */
     public static ProcessGroup init(JobRole role, Store store, GroupOptions options, boolean ownsStore) {
         Duration timeout = options.timeout();
-        byte[] token;
-        if (role.rank() == 0) {
-            token = new byte[16];
-            new SecureRandom().nextBytes(token);
-            store.set("job/token", token);
-        } else {
-            token = store.get("job/token", timeout);
-        }
         store.setString("job/node/" + role.rank(), Integer.toString(role.nodeRank()));
         List<String> keys = new ArrayList<>();
         for (int r = 0; r < role.worldSize(); r++) {
@@ -81,7 +76,7 @@ public final class ProcessGroups {
             hosts[r] = "node" + store.getString("job/node/" + r, timeout);
             ranks[r] = r;
         }
-        GroupContext ctx = new GroupContext(role.jobId(), DEFAULT_GROUP, role.rank(), ranks, hosts, store, token,
+        GroupContext ctx = new GroupContext(role.jobId(), DEFAULT_GROUP, role.rank(), ranks, hosts, store, role.token(),
                 role.host(), options);
         AbstractProcessGroup group = create(ctx);
         if (ownsStore) {

@@ -29,17 +29,18 @@ final class LocalWorld implements AutoCloseable {
     /** {@code nodeOf} puts each rank on a simulated node (equal node = same host key). */
     LocalWorld(int size, GroupOptions options, IntFunction<Integer> nodeOf) throws Exception {
         String job = "test-" + System.nanoTime();
-        server = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), job, SETUP);
+        JobToken token = JobToken.random();
+        server = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), job, token, SETUP);
         pool = Executors.newFixedThreadPool(size);
         stores.add(server);
         for (int r = 1; r < size; r++) {
-            stores.add(TcpStore.connect("127.0.0.1", server.hostedPort(), job, SETUP));
+            stores.add(TcpStore.connect("127.0.0.1", server.hostedPort(), job, token, SETUP));
         }
         List<Future<ProcessGroup>> opening = new ArrayList<>();
         for (int r = 0; r < size; r++) {
             int rank = r;
             JobRole role = new JobRole(rank, size, 0, 1, nodeOf.apply(rank), "127.0.0.1:" + server.hostedPort(),
-                    "127.0.0.1", job);
+                    "127.0.0.1", job, token);
             opening.add(pool.submit(() -> ProcessGroups.init(role, stores.get(rank), options, false)));
         }
         try {

@@ -31,6 +31,7 @@ public final class RankProcesses implements AutoCloseable {
         int port = freePort();
         Files.createDirectories(logDir);
         String job = "proc-test-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+        String token = JobToken.random().text();
         try {
             for (int r = 0; r < world; r++) {
                 List<String> cmd = new ArrayList<>();
@@ -65,6 +66,7 @@ public final class RankProcesses implements AutoCloseable {
                         "FLEET_HOST", hosts == null ? "127.0.0.1" : hosts[r],
                         "FLEET_JOB_ID", job,
                         "FLEET_LOG_DIR", logDir.toString()));
+                env.put(JobToken.ENV, token);
                 env.putAll(extraEnv);
                 pb.environment().putAll(env);
                 Path log = logDir.resolve("rank-" + r + ".log");

@@ -3,11 +3,19 @@ package org.fleet4j.collective;
 import org.fleet4j.collective.store.TcpStore;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -17,11 +25,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The rendezvous store over real sockets: set/get/wait/add/compare-and-set, timeouts and job checks. */
 class StoreTest {
     private static final Duration T = Duration.ofSeconds(10);
+    private static final JobToken TOKEN = JobToken.random();
 
     @Test
     void keysCountersAndCompareAndSet() {
-        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-a", T);
-             TcpStore other = TcpStore.connect("127.0.0.1", host.hostedPort(), "job-a", T)) {
+        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-a", TOKEN, T);
+             TcpStore other = TcpStore.connect("127.0.0.1", host.hostedPort(), "job-a", TOKEN, T)) {
             CompletableFuture<String> waiting = CompletableFuture.supplyAsync(() -> other.getString("endpoint/1", T));
             host.setString("endpoint/1", "10.0.0.2:4000");
             assertEquals("10.0.0.2:4000", waiting.join());
@@ -37,7 +46,7 @@ class StoreTest {
 
     @Test
     void timeoutsNameTheMissingKeys() {
-        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-b", T)) {
+        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-b", TOKEN, T)) {
             CollectiveException e = assertThrows(CollectiveException.class, () -> host.get("never", Duration.ofMillis(200)));
             assertTrue(e.getMessage().contains("'never'"), e.getMessage());
             host.setString("here", "1");
@@ -48,14 +57,54 @@ class StoreTest {
 
     @Test
     void anotherJobIsRejectedAndAMissingStoreIsReported() {
-        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-c", T)) {
+        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-c", TOKEN, T)) {
             CollectiveException e = assertThrows(CollectiveException.class,
-                    () -> TcpStore.connect("127.0.0.1", host.hostedPort(), "job-other", T));
+                    () -> TcpStore.connect("127.0.0.1", host.hostedPort(), "job-other", TOKEN, T));
             assertTrue(e.getMessage().contains("job-other"), e.getMessage());
             int port = host.hostedPort();
             host.close();
-            e = assertThrows(CollectiveException.class, () -> TcpStore.connect("127.0.0.1", port, "job-c", Duration.ofMillis(300)));
+            e = assertThrows(CollectiveException.class, () -> TcpStore.connect("127.0.0.1", port, "job-c", TOKEN, Duration.ofMillis(300)));
             assertTrue(e.getMessage().contains("127.0.0.1:" + port), e.getMessage());
+        }
+    }
+
+    /** A script hammering the store with junk must not fill rank 0's console: a few lines, then a count. */
+    @Test
+    void aFloodOfRejectedConnectionsWritesOnlyAFewWarnings() throws IOException {
+        Logger jul = Logger.getLogger("org.fleet4j.collective.store.StoreServer");
+        AtomicInteger warnings = new AtomicInteger();
+        Handler counter = new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                if (record.getLevel().intValue() >= Level.WARNING.intValue()) {
+                    warnings.incrementAndGet();
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        jul.addHandler(counter);
+        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-f", TOKEN, T)) {
+            for (int i = 0; i < 200; i++) {
+                try (Socket s = new Socket("127.0.0.1", host.hostedPort())) {
+                    s.setSoTimeout(10_000);
+                    s.getOutputStream().write("GET / HTTP/1.0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                    InputStream in = s.getInputStream();
+                    // the store answers REJECTED after logging the rejection, then closes
+                    assertEquals(2, in.read(), "rejection " + i);
+                }
+            }
+            assertTrue(warnings.get() >= 1 && warnings.get() <= 11, warnings.get() + " warnings for 200 rejected connections");
+            host.setString("still", "serving");
+            assertEquals("serving", host.getString("still", T));
+        } finally {
+            jul.removeHandler(counter);
         }
     }
 

@@ -11,6 +11,7 @@ import java.util.Map;
 import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobRole;
+import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
@@ -109,10 +110,12 @@ public final class Fleet implements AutoCloseable {
      * every wait is bounded by {@code options.timeout()}.
      */
     public static Fleet init(RoleMaker roleMaker, DistributedStrategy strategy, GroupOptions options, PrintStream log) {
-        return init(roleMaker, strategy, options, log, "1".equals(System.getenv(DRY_RUN_ENV)));
+        return init(roleMaker, strategy, options, log, "1".equals(System.getenv(DRY_RUN_ENV)), System.getenv());
     }
 
-    static Fleet init(RoleMaker roleMaker, DistributedStrategy strategy, GroupOptions options, PrintStream log, boolean dryRun) {
+    /** {@code env} holds the job token ({@link JobToken#fromEnvironment}). */
+    static Fleet init(RoleMaker roleMaker, DistributedStrategy strategy, GroupOptions options, PrintStream log, boolean dryRun,
+                      Map<String, String> env) {
         if (roleMaker == null || strategy == null || options == null) {
             throw new IllegalArgumentException("Fleet.init needs a role maker, a strategy and group options (got null)");
         }
@@ -134,14 +137,15 @@ public final class Fleet implements AutoCloseable {
             return new Fleet(role, effective, layout, null, null, options.timeout());
         }
         boolean registeredBuckets = RegisteredBucketMemory.enabled(System.getenv(RegisteredBucketMemory.ENV));
+        JobToken token = JobToken.fromEnvironment(env, role.worldSize());
         ProcessGroup group;
         try {
             group = ProcessGroups.init(new JobRole(role.rank(), role.worldSize(), role.localRank(),
-                    role.localWorldSize(), role.nodeRank(), role.master(), role.host(), role.jobId()), options);
+                    role.localWorldSize(), role.nodeRank(), role.master(), role.host(), role.jobId(), token), options);
         } catch (RuntimeException e) {
+            // the cause says what went wrong, a timeout included: a port held by another job fails in moments
             throw new CollectiveException("Fleet.init: rank " + role.rank() + " of " + role.worldSize()
-                    + " could not rendezvous at " + role.master() + " within " + options.timeout().toSeconds() + "s: "
-                    + e.getMessage() + " (are all ranks started, with the same master and job id?)", e);
+                    + " could not rendezvous at " + role.master() + ": " + e.getMessage(), e);
         }
         OpenRings rings;
         try {

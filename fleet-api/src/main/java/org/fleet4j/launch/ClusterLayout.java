@@ -19,7 +19,8 @@ import java.util.stream.IntStream;
  *
  * @param hosts every node's host in node-rank order, or empty when only {@code --master} is known
  * @param host this node's host, as the other nodes reach it
- * @param startPort rank endpoints on a node are host:(startPort + local rank)
+ * @param startPort rank endpoints on a node are host:(startPort + local rank); nodes listed on the same host take
+ *                  the next nprocPerNode ports each, in node order, so every rank has its own endpoint
  */
 public record ClusterLayout(List<String> hosts, int nnodes, int nodeRank, int nprocPerNode, String host, int startPort, HostPort master) {
     /** Paddle's default first port when several nodes must agree on one without talking. */
@@ -78,6 +79,11 @@ public record ClusterLayout(List<String> hosts, int nnodes, int nodeRank, int np
         int rank = nodeRank != null ? nodeRank : localIndex(hosts);
         requireRank(rank, hosts.size(), "--ips " + String.join(",", hosts));
         int port = startPort != null ? startPort : hosts.size() == 1 ? FreePorts.consecutive(nprocPerNode) : DEFAULT_START_PORT;
+        long maxPerHost = hosts.stream().mapToLong(h -> hosts.stream().filter(h::equals).count()).max().orElse(1);
+        if (port + maxPerHost * nprocPerNode - 1 > 65535) {
+            throw new LaunchException("--start_port " + port + ": " + maxPerHost + " nodes on one host of --ips need ports " + port
+                    + ".." + (port + maxPerHost * nprocPerNode - 1) + ", beyond 65535");
+        }
         HostPort agreed = master != null ? master : new HostPort(hosts.get(0), port);
         return new ClusterLayout(hosts, hosts.size(), rank, nprocPerNode, hosts.get(rank), port, agreed);
     }
@@ -152,7 +158,16 @@ public record ClusterLayout(List<String> hosts, int nnodes, int nodeRank, int np
 
     /** This node's endpoint of one local rank. */
     public HostPort endpoint(int localRank) {
-        return new HostPort(host, startPort + localRank);
+        return new HostPort(host, firstPort(nodeRank) + localRank);
+    }
+
+    /** The port of {@code node}'s local rank 0: after those of the nodes listed before it on the same host. */
+    private int firstPort(int node) {
+        if (hosts.size() != nnodes) {
+            return startPort;
+        }
+        long before = hosts.subList(0, node).stream().filter(hosts.get(node)::equals).count();
+        return startPort + (int) before * nprocPerNode;
     }
 
     /** Every rank's endpoint in global-rank order; empty when the other nodes' hosts are not known here. */
@@ -160,8 +175,9 @@ public record ClusterLayout(List<String> hosts, int nnodes, int nodeRank, int np
         if (hosts.size() != nnodes) {
             return Optional.empty();
         }
-        return Optional.of(hosts.stream()
-                .flatMap(h -> IntStream.range(0, nprocPerNode).mapToObj(local -> new HostPort(h, startPort + local).toString()))
+        return Optional.of(IntStream.range(0, nnodes).boxed()
+                .flatMap(node -> IntStream.range(0, nprocPerNode)
+                        .mapToObj(local -> new HostPort(hosts.get(node), firstPort(node) + local).toString()))
                 .toList());
     }
 }

@@ -12,6 +12,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.fleet4j.collective.JobToken;
 import org.fleet4j.compiler.Pipeline;
 import org.fleet4j.strategy.StrategyCli;
 import org.fleet4j.strategy.World;
@@ -115,7 +116,8 @@ public final class FleetRun {
         Program program = Program.resolve(options.program, classpath);
         return new LaunchPlan(layout, devices, program, programArgs, Path.of(System.getProperty("java.home"), "bin", "java"),
                 classpath, JvmArgs.split(options.jvmArgs), logDir(options.logDir), options.jobId, options.logLevel, strategy,
-                options.dryRun ? CpuBinding.none("not bound (dry run)") : CpuBinding.plan(options.cpuBind, devices, nprocPerNode));
+                options.dryRun ? CpuBinding.none("not bound (dry run)") : CpuBinding.plan(options.cpuBind, devices, nprocPerNode),
+                options.dryRun ? JobToken.random() : JobTokens.forJob(options.jobTokenFile, System.getenv(), layout));
     }
 
     /** The passes the strategy selects for this world, in order (the dry run without a PROGRAM). */

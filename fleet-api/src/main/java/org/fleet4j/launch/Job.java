@@ -77,7 +77,7 @@ public final class Job {
         }
         for (RankSpec spec : specs) {
             if (plan.logLevel().shows(LogLevel.DEBUG)) {
-                messages.println("fleetrun: rank " + spec.globalRank() + ": " + spec.environment() + " " + String.join(" ", spec.command()));
+                messages.println("fleetrun: rank " + spec.globalRank() + ": " + spec.printableEnvironment() + " " + String.join(" ", spec.command()));
             }
             RankProcess rank;
             synchronized (this) {

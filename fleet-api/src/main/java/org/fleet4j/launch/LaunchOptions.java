@@ -62,6 +62,11 @@ final class LaunchOptions {
     @Option(names = "--job_id", paramLabel = "ID", defaultValue = "default", description = "Job name, passed as FLEET_JOB_ID. Default: ${DEFAULT-VALUE}.")
     String jobId;
 
+    @Option(names = "--job_token_file", paramLabel = "FILE",
+            description = "Secret shared by the job's ranks (mode 0600). Needed with several nodes, unless FLEET_JOB_TOKEN is set;"
+                    + " on one node fleetrun makes a fresh one.")
+    String jobTokenFile;
+
     @Option(names = "--log_level", paramLabel = "info|debug|warn", defaultValue = "info",
             description = "Launcher verbosity, passed as FLEET_LOG_LEVEL; debug also shows stack traces. Default: ${DEFAULT-VALUE}.")
     LogLevel logLevel;

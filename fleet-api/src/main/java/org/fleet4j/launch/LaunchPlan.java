@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
+import org.fleet4j.collective.JobToken;
 
 /**
  * A fully resolved job on this node: the layout, what to run and how every rank's JVM is started.
@@ -14,10 +15,11 @@ import java.util.stream.IntStream;
  * @param logDir absolute directory of workerlog.N and endpoints.log
  * @param strategy absolute path of the strategy file, or null
  * @param cpus which CPUs each rank may run on (--cpu_bind)
+ * @param token the job's secret, which the ranks get in their environment and nothing prints
  */
 public record LaunchPlan(ClusterLayout layout, DeviceSelection devices, Program program, List<String> programArgs, Path javaBinary,
                          List<Path> baseClasspath, List<String> jvmArgs, Path logDir, String jobId, LogLevel logLevel, Path strategy,
-                         CpuBinding cpus) {
+                         CpuBinding cpus, JobToken token) {
     /** The flags every Fleet4J JVM needs: FFM native calls (BLAS, shared memory) and the Vector API. */
     public static final List<String> REQUIRED_JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector");
 
@@ -42,6 +44,7 @@ public record LaunchPlan(ClusterLayout layout, DeviceSelection devices, Program 
         command.addAll(programArgs);
         int globalRank = layout.globalRank(localRank);
         var env = RankEnvironment.of(layout, devices, localRank, jobId, logDir, logLevel, strategy);
+        env.put(JobToken.ENV, token.text());
         return new RankSpec(globalRank, localRank, command, env, logDir.resolve("workerlog." + globalRank));
     }
 

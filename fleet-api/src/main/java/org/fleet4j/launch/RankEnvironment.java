@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.fleet4j.collective.JobToken;
 import org.fleet4j.core.device.Devices;
 
 /**
@@ -12,7 +13,8 @@ import org.fleet4j.core.device.Devices;
  */
 public final class RankEnvironment {
     /** Variables that are only set for some jobs; an inherited stale value must not reach the ranks. */
-    public static final List<String> OPTIONAL = List.of("FLEET_STRATEGY", "FLEET_DEVICE_ID", "PADDLE_TRAINER_ENDPOINTS");
+    public static final List<String> OPTIONAL = List.of("FLEET_STRATEGY", "FLEET_DEVICE_ID", "PADDLE_TRAINER_ENDPOINTS",
+            JobToken.FILE_ENV);
 
     private RankEnvironment() {
     }

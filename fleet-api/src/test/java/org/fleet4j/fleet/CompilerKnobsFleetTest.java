@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.JobToken;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -46,6 +47,7 @@ class CompilerKnobsFleetTest {
         }
         int world = nodes * perNode;
         String job = "knobs-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+        String token = JobToken.random().text();
         List<Process> ranks = new ArrayList<>();
         try {
             for (int r = 0; r < world; r++) {
@@ -58,6 +60,7 @@ class CompilerKnobsFleetTest {
                         "FLEET_NNODES", "" + nodes, "FLEET_NODE_RANK", "" + r / perNode,
                         "FLEET_MASTER", "127.0.0.1:" + port, "FLEET_HOST", "127.0.0.1",
                         "FLEET_JOB_ID", job, "FLEET_STRATEGY", strategy.toString()));
+                env.put(JobToken.ENV, token);
                 env.put("FLEET_TIMEOUT", "40");
                 env.putAll(extraEnv);
                 pb.environment().putAll(env);

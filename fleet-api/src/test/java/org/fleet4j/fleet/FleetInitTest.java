@@ -11,7 +11,9 @@ import java.io.PrintStream;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 import org.fleet4j.collective.GroupOptions;
+import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.fleet.ops.Rings;
 import org.fleet4j.fleet.role.Role;
@@ -23,6 +25,8 @@ import org.junit.jupiter.api.Test;
 /** Fleet.init in this JVM: a world of one, and the errors of a rendezvous that cannot complete. */
 class FleetInitTest {
     private static final GroupOptions QUICK = GroupOptions.defaults().withTimeout(Duration.ofSeconds(2));
+    /** The environment of a rank that a launcher gave its job token. */
+    private static final Map<String, String> TOKEN = Map.of(JobToken.ENV, JobToken.random().text());
     private final ByteArrayOutputStream log = new ByteArrayOutputStream();
 
     private PrintStream log() {
@@ -68,19 +72,26 @@ class FleetInitTest {
     void rankZeroWaitingForAMissingRankFailsNamingIt() throws IOException {
         String master = "127.0.0.1:" + freePort();
         RuntimeException e = assertThrows(RuntimeException.class, () -> Fleet.init(
-                UserDefinedRoleMaker.oneHost(0, 2, master, "lonely"), new DistributedStrategy(), QUICK, log()));
-        assertTrue(e.getMessage().startsWith("Fleet.init: rank 0 of 2 could not rendezvous at " + master + " within 2s"),
-                e.getMessage());
-        assertTrue(e.getMessage().contains("job/node/1"), e.getMessage());
+                UserDefinedRoleMaker.oneHost(0, 2, master, "lonely"), new DistributedStrategy(), QUICK, log(), false, TOKEN));
+        assertTrue(e.getMessage().startsWith("Fleet.init: rank 0 of 2 could not rendezvous at " + master + ": "), e.getMessage());
+        assertTrue(e.getMessage().contains("job/node/1") && e.getMessage().contains("2000 ms"), e.getMessage());
     }
 
     @Test
     void aRankWhoseMasterNeverAppearsFailsNamingTheMaster() throws IOException {
         String master = "127.0.0.1:" + freePort();
         RuntimeException e = assertThrows(RuntimeException.class, () -> Fleet.init(
-                UserDefinedRoleMaker.oneHost(1, 2, master, "lonely"), new DistributedStrategy(), QUICK, log()));
-        assertTrue(e.getMessage().startsWith("Fleet.init: rank 1 of 2 could not rendezvous at " + master + " within 2s"),
-                e.getMessage());
+                UserDefinedRoleMaker.oneHost(1, 2, master, "lonely"), new DistributedStrategy(), QUICK, log(), false, TOKEN));
+        assertTrue(e.getMessage().startsWith("Fleet.init: rank 1 of 2 could not rendezvous at " + master + ": no rendezvous"
+                + " store at " + master + " after 2000 ms"), e.getMessage());
+    }
+
+    @Test
+    void aRankOfSeveralWithoutAJobTokenIsRefusedBeforeTheRendezvous() throws IOException {
+        String master = "127.0.0.1:" + freePort();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Fleet.init(
+                UserDefinedRoleMaker.oneHost(1, 2, master, "lonely"), new DistributedStrategy(), QUICK, log(), false, Map.of()));
+        assertTrue(e.getMessage().startsWith("no job token: a job of 2 ranks needs the same secret in every rank"), e.getMessage());
     }
 
     @Test

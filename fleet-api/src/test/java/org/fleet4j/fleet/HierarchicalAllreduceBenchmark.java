@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.GroupOptions;
+import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.compiler.HierarchicalAllreducePass;
 import org.fleet4j.compiler.HierarchicalForm;
@@ -75,6 +76,7 @@ public final class HierarchicalAllreduceBenchmark {
             }
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             String job = "hier-bench-" + ProcessHandle.current().pid();
+            String token = JobToken.random().text();
             for (int r = 0; r < 4; r++) {
                 int node = r / 2;
                 List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", ns[node], java,
@@ -85,6 +87,7 @@ public final class HierarchicalAllreduceBenchmark {
                 pb.environment().putAll(Map.of("FLEET_RANK", "" + r, "FLEET_WORLD_SIZE", "4", "FLEET_LOCAL_RANK", "" + r % 2,
                         "FLEET_LOCAL_WORLD_SIZE", "2", "FLEET_NNODES", "2", "FLEET_NODE_RANK", "" + node,
                         "FLEET_MASTER", ip[0] + ":29517", "FLEET_HOST", ip[node], "FLEET_JOB_ID", job));
+                pb.environment().put(JobToken.ENV, token);
                 pb.redirectErrorStream(true).redirectOutput(logs.resolve("rank-" + r + ".log").toFile());
                 ranks.add(pb.start());
             }

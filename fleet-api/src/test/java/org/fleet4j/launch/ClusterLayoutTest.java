@@ -1,6 +1,7 @@
 package org.fleet4j.launch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
@@ -46,6 +47,24 @@ class ClusterLayoutTest {
         assertEquals("10.0.0.1:8000,10.0.0.1:8001,10.0.0.2:8000,10.0.0.2:8001", env.get("PADDLE_TRAINER_ENDPOINTS"));
         assertEquals("1", env.get("PADDLE_RANK_IN_NODE"));
         assertEquals("TRAINER", env.get("TRAINING_ROLE"));
+    }
+
+    @Test
+    void nodesListedOnTheSameHostGiveEveryRankItsOwnEndpoint() {
+        List<String> ips = List.of("127.0.0.1", "10.0.0.2", "127.0.0.1");
+        List<String> expected = List.of("127.0.0.1:7000", "127.0.0.1:7001", "10.0.0.2:7000", "10.0.0.2:7001",
+                "127.0.0.1:7002", "127.0.0.1:7003");
+        for (int node = 0; node < 3; node++) {
+            ClusterLayout layout = ClusterLayout.plan(ips, null, node, null, 7000, 2);
+            Map<String, String> env = RankEnvironment.of(layout, DeviceSelection.CPU, 1, "j", Path.of("/l"), LogLevel.INFO, null);
+
+            assertEquals(String.join(",", expected), env.get("PADDLE_TRAINER_ENDPOINTS"), "node " + node);
+            assertEquals(expected.get(2 * node + 1), env.get("PADDLE_CURRENT_ENDPOINT"), "node " + node);
+            assertEquals(new HostPort("127.0.0.1", 7000), layout.master());
+        }
+        LaunchException e = assertThrows(LaunchException.class,
+                () -> ClusterLayout.plan(List.of("127.0.0.1", "127.0.0.1"), null, 0, null, 65534, 2));
+        assertTrue(e.getMessage().startsWith("--start_port 65534: 2 nodes on one host of --ips need ports 65534..65537"), e.getMessage());
     }
 
     @Test

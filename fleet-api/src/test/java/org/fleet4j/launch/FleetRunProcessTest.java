@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.StringReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.stream.Stream;
+import org.fleet4j.collective.JobToken;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Assumptions;
@@ -262,9 +264,11 @@ class FleetRunProcessTest {
 
     @Test
     void twoLaunchersOnLoopbackFormOneJob() throws Exception {
-        int port = FreePorts.consecutive(2);
+        int port = FreePorts.consecutive(4);
+        Path token = Files.writeString(work.resolve("job.token"), JobToken.random().text());
+        Files.setPosixFilePermissions(token, PosixFilePermissions.fromString("rw-------"));
         List<String> common = List.of("--jvm_args", LIGHT_JVM, "--ips", "127.0.0.1,127.0.0.1", "--nproc_per_node", "2",
-                "--start_port", Integer.toString(port));
+                "--start_port", Integer.toString(port), "--job_token_file", token.toString());
         List<LauncherRun> nodes = new ArrayList<>();
         for (int node = 0; node < 2; node++) {
             List<String> args = new ArrayList<>(common);
@@ -275,7 +279,8 @@ class FleetRunProcessTest {
         for (LauncherRun node : nodes) {
             assertEquals(0, node.awaitExit(JOB_TIMEOUT), node.stderr());
         }
-        String endpoints = "127.0.0.1:" + port + ",127.0.0.1:" + (port + 1) + ",127.0.0.1:" + port + ",127.0.0.1:" + (port + 1);
+        // two nodes on one host: node 1's ranks come after node 0's, so every rank has its own endpoint
+        String endpoints = "127.0.0.1:" + port + ",127.0.0.1:" + (port + 1) + ",127.0.0.1:" + (port + 2) + ",127.0.0.1:" + (port + 3);
         for (int rank = 0; rank < 4; rank++) {
             Properties role = role(rank);
             assertEquals(Integer.toString(rank / 2), role.getProperty("env.FLEET_NODE_RANK"));
@@ -288,6 +293,19 @@ class FleetRunProcessTest {
         }
         assertTrue(nodes.get(0).stdout().contains("[rank 0] hello from rank 0 of 4"), nodes.get(0).stdout());
         assertFalse(nodes.get(1).stdout().contains("[rank"), "node 1 has no rank 0 to echo: " + nodes.get(1).stdout());
+    }
+
+    @Test
+    void aJobOnSeveralNodesWithoutATokenIsRefusedSayingHow() throws Exception {
+        env.put(JobToken.ENV, null);
+        env.put(JobToken.FILE_ENV, null);
+        LauncherRun launcher = launch("--ips", "127.0.0.1,127.0.0.1", "--rank", "0", RoleProbe.class.getName());
+
+        assertEquals(2, launcher.awaitExit(JOB_TIMEOUT), launcher.stderr());
+        assertTrue(launcher.stderr().contains("fleetrun: a job on 2 nodes needs a job token that every node shares: pass"
+                + " --job_token_file FILE"), launcher.stderr());
+        assertTrue(launcher.stderr().contains("head -c 32 /dev/urandom | base64 > job.token; chmod 600 job.token"), launcher.stderr());
+        assertFalse(Files.exists(probeDir.resolve("rank-0.role")), "no rank may start");
     }
 
     @Test

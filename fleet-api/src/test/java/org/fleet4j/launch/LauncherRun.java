@@ -41,7 +41,14 @@ final class LauncherRun {
 
     static LauncherRun start(List<String> command, Path workDir, Map<String, String> env) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile());
-        builder.environment().putAll(env);
+        // a null value removes an inherited variable
+        env.forEach((name, value) -> {
+            if (value == null) {
+                builder.environment().remove(name);
+            } else {
+                builder.environment().put(name, value);
+            }
+        });
         Process process = builder.start();
         process.getOutputStream().close();
         return new LauncherRun(process);

@@ -87,7 +87,7 @@ public final class RoleProbe {
         return String.join(" ", lists);
     }
 
-    private static void awaitFile(Path file) throws InterruptedException {
+    static void awaitFile(Path file) throws InterruptedException {
         long deadline = System.currentTimeMillis() + WAIT_MILLIS;
         while (!Files.exists(file)) {
             if (System.currentTimeMillis() > deadline) {

@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import org.fleet4j.collective.DataType;
+import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.collective.store.TcpStore;
 
@@ -82,7 +83,7 @@ public final class GpuBench {
 
     private void allreduce(GpuDevice gpu) {
         Duration timeout = Duration.ofSeconds(60);
-        try (TcpStore store = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "gpu-bench", timeout);
+        try (TcpStore store = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "gpu-bench", JobToken.random(), timeout);
              NcclCommunicator comm = NcclCommunicator.open(store, "bench", 0, 1, gpu, timeout)) {
             System.out.println("NCCL " + NcclCommunicator.ncclVersion() + ", one rank");
             for (long bytes = 1 << 20; bytes <= 256L << 20; bytes *= 4) {

@@ -11,6 +11,7 @@ import java.util.Random;
 import org.bytedeco.cuda.global.nccl;
 import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.DataType;
+import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.collective.store.TcpStore;
 import org.junit.jupiter.api.Test;
@@ -18,13 +19,14 @@ import org.junit.jupiter.api.Test;
 /** The rendezvous half of NCCL set-up, over the real TCP store on loopback: needs no GPU. */
 class NcclIdExchangeTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    private static final JobToken TOKEN = JobToken.random();
 
     @Test
     void rankZeroPublishesAndTheOthersReceiveTheSameId() throws Exception {
         byte[] id = new byte[NcclIdExchange.ID_BYTES];
         new Random(7).nextBytes(id);
-        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job", TIMEOUT);
-             TcpStore peer = TcpStore.connect("127.0.0.1", host.hostedPort(), "job", TIMEOUT)) {
+        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job", TOKEN, TIMEOUT);
+             TcpStore peer = TcpStore.connect("127.0.0.1", host.hostedPort(), "job", TOKEN, TIMEOUT)) {
             var received = new java.util.concurrent.CompletableFuture<byte[]>();
             Thread rank1 = Thread.ofPlatform().start(() -> {
                 try {
@@ -43,7 +45,7 @@ class NcclIdExchangeTest {
 
     @Test
     void aMissingRankZeroIsNamedAfterTheTimeout() {
-        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job", TIMEOUT)) {
+        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job", TOKEN, TIMEOUT)) {
             var e = assertThrows(CollectiveException.class,
                     () -> NcclIdExchange.share(host, "comm1", 3, () -> new byte[128], Duration.ofMillis(200)));
             assertTrue(e.getMessage().startsWith("rank 3 waited 200 ms for the NCCL unique id of group 'comm1' from rank 0"
@@ -53,7 +55,7 @@ class NcclIdExchangeTest {
 
     @Test
     void aWrongSizedIdIsRejected() {
-        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job", TIMEOUT)) {
+        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job", TOKEN, TIMEOUT)) {
             host.set(NcclIdExchange.key("g"), new byte[5]);
             var e = assertThrows(CollectiveException.class, () -> NcclIdExchange.share(host, "g", 1, null, TIMEOUT));
             assertTrue(e.getMessage().contains("has 5 bytes, expected 128"), e.getMessage());

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import org.fleet4j.collective.DataType;
+import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.collective.store.TcpStore;
 import org.fleet4j.core.tensor.DType;
@@ -17,7 +18,7 @@ class NcclOneRankTest {
     void allreduceOnOneRank() {
         GpuAssumptions.require(CudaLibrary.NCCL);
         Duration timeout = Duration.ofSeconds(30);
-        try (TcpStore store = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "nccl-test", timeout);
+        try (TcpStore store = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "nccl-test", JobToken.random(), timeout);
              GpuDevice gpu = GpuDevice.open(0, 0);
              NcclCommunicator comm = NcclCommunicator.open(store, "default", 0, 1, gpu, timeout)) {
             Tensor x = Tensor.of(new float[]{1.5f, -2f, 3f, 4f});

@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.JobToken;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
@@ -81,6 +82,7 @@ class AmpTwoRankTest {
             port = s.getLocalPort();
         }
         String job = "amp-test-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+        String token = JobToken.random().text();
         List<Process> ranks = new ArrayList<>();
         try {
             for (int r = 0; r < 2; r++) {
@@ -92,6 +94,7 @@ class AmpTwoRankTest {
                         "FLEET_LOCAL_RANK", "" + r, "FLEET_LOCAL_WORLD_SIZE", "2", "FLEET_NODE_RANK", "0",
                         "FLEET_MASTER", "127.0.0.1:" + port, "FLEET_HOST", "127.0.0.1", "FLEET_JOB_ID", job,
                         "FLEET_LOG_DIR", dir.toString()));
+                pb.environment().put(JobToken.ENV, token);
                 pb.redirectErrorStream(true).redirectOutput(dir.resolve("rank-" + r + ".log").toFile());
                 ranks.add(pb.start());
             }

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.JobToken;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.optim.Adam;
@@ -37,6 +38,7 @@ class TwoRankCompilationTest {
             port = s.getLocalPort();
         }
         String job = "compiler-test-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+        String token = JobToken.random().text();
         List<Process> ranks = new ArrayList<>();
         try {
             for (int r = 0; r < 2; r++) {
@@ -50,6 +52,7 @@ class TwoRankCompilationTest {
                         "FLEET_MASTER", "127.0.0.1:" + port, "FLEET_HOST", "127.0.0.1",
                         "FLEET_JOB_ID", job,
                         "FLEET_LOG_DIR", dir.toString()));
+                pb.environment().put(JobToken.ENV, token);
                 pb.redirectErrorStream(true).redirectOutput(dir.resolve("rank-" + r + ".log").toFile());
                 ranks.add(pb.start());
             }

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.GroupOptions;
+import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
@@ -63,6 +64,7 @@ public final class TwoRankMlpBenchmark {
         }
         Path dir = Files.createTempDirectory("two-rank-mlp");
         String job = "mlp-bench-" + ProcessHandle.current().pid();
+        String token = JobToken.random().text();
         List<Process> ranks = new ArrayList<>();
         try {
             for (int r = 0; r < 2; r++) {
@@ -72,6 +74,7 @@ public final class TwoRankMlpBenchmark {
                 pb.environment().putAll(Map.of("FLEET_RANK", "" + r, "FLEET_WORLD_SIZE", "2", "FLEET_LOCAL_RANK", "" + r,
                         "FLEET_LOCAL_WORLD_SIZE", "2", "FLEET_NODE_RANK", "0", "FLEET_MASTER", "127.0.0.1:" + port,
                         "FLEET_HOST", "127.0.0.1", "FLEET_JOB_ID", job));
+                pb.environment().put(JobToken.ENV, token);
                 pb.redirectErrorStream(true).redirectOutput(dir.resolve("rank-" + r + ".log").toFile());
                 ranks.add(pb.start());
             }

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.JobToken;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -67,6 +68,7 @@ class TwoHostFleetRunIT {
         try (net) {
             String ips = net.address(0) + "," + net.address(1);
             List<Process> launchers = new ArrayList<>();
+            String token = JobToken.random().text(); // a job on two hosts needs one token that both launchers share
             for (int host = 0; host < 2; host++) {
                 List<String> cmd = new ArrayList<>(List.of(root.resolve("bin/fleetrun").toString(), "--ips", ips,
                         "--rank", "" + host, "--nproc_per_node", "1", "--log_dir", work.resolve("host" + host).toString(),
@@ -76,6 +78,7 @@ class TwoHostFleetRunIT {
                         .redirectOutput(work.resolve("launcher" + host + ".out").toFile())
                         .redirectError(work.resolve("launcher" + host + ".err").toFile());
                 b.environment().put("JAVA_HOME", System.getProperty("java.home"));
+                b.environment().put(JobToken.ENV, token);
                 launchers.add(b.start());
             }
             for (int host = 0; host < 2; host++) {

@@ -1,5 +1,8 @@
 package org.fleet4j.collective.store;
 
+import org.fleet4j.collective.JobToken;
+import org.fleet4j.collective.RateLimitedLog;
+
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -24,14 +27,19 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The rendezvous store's server, hosted by rank 0 or a master. Clients must first say hello with the job id;
- * anything else (a stranger, random bytes, another job) is logged and disconnected while the job carries on.
+ * The rendezvous store's server, hosted by rank 0 or a master. Clients must first say hello with the job id and
+ * prove that they hold the job token, and the server proves it to them ({@link StoreProtocol} has the handshake);
+ * anything else (a stranger, random bytes, another job) is logged, rate-limited, and disconnected while the job
+ * carries on, having read and changed nothing.
  */
 public final class StoreServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(StoreServer.class.getName());
     private static final int HELLO_TIMEOUT_MS = 10_000;
 
+    /** Strangers can provoke these at will: the first 5 of every 10 s are written, the rest counted. */
+    private final RateLimitedLog rejections = new RateLimitedLog(LOG, 5, 10, TimeUnit.SECONDS);
     private final String jobId;
+    private final JobToken token;
     private final ServerSocket server;
     private final Map<String, byte[]> values = new HashMap<>();
     private final ReentrantLock lock = new ReentrantLock();
@@ -40,8 +48,9 @@ public final class StoreServer implements AutoCloseable {
     private volatile boolean closed;
     private final Thread acceptThread;
 
-    public StoreServer(InetSocketAddress bind, String jobId) throws IOException {
+    public StoreServer(InetSocketAddress bind, String jobId, JobToken token) throws IOException {
         this.jobId = jobId;
+        this.token = token;
         this.server = new ServerSocket();
         server.setReuseAddress(true);
         server.bind(bind, 128);
@@ -78,9 +87,9 @@ public final class StoreServer implements AutoCloseable {
             s.setSoTimeout(HELLO_TIMEOUT_MS);
             DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
             DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
-            String problem = closed ? "the store is closing" : readHello(in);
+            String problem = closed ? "the store is closing" : handshake(in, out);
             if (problem != null) {
-                LOG.log(System.Logger.Level.WARNING, "store: closed connection from " + peer + ": " + problem);
+                rejections.warn("store: closed connection from " + peer + ": " + problem);
                 out.writeByte(StoreProtocol.REJECTED);
                 out.flush();
                 return;
@@ -96,7 +105,7 @@ public final class StoreServer implements AutoCloseable {
                     return;
                 }
                 if (magic != StoreProtocol.MAGIC) {
-                    LOG.log(System.Logger.Level.WARNING, "store: closed connection from " + peer
+                    rejections.warn("store: closed connection from " + peer
                             + ": expected a request (magic " + Integer.toHexString(StoreProtocol.MAGIC) + "), got "
                             + Integer.toHexString(magic));
                     return;
@@ -105,15 +114,15 @@ public final class StoreServer implements AutoCloseable {
                 out.flush();
             }
         } catch (SocketTimeoutException e) {
-            LOG.log(System.Logger.Level.WARNING, "store: closed connection from " + peer + ": no hello within "
+            rejections.warn("store: closed connection from " + peer + ": no hello within "
                     + HELLO_TIMEOUT_MS + " ms");
         } catch (BadRequest e) {
-            LOG.log(System.Logger.Level.WARNING, "store: closed connection from " + peer + ": " + e.getMessage());
+            rejections.warn("store: closed connection from " + peer + ": " + e.getMessage());
         } catch (SocketException | EOFException e) {
             // the client went away; nothing to report
         } catch (IOException e) {
             if (!closed) {
-                LOG.log(System.Logger.Level.WARNING, "store: connection from " + peer + " failed: " + e);
+                rejections.warn("store: connection from " + peer + " failed: " + e);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -122,7 +131,8 @@ public final class StoreServer implements AutoCloseable {
         }
     }
 
-    private String readHello(DataInputStream in) throws IOException {
+    /** Null when the client proved the job token, else what is wrong; on the way it proves the token to the client. */
+    private String handshake(DataInputStream in, DataOutputStream out) throws IOException {
         int magic = in.readInt();
         if (magic != StoreProtocol.MAGIC) {
             return "not a Fleet4J store client (first 4 bytes " + Integer.toHexString(magic) + ")";
@@ -134,6 +144,19 @@ public final class StoreServer implements AutoCloseable {
         String theirJob = new String(readField(in), StandardCharsets.UTF_8);
         if (!theirJob.equals(jobId)) {
             return "client belongs to job '" + theirJob + "', this store serves job '" + jobId + "'";
+        }
+        byte[] clientNonce = new byte[JobToken.NONCE_BYTES];
+        in.readFully(clientNonce);
+        byte[] serverNonce = JobToken.nonce();
+        byte[] job = jobId.getBytes(StandardCharsets.UTF_8);
+        out.writeByte(StoreProtocol.CHALLENGE);
+        out.write(serverNonce);
+        out.write(token.proof(StoreProtocol.SERVER_PROOF, job, clientNonce, serverNonce));
+        out.flush();
+        byte[] clientProof = new byte[JobToken.PROOF_BYTES];
+        in.readFully(clientProof);
+        if (!token.verifies(clientProof, StoreProtocol.CLIENT_PROOF, job, serverNonce, clientNonce)) {
+            return "wrong job token (the client names job '" + jobId + "' but does not hold its token)";
         }
         return null;
     }

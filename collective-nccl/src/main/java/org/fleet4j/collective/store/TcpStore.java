@@ -1,12 +1,14 @@
 package org.fleet4j.collective.store;
 
 import org.fleet4j.collective.CollectiveException;
+import org.fleet4j.collective.JobToken;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.net.BindException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -37,26 +39,33 @@ public final class TcpStore implements Store {
     }
 
     /** Starts a server on {@code bind} (port 0: any free port) and returns a client of it that owns it. */
-    public static TcpStore host(InetSocketAddress bind, String jobId, Duration timeout) {
+    public static TcpStore host(InetSocketAddress bind, String jobId, JobToken token, Duration timeout) {
         StoreServer server;
         try {
-            server = new StoreServer(bind, jobId);
+            server = new StoreServer(bind, jobId, token);
+        } catch (BindException e) {
+            throw new CollectiveException("cannot host the rendezvous store on " + bind.getHostString() + ":" + bind.getPort()
+                    + ": port " + bind.getPort() + " is already in use, by another job or program (" + e.getMessage() + "); pick another --start_port"
+                    + " or --master, or leave both out to get a free port", e);
         } catch (IOException e) {
             throw new CollectiveException("cannot host the rendezvous store on " + bind + ": " + e.getMessage()
                     + " (is the port taken? pick another --master port)", e);
         }
         try {
             String host = bind.getAddress().isAnyLocalAddress() ? "127.0.0.1" : bind.getAddress().getHostAddress();
-            return connect(host, server.port(), jobId, timeout, server);
+            return connect(host, server.port(), jobId, token, timeout, server);
         } catch (RuntimeException e) {
             server.close();
             throw e;
         }
     }
 
-    /** Connects to the store at host:port, retrying while the host is not yet listening, for up to {@code timeout}. */
-    public static TcpStore connect(String host, int port, String jobId, Duration timeout) {
-        return connect(host, port, jobId, timeout, null);
+    /**
+     * Connects to the store at host:port, retrying while the host is not yet listening, for up to {@code timeout}.
+     * Fails at once when the store there does not prove that it holds {@code token}: it belongs to another job.
+     */
+    public static TcpStore connect(String host, int port, String jobId, JobToken token, Duration timeout) {
+        return connect(host, port, jobId, token, timeout, null);
     }
 
     /** Parses "host:port" as given by --master or FLEET_MASTER. */
@@ -77,7 +86,7 @@ public final class TcpStore implements Store {
         return InetSocketAddress.createUnresolved(hostPort.substring(0, colon), port);
     }
 
-    private static TcpStore connect(String host, int port, String jobId, Duration timeout, StoreServer hosted) {
+    private static TcpStore connect(String host, int port, String jobId, JobToken token, Duration timeout, StoreServer hosted) {
         String master = host + ":" + port;
         long deadline = System.nanoTime() + timeout.toNanos();
         IOException last = null;
@@ -90,13 +99,16 @@ public final class TcpStore implements Store {
                 s.setTcpNoDelay(true);
                 s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, timeout.toMillis() + REPLY_SLACK_MS));
                 TcpStore store = new TcpStore(master, s, hosted);
-                store.hello(jobId);
+                store.hello(jobId, token);
                 return store;
             } catch (ConnectException e) {
                 last = e;
                 closeQuietly(s);
                 LockSupport.parkNanos(backoffNanos);
                 backoffNanos = Math.min(backoffNanos * 2, 200_000_000);
+            } catch (ForeignStore e) {
+                closeQuietly(s);
+                throw new CollectiveException(e.getMessage(), e);
             } catch (IOException e) {
                 closeQuietly(s);
                 throw new CollectiveException("cannot talk to the rendezvous store at " + master + ": " + e, e);
@@ -106,13 +118,39 @@ public final class TcpStore implements Store {
                 + " ms (is rank 0 running and FLEET_MASTER right?)" + (last == null ? "" : ": " + last.getMessage()), last);
     }
 
-    private void hello(String jobId) throws IOException {
+    /** The client's side of the handshake in {@link StoreProtocol}. */
+    private void hello(String jobId, JobToken token) throws IOException {
+        byte[] job = jobId.getBytes(StandardCharsets.UTF_8);
+        byte[] clientNonce = JobToken.nonce();
         out.writeInt(StoreProtocol.MAGIC);
         out.writeByte(StoreProtocol.HELLO);
-        StoreServer.writeField(out, jobId.getBytes(StandardCharsets.UTF_8));
+        StoreServer.writeField(out, job);
+        out.write(clientNonce);
+        out.flush();
+        if (in.readByte() != StoreProtocol.CHALLENGE) {
+            throw new ForeignStore("the store at " + master + " rejected job id '" + jobId + "' (it serves another job)");
+        }
+        byte[] serverNonce = new byte[JobToken.NONCE_BYTES];
+        in.readFully(serverNonce);
+        byte[] serverProof = new byte[JobToken.PROOF_BYTES];
+        in.readFully(serverProof);
+        if (!token.verifies(serverProof, StoreProtocol.SERVER_PROOF, job, clientNonce, serverNonce)) {
+            throw new ForeignStore("the store at " + master + " belongs to another job: it does not hold this job's token"
+                    + " (port " + socket.getPort() + " is held by another job also named '" + jobId + "'; give this job"
+                    + " another --start_port or --master, or leave both out to get a free port)");
+        }
+        out.write(token.proof(StoreProtocol.CLIENT_PROOF, job, serverNonce, clientNonce));
         out.flush();
         if (in.readByte() != StoreProtocol.OK) {
-            throw new IOException("the store at " + master + " rejected job id '" + jobId + "' (it serves another job)");
+            throw new ForeignStore("the store at " + master + " refused this job's token (it serves another job also named '"
+                    + jobId + "')");
+        }
+    }
+
+    /** The store answered, but for another job; trying again cannot help. */
+    private static final class ForeignStore extends IOException {
+        ForeignStore(String message) {
+            super(message);
         }
     }
 

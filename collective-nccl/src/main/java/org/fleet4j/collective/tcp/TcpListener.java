@@ -2,8 +2,13 @@ package org.fleet4j.collective.tcp;
 
 import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.GroupContext;
+import org.fleet4j.collective.JobToken;
+import org.fleet4j.collective.RateLimitedLog;
 
+import java.io.DataInputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
@@ -12,19 +17,30 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntPredicate;
 
 /**
  * A group's listening port. One thread accepts connections and reads each one's hello without blocking on any of
- * them: a length-prefixed frame with the job token, the group name and the dialling rank. A connection whose hello
- * checks out is handed to the transport with its rank, with not one byte after the hello consumed; anything else
- * (random bytes, a wrong token, another group's hello, silence for {@link #HELLO_TIMEOUT_NANOS}) is closed with a
- * log line, and the listener carries on.
+ * them. The handshake proves the job token both ways without sending it:
+ * <ol>
+ *   <li>listener, on accept: a fresh nonce</li>
+ *   <li>dialler: a length-prefixed hello with the group name, its rank, its own nonce and
+ *       HMAC(token, DIAL_PROOF, job, group, rank, listener nonce, dialler nonce)</li>
+ *   <li>listener: HMAC(token, ACCEPT_PROOF, job, group, rank, dialler nonce, listener nonce), so the dialler knows
+ *       it reached its own job</li>
+ * </ol>
+ * A connection whose hello checks out is handed to the transport with its rank, with not one byte after the hello
+ * consumed; anything else (random bytes, a wrong proof, another group's hello, silence for
+ * {@link #HELLO_TIMEOUT_NANOS}) is closed with a rate-limited log line, and the listener carries on.
  */
 final class TcpListener implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(TcpListener.class.getName());
+    /** One for every listener of this process: a flood at many ports is still one flood on the console. */
+    private static final RateLimitedLog REJECTIONS = new RateLimitedLog(LOG, 5, 10, TimeUnit.SECONDS);
     static final byte HELLO = 1;
+    private static final String DIAL_PROOF = "fleet4j-tcp-dial";
+    private static final String ACCEPT_PROOF = "fleet4j-tcp-accept";
     private static final long HELLO_TIMEOUT_NANOS = 10_000_000_000L;
     /** No real hello comes near this; a longer length prefix is garbage and is refused before allocating. */
     private static final int MAX_HELLO_BYTES = 64 << 10;
@@ -37,6 +53,7 @@ final class TcpListener implements AutoCloseable {
     /** A connection whose hello is still being read. */
     private static final class Pending {
         final long deadline = System.nanoTime() + HELLO_TIMEOUT_NANOS;
+        final byte[] nonce = JobToken.nonce();
         final ByteBuffer length = ByteBuffer.allocate(4);
         ByteBuffer body;
     }
@@ -109,7 +126,17 @@ final class TcpListener implements AutoCloseable {
             return;
         }
         ch.configureBlocking(false);
-        ch.register(selector, SelectionKey.OP_READ, new Pending());
+        Pending p = new Pending();
+        SelectionKey key = ch.register(selector, SelectionKey.OP_READ, p);
+        try {
+            if (ch.write(ByteBuffer.wrap(p.nonce)) != p.nonce.length) {
+                // a fresh connection's send buffer holds far more than a nonce; anything else is not worth waiting for
+                reject(key, "could not send the challenge");
+            }
+        } catch (IOException e) {
+            // a stranger that resets at once must not stop the listener
+            reject(key, "could not send the challenge: " + e);
+        }
     }
 
     private void readHello(SelectionKey key) {
@@ -139,15 +166,21 @@ final class TcpListener implements AutoCloseable {
                 return;
             }
             p.body.flip();
-            String problem = check(p.body);
+            Hello hello = Hello.parse(p.body);
+            String problem = hello == null ? "malformed hello" : check(hello, p.nonce);
             if (problem != null) {
                 reject(key, problem);
                 return;
             }
-            int rank = p.body.getInt();
+            ByteBuffer answer = ByteBuffer.wrap(ctx.jobToken().proof(ACCEPT_PROOF, job(ctx), hello.group, rankBytes(hello.rank),
+                    hello.nonce, p.nonce));
+            if (ch.write(answer) != answer.capacity()) {
+                reject(key, "could not send the answer to its hello");
+                return;
+            }
             key.cancel();
-            if (!admission.admit(rank, ch)) {
-                LOG.log(System.Logger.Level.WARNING, ctx + ": closed connection from " + remote(ch) + ": second hello from rank " + rank);
+            if (!admission.admit(hello.rank, ch)) {
+                REJECTIONS.warn(ctx + ": closed connection from " + remote(ch) + ": second hello from rank " + hello.rank);
                 ch.close();
             }
         } catch (IOException e) {
@@ -155,39 +188,42 @@ final class TcpListener implements AutoCloseable {
         }
     }
 
-    /** Null when the hello is for this job and group from a rank that should dial us, else what is wrong. */
-    private String check(ByteBuffer f) {
-        if (f.remaining() < 1 + 4 || f.get() != HELLO) {
-            return "first frame is not a hello";
+    /** A dialler's hello: HELLO, group name (length-prefixed), rank, nonce, proof. */
+    private record Hello(byte[] group, int rank, byte[] nonce, byte[] proof) {
+        /** Null when the frame does not have that shape. */
+        static Hello parse(ByteBuffer f) {
+            if (f.remaining() < 1 + 4 || f.get() != HELLO) {
+                return null;
+            }
+            int nameLen = f.getInt();
+            if (nameLen < 0 || nameLen != f.remaining() - 4 - JobToken.NONCE_BYTES - JobToken.PROOF_BYTES) {
+                return null;
+            }
+            byte[] group = new byte[nameLen];
+            f.get(group);
+            int rank = f.getInt();
+            byte[] nonce = new byte[JobToken.NONCE_BYTES];
+            f.get(nonce);
+            byte[] proof = new byte[JobToken.PROOF_BYTES];
+            f.get(proof);
+            return new Hello(group, rank, nonce, proof);
         }
-        int tokenLen = f.getInt();
-        if (tokenLen < 0 || tokenLen > f.remaining()) {
-            return "malformed hello";
-        }
-        byte[] token = new byte[tokenLen];
-        f.get(token);
-        if (!MessageDigest.isEqual(token, ctx.jobToken())) {
+    }
+
+    /** Null when the hello proves the job token, for this group, from a rank that should dial us; else what is wrong. */
+    private String check(Hello h, byte[] ourNonce) {
+        if (!ctx.jobToken().verifies(h.proof, DIAL_PROOF, job(ctx), h.group, rankBytes(h.rank), ourNonce, h.nonce)) {
             return "wrong job token (not a member of job '" + ctx.jobId() + "')";
         }
-        if (f.remaining() < 4) {
-            return "malformed hello";
-        }
-        int nameLen = f.getInt();
-        if (nameLen < 0 || nameLen + 4 != f.remaining()) {
-            return "malformed hello";
-        }
-        byte[] name = new byte[nameLen];
-        f.get(name);
-        String group = new String(name, StandardCharsets.UTF_8);
+        String group = new String(h.group, StandardCharsets.UTF_8);
         if (!group.equals(ctx.name())) {
             return "hello for group '" + group + "' on the port of group '" + ctx.name() + "'";
         }
-        int rank = f.getInt(f.position());
-        if (rank <= ctx.rank() || rank >= ctx.size()) {
-            return "hello from rank " + rank + ", expected one of " + (ctx.rank() + 1) + ".." + (ctx.size() - 1);
+        if (h.rank <= ctx.rank() || h.rank >= ctx.size()) {
+            return "hello from rank " + h.rank + ", expected one of " + (ctx.rank() + 1) + ".." + (ctx.size() - 1);
         }
-        if (connected.test(rank)) {
-            return "second hello from rank " + rank;
+        if (connected.test(h.rank)) {
+            return "second hello from rank " + h.rank;
         }
         return null;
     }
@@ -203,7 +239,7 @@ final class TcpListener implements AutoCloseable {
 
     private void reject(SelectionKey key, String why) {
         SocketChannel ch = (SocketChannel) key.channel();
-        LOG.log(System.Logger.Level.WARNING, ctx + ": closed connection from " + remote(ch) + ": " + why);
+        REJECTIONS.warn(ctx + ": closed connection from " + remote(ch) + ": " + why);
         key.cancel();
         try {
             ch.close();
@@ -220,14 +256,36 @@ final class TcpListener implements AutoCloseable {
         }
     }
 
-    /** The hello that {@code rank} sends on a connection it dialled, length prefix included. */
-    static ByteBuffer hello(GroupContext ctx) {
+    /**
+     * The dialler's side of the handshake on a connection to rank {@code peer}'s listener: reads the challenge, says
+     * hello and checks the answer, reading not one byte more. Fails when the listener does not prove the job token.
+     */
+    static void introduce(InputStream in, OutputStream out, GroupContext ctx, int peer) throws IOException {
+        DataInputStream data = new DataInputStream(in);
+        byte[] theirNonce = new byte[JobToken.NONCE_BYTES];
+        data.readFully(theirNonce);
         byte[] name = ctx.name().getBytes(StandardCharsets.UTF_8);
-        byte[] token = ctx.jobToken();
-        ByteBuffer b = ByteBuffer.allocate(4 + 1 + 4 + token.length + 4 + name.length + 4);
-        b.putInt(1 + 4 + token.length + 4 + name.length + 4).put(HELLO).putInt(token.length).put(token)
-                .putInt(name.length).put(name).putInt(ctx.rank());
-        return b.flip();
+        byte[] ourNonce = JobToken.nonce();
+        byte[] rank = rankBytes(ctx.rank());
+        byte[] proof = ctx.jobToken().proof(DIAL_PROOF, job(ctx), name, rank, theirNonce, ourNonce);
+        int body = 1 + 4 + name.length + 4 + ourNonce.length + proof.length;
+        ByteBuffer hello = ByteBuffer.allocate(4 + body);
+        hello.putInt(body).put(HELLO).putInt(name.length).put(name).put(rank).put(ourNonce).put(proof);
+        out.write(hello.array());
+        out.flush();
+        byte[] answer = new byte[JobToken.PROOF_BYTES];
+        data.readFully(answer);
+        if (!ctx.jobToken().verifies(answer, ACCEPT_PROOF, job(ctx), name, rank, ourNonce, theirNonce)) {
+            throw new IOException("rank " + peer + "'s port does not prove this job's token: it belongs to another job");
+        }
+    }
+
+    private static byte[] job(GroupContext ctx) {
+        return ctx.jobId().getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static byte[] rankBytes(int rank) {
+        return ByteBuffer.allocate(4).putInt(rank).array();
     }
 
     @Override

@@ -22,8 +22,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A full mesh of authenticated TCP connections among a group's ranks. Rank i dials every rank below it and says
- * hello with the job token, the group name and its rank; the {@link TcpListener} checks all three before the
- * connection carries data and closes anything else with a log line. Once connected, every socket is non-blocking
+ * hello with the group name, its rank and a proof of the job token over the listener's nonce; the
+ * {@link TcpListener} checks all three (and proves the token back) before the connection carries data and closes
+ * anything else with a log line. Once connected, every socket is non-blocking
  * and belongs to whichever thread runs the group's current operation ({@link Exchange}): there is no event-loop
  * thread on the data path, so a chunk costs no thread hand-off and is read and written straight from the user's
  * buffer.
@@ -120,11 +121,12 @@ final class TcpTransport implements AutoCloseable {
             ch = SocketChannel.open();
             // set before connecting so that the window scale is negotiated for it
             ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_BUFFER_BYTES);
-            ch.socket().connect(new InetSocketAddress(host, port), (int) Math.min(Integer.MAX_VALUE, ctx.options().timeout().toMillis()));
-            ByteBuffer hello = TcpListener.hello(ctx);
-            while (hello.hasRemaining()) {
-                ch.write(hello);
-            }
+            int timeoutMs = (int) Math.min(Integer.MAX_VALUE, ctx.options().timeout().toMillis());
+            ch.socket().connect(new InetSocketAddress(host, port), timeoutMs);
+            // the socket's own streams honour the timeout, so a listener that never answers cannot hang us
+            ch.socket().setSoTimeout(timeoutMs);
+            TcpListener.introduce(ch.socket().getInputStream(), ch.socket().getOutputStream(), ctx, peer);
+            ch.socket().setSoTimeout(0);
             ch.configureBlocking(false);
         } catch (IOException e) {
             closeQuietly(ch);

@@ -3,11 +3,11 @@ package org.fleet4j.collective.tcp;
 import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.GroupContext;
 import org.fleet4j.collective.GroupOptions;
+import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.store.Store;
 import org.fleet4j.collective.store.TcpStore;
 
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,7 +24,7 @@ import java.util.function.IntFunction;
  */
 final class TcpWorld implements AutoCloseable {
     private static final Duration SETUP = Duration.ofSeconds(60);
-    private static final byte[] TOKEN = "tcp-world-test-token".getBytes(StandardCharsets.UTF_8);
+    private static final JobToken TOKEN = JobToken.random();
     final List<Store> stores = new ArrayList<>();
     final List<GroupContext> contexts = new ArrayList<>();
     final List<TcpProcessGroup> groups = new ArrayList<>();
@@ -42,10 +42,10 @@ final class TcpWorld implements AutoCloseable {
     /** Opens the ranks' groups concurrently (each constructor waits for its peers to connect). */
     TcpWorld(int n, IntFunction<GroupOptions> optionsOf) throws Exception {
         String job = "tcp-world-" + System.nanoTime();
-        TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), job, SETUP);
+        TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), job, TOKEN, SETUP);
         stores.add(host);
         for (int r = 1; r < n; r++) {
-            stores.add(TcpStore.connect("127.0.0.1", host.hostedPort(), job, SETUP));
+            stores.add(TcpStore.connect("127.0.0.1", host.hostedPort(), job, TOKEN, SETUP));
         }
         int[] global = new int[n];
         String[] hosts = new String[n];
