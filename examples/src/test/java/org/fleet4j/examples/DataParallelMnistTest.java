@@ -15,27 +15,19 @@ import java.util.List;
 import java.util.Map;
 import org.fleet4j.core.drift.TrainingDrift;
 import org.fleet4j.core.drift.TrainingRecord;
-import org.fleet4j.core.io.SafeTensors;
-import org.fleet4j.fleet.metrics.LossCurve;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The built-in mnist under the real launcher: N ranks that split each global batch train the same parameters as one
- * rank with the whole batch, and a rank killed mid-training fails the job instead of hanging it.
- *
- * <p>"The same" is judged against the float32 noise of this very training, measured at run time: the one-rank job is
- * run again with every initial weight moved one ulp ({@code --perturb_init_ulps 1}), and every parameter tensor (max
- * abs) and every step's loss of the N-rank jobs must stay within {@link #NOISE_FACTOR} times that drift. Measured on
- * 4 seeds (docs/FLEET.md, "How equivalence is tested"), correct 2- and 4-rank jobs stayed within 1.7 times the noise,
- * while the smallest real mistake, a 1% learning-rate error, was 8 times it in the parameters and 52 times in the loss.
+ * rank with the whole batch (every parameter and every step's loss within {@link MnistEquivalence#NOISE_FACTOR} times
+ * the float32 noise measured at run time), a comparison that catches real mistakes; and a rank killed mid-training
+ * fails the job instead of hanging it.
  */
 class DataParallelMnistTest {
-    private static final Duration JOB_TIMEOUT = Duration.ofMinutes(3);
+    private static final Duration JOB_TIMEOUT = MnistEquivalence.JOB_TIMEOUT;
     private static final String[] MNIST_50_STEPS = {"--steps", "50", "--global_batch", "64", "--optimizer", "sgd"};
-    /** Headroom over the measured noise: 2.3 times the worst correct run, half the smallest mistake (see above). */
-    private static final double NOISE_FACTOR = 4;
 
     @TempDir
     static Path shared;
@@ -51,27 +43,18 @@ class DataParallelMnistTest {
         noise = TrainingDrift.between(oneRank, train(shared, "noise", 1, List.of(), "--perturb_init_ulps", "1"));
     }
 
-    /** Runs mnist for 50 steps on {@code nproc} ranks; returns its checkpoint's float tensors and its loss curve. */
     private static TrainingRecord train(Path dir, String name, int nproc, List<String> launcherArgs, String... extra)
             throws Exception {
-        Path checkpoint = dir.resolve(name + ".safetensors");
         List<String> args = new ArrayList<>(List.of(MNIST_50_STEPS));
         args.addAll(List.of(extra));
-        args.addAll(List.of("--save_checkpoint", checkpoint.toString()));
-        FleetRunJob job = FleetRunJob.start(dir.resolve(name), nproc, launcherArgs, "mnist", args.toArray(String[]::new));
-        assertEquals(0, job.await(JOB_TIMEOUT), job.describe());
-        assertTrue(Files.size(job.logDir().resolve("loss_curve.png")) > 0);
-        for (int r = 1; r < nproc; r++) {
-            assertTrue(Files.readString(job.logDir().resolve("workerlog." + r)).contains("rank 0 evaluates and writes the summary"),
-                    job.describe());
-        }
-        JsonNode summary = new ObjectMapper().readTree(job.logDir().resolve("summary.json").toFile());
-        assertEquals(nproc, summary.get("world_size").asInt());
+        TrainingRecord run = MnistEquivalence.train(dir, name, nproc, launcherArgs, args.toArray(String[]::new));
+        Path logDir = dir.resolve(name).resolve("log");
+        assertTrue(Files.size(logDir.resolve("loss_curve.png")) > 0);
+        JsonNode summary = new ObjectMapper().readTree(logDir.resolve("summary.json").toFile());
         assertEquals(64 / nproc, summary.get("batch_size").asInt());
-        double[] losses = LossCurve.readCsv(job.logDir().resolve("loss_curve.csv"));
-        assertEquals(50, losses.length);
-        assertEquals(summary.get("final_loss").asDouble(), losses[49]);
-        return TrainingRecord.of(SafeTensors.read(checkpoint), losses);
+        assertEquals(50, run.losses().length);
+        assertEquals(summary.get("final_loss").asDouble(), run.losses()[49]);
+        return run;
     }
 
     @Test
@@ -82,7 +65,7 @@ class DataParallelMnistTest {
         assertEquals(6, oneRank.parameters().size(), "3 weights and 3 biases: " + oneRank.parameters().keySet());
         for (int nproc : new int[]{2, 4}) {
             TrainingDrift drift = TrainingDrift.between(oneRank, train(work, "ranks" + nproc, nproc, List.of()));
-            assertEquals(List.of(), drift.beyond(noise, NOISE_FACTOR), nproc + " ranks against one: "
+            assertEquals(List.of(), drift.beyond(noise, MnistEquivalence.NOISE_FACTOR), nproc + " ranks against one: "
                     + drift.summaryAgainst(noise) + "; the noise run drifted " + noise.parameters());
         }
     }
@@ -97,7 +80,7 @@ class DataParallelMnistTest {
         mistakes.put("a skipped bias update", train(work, "frozen", 2, List.of(), "--freeze", ".*\\.b_0"));
         for (var mistake : mistakes.entrySet()) {
             TrainingDrift drift = TrainingDrift.between(oneRank, mistake.getValue());
-            assertFalse(drift.beyond(noise, NOISE_FACTOR).isEmpty(), mistake.getKey() + " passed for equivalent: "
+            assertFalse(drift.beyond(noise, MnistEquivalence.NOISE_FACTOR).isEmpty(), mistake.getKey() + " passed for equivalent: "
                     + drift.summaryAgainst(noise));
         }
     }
