@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The built-in mnist under the real launcher: N ranks that split each global batch train the same parameters as one
- * rank with the whole batch (every parameter and every step's loss within {@link MnistEquivalence#NOISE_FACTOR} times
+ * rank with the whole batch (every parameter and every step's loss within {@link TrainingDrift#NOISE_FACTOR} times
  * the float32 noise measured at run time), a comparison that catches real mistakes; and a rank killed mid-training
  * fails the job instead of hanging it.
  */
@@ -65,7 +65,7 @@ class DataParallelMnistTest {
         assertEquals(6, oneRank.parameters().size(), "3 weights and 3 biases: " + oneRank.parameters().keySet());
         for (int nproc : new int[]{2, 4}) {
             TrainingDrift drift = TrainingDrift.between(oneRank, train(work, "ranks" + nproc, nproc, List.of()));
-            assertEquals(List.of(), drift.beyond(noise, MnistEquivalence.NOISE_FACTOR), nproc + " ranks against one: "
+            assertEquals(List.of(), drift.beyond(noise, TrainingDrift.NOISE_FACTOR), nproc + " ranks against one: "
                     + drift.summaryAgainst(noise) + "; the noise run drifted " + noise.parameters());
         }
     }
@@ -80,7 +80,7 @@ class DataParallelMnistTest {
         mistakes.put("a skipped bias update", train(work, "frozen", 2, List.of(), "--freeze", ".*\\.b_0"));
         for (var mistake : mistakes.entrySet()) {
             TrainingDrift drift = TrainingDrift.between(oneRank, mistake.getValue());
-            assertFalse(drift.beyond(noise, MnistEquivalence.NOISE_FACTOR).isEmpty(), mistake.getKey() + " passed for equivalent: "
+            assertFalse(drift.beyond(noise, TrainingDrift.NOISE_FACTOR).isEmpty(), mistake.getKey() + " passed for equivalent: "
                     + drift.summaryAgainst(noise));
         }
     }

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.fleet4j.core.drift.TrainingDrift;
 import org.fleet4j.core.drift.TrainingRecord;
 import org.fleet4j.core.io.SafeTensors;
 import org.fleet4j.fleet.metrics.LossCurve;
@@ -17,16 +18,11 @@ import org.fleet4j.fleet.metrics.LossCurve;
 /**
  * mnist trainings for equivalence tests: each run saves its checkpoint, and its record is every float tensor of that
  * checkpoint with the loss of every step (loss_curve.csv). Two runs are "the same training" when every parameter
- * (max abs) and every step's loss differ by at most {@link #NOISE_FACTOR} times the float32 noise of the training,
- * measured as the drift of the one-rank run started one ulp away ({@code --perturb_init_ulps 1}).
- *
- * <p>Measured on 4 seeds of {@code mnist --steps 50 --global_batch 64 --optimizer sgd} (docs/FLEET.md, "How
- * equivalence is tested"): correct 2- and 4-rank runs stayed within 1.7 times the noise; the smallest real mistake, a
- * 1% learning-rate error, was 8 times it in the parameters and 52 times in the loss. 4 leaves 2.3 times headroom above
- * the worst correct run and catches that mistake by 2 times in the parameters and 13 times in the loss.
+ * (max abs) and every step's loss differ by at most {@link TrainingDrift#NOISE_FACTOR} times the float32 noise of the
+ * training, measured as the drift of the one-rank run started one ulp away ({@code --perturb_init_ulps 1}); that
+ * factor was measured on these very runs.
  */
 final class MnistEquivalence {
-    static final double NOISE_FACTOR = 4;
     static final Duration JOB_TIMEOUT = Duration.ofMinutes(3);
 
     private MnistEquivalence() {

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * bin/fleetrun on two hosts: one launcher per network namespace ({@code --ips A,B --rank i --nproc_per_node 1}), the
  * two ranks training mnist data-parallel over a veth link, end where one process on the whole batch ends (every
- * parameter and every step's loss within {@link MnistEquivalence#NOISE_FACTOR} times the float32 noise). Skipped,
+ * parameter and every step's loss within {@link TrainingDrift#NOISE_FACTOR} times the float32 noise). Skipped,
  * with the reason, where build/lib has no jars (run {@code ./mvnw -q package -DskipTests} first) or namespaces
  * cannot be made (not root, no iproute2).
  */
@@ -108,7 +108,7 @@ class TwoHostFleetRunTest {
         TrainingDrift noise = TrainingDrift.between(one, MnistEquivalence.train(work, "noise", 1, List.of(),
                 oneUlpAway.toArray(String[]::new)));
         TrainingDrift drift = TrainingDrift.between(one, MnistEquivalence.record(work.resolve("host0"), twoHostsCheckpoint));
-        assertEquals(List.of(), drift.beyond(noise, MnistEquivalence.NOISE_FACTOR), "two hosts against one process: "
+        assertEquals(List.of(), drift.beyond(noise, TrainingDrift.NOISE_FACTOR), "two hosts against one process: "
                 + drift.summaryAgainst(noise));
     }
 
