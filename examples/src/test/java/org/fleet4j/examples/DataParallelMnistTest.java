@@ -86,6 +86,21 @@ class DataParallelMnistTest {
     }
 
     @Test
+    void aFreezePatternThatMatchesNoParameterAndANegativePerturbationAreRefusedWithOneLineAndExitCode2() throws Exception {
+        String[][] cases = {{"--freeze", "fc_9.*"}, {"--perturb_init_ulps", "-1"}};
+        String[] refusals = {"--freeze 'fc_9.*' matches no parameter; the parameters are [fc_0.w_0, fc_0.b_0, fc_1.w_0,",
+                "--perturb_init_ulps must be 0 or more, got -1"};
+        for (int i = 0; i < cases.length; i++) {
+            FleetRunJob job = FleetRunJob.start(work.resolve("refused" + i), 1, "mnist", "--steps", "1", cases[i][0],
+                    cases[i][1]);
+            assertEquals(2, job.await(JOB_TIMEOUT), job.describe());
+            String log = Files.readString(job.logDir().resolve("workerlog.0"));
+            assertTrue(log.contains(refusals[i]), job.describe());
+            assertFalse(log.contains("\tat "), "one line, no stack trace: " + log);
+        }
+    }
+
+    @Test
     void killingOneRankMidTrainingFailsTheJobNamingTheRank() throws Exception {
         FleetRunJob job = FleetRunJob.start(work.resolve("kill"), 2, "mnist", "--steps", "100000", "--global_batch", "64");
         Path rank1Log = job.logDir().resolve("workerlog.1");
