@@ -52,7 +52,7 @@ public final class Mnist implements Callable<Integer> {
     int perturbInitUlps = 0;
     @Option(names = "--data_dir", description = "folder with the four MNIST IDX files (default: the bundled digits)")
     Path dataDir;
-    @Option(names = "--log_dir", description = "where summary.json and loss_curve.png go (default: FLEET_LOG_DIR or log)")
+    @Option(names = "--log_dir", description = "where summary.json, loss_curve.png and loss_curve.csv go (default: FLEET_LOG_DIR or log)")
     String logDir;
     @Option(names = "--save_checkpoint", description = "write the trained state (parameters, optimizer moments, step counters) to this safetensors file")
     Path saveCheckpoint;

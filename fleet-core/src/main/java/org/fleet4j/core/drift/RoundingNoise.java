@@ -36,10 +36,13 @@ public final class RoundingNoise {
         }
     }
 
-    /** Perturbs every float32 parameter of {@code main} in {@code scope}, in program order, from one seeded stream. */
+    /** Perturbs every float32 parameter of {@code main} in {@code scope}, in program order, from one seeded stream; 0 ulps leaves them. */
     public static void perturbParameters(Program main, Scope scope, int ulps, long seed) {
         if (ulps < 0) {
             throw new IllegalArgumentException("ulps must be 0 or more, got " + ulps);
+        }
+        if (ulps == 0) {
+            return;
         }
         Random random = new Random(seed);
         for (Var v : main.globalBlock().vars()) {
