@@ -23,7 +23,6 @@ import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.core.tensor.Tensor;
 
 /**
  * A rank program for the Fleet tests, run under the real launcher. It exercises {@code fleet.util()} and the
