@@ -46,9 +46,13 @@ public final class Mnist implements Callable<Integer> {
     double lr = 0.05;
     @Option(names = "--seed", description = "seed of initialisation and shuffling (default ${DEFAULT-VALUE})")
     long seed = 1;
+    @Option(names = "--freeze", description = "parameters whose names match this regular expression keep their initial values (e.g. 'fc_0\\..*' keeps the first layer)")
+    String freeze;
+    @Option(names = "--perturb_init_ulps", description = "move every initial weight this many float32 ulps up or down (seeded), to measure how far rounding alone carries a training (default ${DEFAULT-VALUE})")
+    int perturbInitUlps = 0;
     @Option(names = "--data_dir", description = "folder with the four MNIST IDX files (default: the bundled digits)")
     Path dataDir;
-    @Option(names = "--log_dir", description = "where summary.json and loss_curve.png go (default: FLEET_LOG_DIR or log)")
+    @Option(names = "--log_dir", description = "where summary.json, loss_curve.png and loss_curve.csv go (default: FLEET_LOG_DIR or log)")
     String logDir;
     @Option(names = "--save_checkpoint", description = "write the trained state (parameters, optimizer moments, step counters) to this safetensors file")
     Path saveCheckpoint;
@@ -70,6 +74,9 @@ public final class Mnist implements Callable<Integer> {
         }
         if (epochs < 1 && steps == null) {
             throw new IllegalArgumentException("--epochs must be at least 1, got " + epochs);
+        }
+        if (perturbInitUlps < 0) {
+            throw new IllegalArgumentException("--perturb_init_ulps must be 0 or more, got " + perturbInitUlps);
         }
         if (steps != null && steps < 1) {
             throw new IllegalArgumentException("--steps must be at least 1, got " + steps);
@@ -97,6 +104,9 @@ public final class Mnist implements Callable<Integer> {
 
         Mlp net = Mlp.build(new int[]{784, 512, 512, 10}, seed);
         Optimizer opt = Training.optimizer(optimizer, lr);
+        if (freeze != null) {
+            out.println("mnist: --freeze keeps " + Training.freeze(net.main(), freeze) + " at their initial values");
+        }
         fleet.distributedOptimizer(opt).minimize(net.loss());
         try (ProgramRunner runner = Training.runner(out, "mnist", fleet)) {
             return train(fleet, rank, runner, net, opt, train, test, global);
@@ -108,6 +118,9 @@ public final class Mnist implements Callable<Integer> {
         PrintStream out = System.out;
         Scope scope = new Scope();
         exe.run(net.startup(), scope);
+        if (perturbInitUlps > 0) {
+            Training.perturbParameters(exe, scope, net.main(), perturbInitUlps, seed);
+        }
         Timeline timeline = timelineFile == null ? null
                 : Timeline.attach(Training.timelineExecutor(exe), net.main(), rank.rank());
         if (loadCheckpoint != null) {
@@ -179,13 +192,14 @@ public final class Mnist implements Callable<Integer> {
 
         Files.createDirectories(rank.logDir());
         curve.writePng(rank.logDir().resolve("loss_curve.png"), "mnist training loss");
+        curve.writeCsv(rank.logDir().resolve("loss_curve.csv"));
         new Summary().put("program", "mnist").put("world_size", rank.worldSize()).put("steps", done)
                 .put("epochs", totalEpochs).put("global_batch", global).put("batch_size", global / rank.worldSize())
                 .put("optimizer", opt.name()).put("lr", lr).put("seed", seed).put("final_loss", lastLoss)
                 .put("test_accuracy", accuracy).put("train_accuracy", trainAccuracy).put("samples_per_sec", samples / seconds).put("params_l2", l2)
                 .put("train_seconds", seconds).put("blas", Blas.get().name())
                 .write(rank.logDir().resolve("summary.json"));
-        out.println("mnist: wrote " + rank.logDir().resolve("summary.json") + " and loss_curve.png");
+        out.println("mnist: wrote " + rank.logDir().resolve("summary.json") + ", loss_curve.png and loss_curve.csv");
         return 0;
     }
 

@@ -1,11 +1,16 @@
 package org.fleet4j.examples;
 
 import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 import org.fleet4j.core.device.CpuProgramRunner;
 import org.fleet4j.core.device.Devices;
 import org.fleet4j.core.device.ProgramRunner;
 import org.fleet4j.core.device.ProgramRunners;
+import org.fleet4j.core.drift.RoundingNoise;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
@@ -34,6 +39,41 @@ final class Training {
             case "adam" -> new Adam(lr);
             default -> throw new IllegalArgumentException("--optimizer must be sgd, momentum or adam, got '" + name + "'");
         };
+    }
+
+    /**
+     * Keeps the parameters whose names match {@code pattern} out of training (no gradient, no update); call before
+     * minimize. Returns their names; a pattern that is not a regular expression or matches nothing is refused.
+     */
+    static List<String> freeze(Program main, String pattern) {
+        Pattern p;
+        try {
+            p = Pattern.compile(pattern);
+        } catch (PatternSyntaxException e) {
+            throw new IllegalArgumentException("--freeze '" + pattern + "' is not a regular expression: " + e.getDescription());
+        }
+        List<String> all = new ArrayList<>();
+        List<String> frozen = new ArrayList<>();
+        for (Var v : main.globalBlock().vars()) {
+            if (v.isParameter()) {
+                all.add(v.name());
+                if (p.matcher(v.name()).matches()) {
+                    v.setStopGradient(true);
+                    frozen.add(v.name());
+                }
+            }
+        }
+        if (frozen.isEmpty()) {
+            throw new IllegalArgumentException("--freeze '" + pattern + "' matches no parameter; the parameters are " + all);
+        }
+        return frozen;
+    }
+
+    /** Moves every initial parameter {@code ulps} float32 ulps (see {@link RoundingNoise}), on whichever device holds it. */
+    static void perturbParameters(ProgramRunner exe, Scope scope, Program main, int ulps, long seed) {
+        exe.syncToScope(scope);
+        RoundingNoise.perturbParameters(main, scope, ulps, seed);
+        exe.scopeChanged();
     }
 
     /** The L2 norm over every trainable parameter of the program. */

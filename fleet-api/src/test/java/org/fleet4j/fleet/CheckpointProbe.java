@@ -12,6 +12,7 @@ import java.util.Properties;
 import org.fleet4j.core.data.Batch;
 import org.fleet4j.core.data.DataLoader;
 import org.fleet4j.core.data.TensorDataset;
+import org.fleet4j.core.drift.RoundingNoise;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
@@ -26,6 +27,7 @@ import org.fleet4j.core.tensor.DType;
  * step-decayed learning rate (so parameters, both moments, the beta powers and the step counter all matter) on steps
  * FIRST .. FIRST+STEPS-1 of a fixed batch sequence, optionally loading a checkpoint first and saving one after.
  * Arguments: OUT_DIR GLOBAL_BATCH FIRST STEPS LOAD_FILE|- SAVE_FILE|-. Writes every persistable to OUT_DIR/rank-N.properties.
+ * With PROBE_NOISE_ULPS=N the initial parameters start N ulps away ({@link RoundingNoise}), to measure the float32 noise.
  */
 public final class CheckpointProbe {
     private CheckpointProbe() {
@@ -49,6 +51,7 @@ public final class CheckpointProbe {
             Executor exe = new Executor();
             Scope scope = new Scope();
             exe.run(startup, scope);
+            RoundingNoise.perturbParameters(main, scope, Integer.parseInt(System.getenv().getOrDefault("PROBE_NOISE_ULPS", "0")), 1);
             if (!args[4].equals("-")) {
                 fleet.loadCheckpoint(Path.of(args[4]), scope, main);
             }

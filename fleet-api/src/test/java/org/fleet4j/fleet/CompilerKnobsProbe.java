@@ -7,7 +7,6 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
 import org.fleet4j.compiler.Compilation;
@@ -15,6 +14,7 @@ import org.fleet4j.compiler.FusedOps;
 import org.fleet4j.compiler.Pipeline;
 import org.fleet4j.core.autodiff.Backward;
 import org.fleet4j.core.autodiff.ParamGrad;
+import org.fleet4j.core.drift.RoundingNoise;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Op;
@@ -30,7 +30,9 @@ import org.fleet4j.strategy.DistributedStrategy;
  * A rank program for {@link CompilerKnobsFleetTest}: Fleet.init with the strategy of FLEET_STRATEGY (so the rings it
  * asks for are opened), then the same seeded network trained twice on this rank's share of every 16-sample batch:
  * compiled with that strategy, and as the reference uncompiled with one flat allreduce per gradient on ring 0.
- * Writes both runs' losses and parameters, one line each, to OUT_DIR/rank-R.values. Arguments: OUT_DIR STEPS NET, NET
+ * Writes both runs' losses and parameters, one line each, then the compiled program's ops, then the reference again
+ * started PROBE_NOISE_ULPS (default 1) ulps away ({@link RoundingNoise}, the noise it is judged by), to
+ * OUT_DIR/rank-R.values. Arguments: OUT_DIR STEPS NET, NET
  * "mlp" (through fleet.distributedOptimizer) or "aux" (a classifier with an auxiliary head that counts on every
  * other step, rank by rank; compiled, its gradient ops run in a conditional region that this rank skips on the other
  * steps, the reference multiplies its loss by zero there).
@@ -45,6 +47,7 @@ public final class CompilerKnobsProbe {
         Path out = Path.of(args[0]);
         int steps = Integer.parseInt(args[1]);
         boolean aux = args[2].equals("aux");
+        int noiseUlps = Integer.parseInt(System.getenv().getOrDefault("PROBE_NOISE_ULPS", "1"));
         try (Fleet fleet = Fleet.init()) {
             Net compiled;
             Net reference;
@@ -58,8 +61,8 @@ public final class CompilerKnobsProbe {
                 fleet.distributedOptimizer(new Momentum(0.05, 0.9f), new DistributedStrategy().fuseAllReduceOps(false))
                         .minimize(reference.loss);
             }
-            String text = train(reference, fleet, steps) + "\n" + train(compiled, fleet, steps) + "\n" + ops(compiled.main)
-                    + "\n";
+            String text = train(reference, fleet, steps, 0) + "\n" + train(compiled, fleet, steps, 0) + "\n"
+                    + ops(compiled.main) + "\n" + train(reference, fleet, steps, noiseUlps) + "\n";
             Path tmp = out.resolve("rank-" + fleet.workerIndex() + ".tmp");
             Files.writeString(tmp, text);
             Files.move(tmp, out.resolve("rank-" + fleet.workerIndex() + ".values"), StandardCopyOption.ATOMIC_MOVE);
@@ -123,10 +126,12 @@ public final class CompilerKnobsProbe {
         return new Net(main, startup, loss);
     }
 
-    private static String train(Net net, Fleet fleet, int steps) {
+    /** "LOSS LOSS ... | name=v,v,... name=v,...": the loss of every step, then every parameter at the end. */
+    private static String train(Net net, Fleet fleet, int steps, int ulps) {
         Executor exe = new Executor();
         Scope scope = new Scope();
         exe.run(net.startup, scope);
+        RoundingNoise.perturbParameters(net.main, scope, ulps, 1);
         int share = BATCH / fleet.workerNum();
         int rank = fleet.workerIndex();
         List<String> values = new ArrayList<>();
@@ -138,13 +143,16 @@ public final class CompilerKnobsProbe {
                 feed.put("use_aux", Tensor.ofLongs(new long[]{on}, 1));
             }
             float loss = exe.run(net.main, scope, feed, List.of(net.loss.name())).get(net.loss.name()).getFloat(0);
-            values.add(String.format(Locale.ROOT, "%.9g", loss));
+            values.add(Float.toString(loss));
         }
+        values.add("|");
         for (Var v : net.main.globalBlock().vars()) {
             if (v.isParameter()) {
+                List<String> cells = new ArrayList<>();
                 for (float f : scope.get(v.name()).toFloatArray()) {
-                    values.add(String.format(Locale.ROOT, "%.9g", f));
+                    cells.add(Float.toString(f));
                 }
+                values.add(v.name() + "=" + String.join(",", cells));
             }
         }
         return String.join(" ", values);

@@ -5,6 +5,7 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +15,7 @@ import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.core.data.Batch;
 import org.fleet4j.core.data.DataLoader;
 import org.fleet4j.core.data.TensorDataset;
+import org.fleet4j.core.drift.RoundingNoise;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
@@ -21,13 +23,14 @@ import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.core.tensor.Tensor;
 
 /**
  * A rank program for the Fleet tests, run under the real launcher. It exercises {@code fleet.util()} and the
  * barrier, then trains a small classifier data-parallel, initialised with a different seed on every rank so that
  * only the startup broadcast can make the ranks agree, and records every result in OUT_DIR/rank-N.properties.
- * Arguments: OUT_DIR GLOBAL_BATCH STEPS. With PROBE_STALL_RANK=r, rank r stops taking part right after Fleet.init;
+ * A one-rank run also trains the same model started one ulp away ({@link RoundingNoise}) and records it as "noise.*",
+ * the float32 noise that the tests judge several-rank runs by. Arguments: OUT_DIR GLOBAL_BATCH STEPS. With
+ * PROBE_STALL_RANK=r, rank r stops taking part right after Fleet.init;
  * with PROBE_SPARSE=1 the model also has a sparse embedding (SelectedRows gradients).
  */
 public final class FleetProbe {
@@ -76,20 +79,37 @@ public final class FleetProbe {
             result.setProperty("initial", params(main, scope));
             DataLoader loader = DataLoader.builder(TensorDataset.randomClassification(7, 96, 4, 3), globalBatch)
                     .shuffle(3).dropLast(true).shard(rank, fleet.workerNum()).build();
-            int done = 0;
-            for (int epoch = 0; done < steps; epoch++) {
-                for (Batch b : loader.epoch(epoch)) {
-                    if (done == steps) {
-                        break;
-                    }
-                    exe.run(main, scope, Map.of("x", b.field(0), "label", b.field(1)), List.of(loss.name()));
-                    done++;
-                }
-            }
+            result.setProperty("losses", train(util, exe, main, scope, loss, loader, steps).toString());
             result.setProperty("trained", params(main, scope));
+            if (fleet.workerNum() == 1) {
+                // the same training started one ulp away: its drift is the float32 noise other runs are judged by
+                Scope noise = new Scope();
+                exe.run(startup, noise);
+                RoundingNoise.perturbParameters(main, noise, 1, 1);
+                result.setProperty("noise.losses", train(util, exe, main, noise, loss, loader, steps).toString());
+                result.setProperty("noise.trained", params(main, noise));
+            }
             result.setProperty("registered_bucket_bytes", "" + RegisteredBucketMemory.bytesGiven());
             write(out.resolve("rank-" + rank + ".properties"), result);
         }
+    }
+
+    /** Trains {@code steps} steps; returns the loss of every step over the whole global batch (all ranks' rows). */
+    private static List<Double> train(FleetUtil util, Executor exe, Program main, Scope scope, Var loss, DataLoader loader,
+                                      int steps) {
+        List<Double> losses = new ArrayList<>();
+        for (int epoch = 0; losses.size() < steps; epoch++) {
+            for (Batch b : loader.epoch(epoch)) {
+                if (losses.size() == steps) {
+                    break;
+                }
+                float mean = exe.run(main, scope, Map.of("x", b.field(0), "label", b.field(1)), List.of(loss.name()))
+                        .get(loss.name()).getFloat(0);
+                double[] sumAndRows = util.allReduce(new double[]{mean * (double) b.size(), b.size()}, ReduceOp.SUM);
+                losses.add(sumAndRows[0] / sumAndRows[1]);
+            }
+        }
+        return losses;
     }
 
     /** A rank that stops taking part without dying; it gives up after a minute so nothing outlives a broken test. */

@@ -3,9 +3,7 @@ package org.fleet4j.compiler;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.GroupOptions;
@@ -19,7 +17,6 @@ import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.optim.SGD;
-import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
@@ -78,16 +75,8 @@ public final class AmpRankTraining {
             for (int step = 0; step < steps; step++) {
                 exe.run(main, scope, RankTraining.half(batch(step, poisonedStep), group.rank(), group.size()), List.of());
             }
-            List<String> values = new ArrayList<>();
-            for (var v : main.globalBlock().vars()) {
-                if (v.persistable() && v.dtype() == DType.F32) {
-                    for (float f : scope.get(v.name()).toFloatArray()) {
-                        values.add(v.name() + "=" + String.format(Locale.ROOT, "%.9g", f));
-                    }
-                }
-            }
             Files.writeString(Path.of(System.getenv("FLEET_LOG_DIR"), "rank-" + group.rank() + ".values"),
-                    String.join(" ", values) + "\n");
+                    Nets.valuesLine(main, scope) + "\n");
         }
     }
 

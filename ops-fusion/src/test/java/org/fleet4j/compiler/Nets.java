@@ -109,14 +109,46 @@ final class Nets {
             for (int s = 0; s < steps; s++) {
                 losses.add(exe.run(main, scope, batch(s), List.of(loss)).get(loss).getFloat(0));
             }
-            Map<String, float[]> params = new LinkedHashMap<>();
-            for (Var v : main.globalBlock().vars()) {
-                if (v.persistable() && v.dtype() == DType.F32) {
-                    params.put(v.name(), scope.get(v.name()).toFloatArray());
-                }
-            }
-            return new Trained(losses, params);
+            return new Trained(losses, floatPersistables(main, scope));
         }
+    }
+
+    /** Every float persistable of {@code main} in {@code scope}, by name, in program order. */
+    static Map<String, float[]> floatPersistables(Program main, Scope scope) {
+        Map<String, float[]> values = new LinkedHashMap<>();
+        for (Var v : main.globalBlock().vars()) {
+            if (v.persistable() && v.dtype() == DType.F32) {
+                values.put(v.name(), scope.get(v.name()).toFloatArray());
+            }
+        }
+        return values;
+    }
+
+    /** One line "name=v,v,... name=v,..." of {@link #floatPersistables}, each value exact; read back by {@link #parseValues}. */
+    static String valuesLine(Program main, Scope scope) {
+        List<String> entries = new ArrayList<>();
+        floatPersistables(main, scope).forEach((name, values) -> {
+            List<String> cells = new ArrayList<>();
+            for (float f : values) {
+                cells.add(Float.toString(f));
+            }
+            entries.add(name + "=" + String.join(",", cells));
+        });
+        return String.join(" ", entries);
+    }
+
+    static Map<String, float[]> parseValues(String line) {
+        Map<String, float[]> out = new LinkedHashMap<>();
+        for (String entry : line.trim().split(" ")) {
+            int eq = entry.lastIndexOf('=');
+            String[] cells = entry.substring(eq + 1).split(",");
+            float[] values = new float[cells.length];
+            for (int i = 0; i < cells.length; i++) {
+                values[i] = Float.parseFloat(cells[i]);
+            }
+            out.put(entry.substring(0, eq), values);
+        }
+        return out;
     }
 
     static List<String> opTypes(Program p) {

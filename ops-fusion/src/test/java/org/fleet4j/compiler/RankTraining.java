@@ -3,9 +3,7 @@ package org.fleet4j.compiler;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.GroupOptions;
@@ -34,7 +32,7 @@ import org.fleet4j.strategy.World;
 /**
  * One rank of {@link TwoRankCompilationTest}: opens the default process group from the FLEET_* environment,
  * registers a real {@code c_allreduce} on it, trains on its half of every batch and writes the final float
- * persistables of each run, one line per run, to {@code FLEET_LOG_DIR/rank-R.values}: the MLP uncompiled and then
+ * persistables of each run, one line per run ({@link Nets#valuesLine}), to {@code FLEET_LOG_DIR/rank-R.values}: the MLP uncompiled and then
  * compiled with op fusion, buckets and the fused optimizer; or (argument {@code sync_batch_norm}) a batch-norm net
  * compiled with sync_batch_norm.
  */
@@ -95,15 +93,7 @@ public final class RankTraining {
         for (int step = 0; step < steps; step++) {
             exe.run(main, scope, half(Nets.batch(step), group.rank(), group.size()), List.of());
         }
-        List<String> values = new ArrayList<>();
-        for (var v : main.globalBlock().vars()) {
-            if (v.persistable() && v.dtype() == DType.F32) {
-                for (float f : scope.get(v.name()).toFloatArray()) {
-                    values.add(String.format(Locale.ROOT, "%.9g", f));
-                }
-            }
-        }
-        return String.join(" ", values);
+        return Nets.valuesLine(main, scope);
     }
 
     /** This rank's rows of a 16-sample batch. */

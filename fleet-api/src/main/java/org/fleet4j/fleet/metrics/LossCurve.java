@@ -26,6 +26,37 @@ public final class LossCurve {
         return List.copyOf(losses);
     }
 
+    /** Writes "step,loss" lines, one per step from 1, each loss in full precision, for tools and for comparing runs. */
+    public void writeCsv(Path file) throws IOException {
+        StringBuilder csv = new StringBuilder("step,loss\n");
+        for (int i = 0; i < losses.size(); i++) {
+            csv.append(i + 1).append(',').append(losses.get(i)).append('\n');
+        }
+        Files.createDirectories(file.toAbsolutePath().getParent());
+        Files.writeString(file, csv);
+    }
+
+    /** Reads what {@link #writeCsv} wrote: the loss of every step, in order. */
+    public static double[] readCsv(Path file) throws IOException {
+        List<String> lines = Files.readAllLines(file);
+        if (lines.isEmpty() || !lines.getFirst().equals("step,loss")) {
+            throw new IOException(file + " is not a loss curve: its first line should be 'step,loss'");
+        }
+        double[] out = new double[lines.size() - 1];
+        for (int i = 1; i < lines.size(); i++) {
+            String[] cells = lines.get(i).split(",");
+            if (cells.length != 2 || !cells[0].equals("" + i)) {
+                throw new IOException(file + " line " + (i + 1) + ": expected '" + i + ",LOSS', got '" + lines.get(i) + "'");
+            }
+            try {
+                out[i - 1] = Double.parseDouble(cells[1]);
+            } catch (NumberFormatException e) {
+                throw new IOException(file + " line " + (i + 1) + ": '" + cells[1] + "' is not a number", e);
+            }
+        }
+        return out;
+    }
+
     public void writePng(Path file, String title) throws IOException {
         System.setProperty("java.awt.headless", "true");
         int w = 800;
