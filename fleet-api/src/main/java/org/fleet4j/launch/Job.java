@@ -121,10 +121,12 @@ public final class Job {
         }
         ranks.forEach(rank -> rank.awaitOutput(ECHO_DRAIN));
         stopAll();
+        boolean bySignal;
         synchronized (this) {
-            if (signalled) {
-                return awaitSignalExit();
-            }
+            bySignal = signalled;
+        }
+        if (bySignal) {
+            return awaitSignalExit();
         }
         info("job " + plan.jobId() + ": all " + ranks.size() + " rank(s) finished");
         return 0;
