@@ -75,9 +75,14 @@ public record DeviceSelection(List<Integer> gpuIds) {
             throw new LaunchException("--nproc_per_node " + nprocPerNode + " disagrees with --devices " + value
                     + " (one rank per listed device: " + ids.size() + "); leave out --nproc_per_node");
         }
-        int visible = knownGpuCount();
+        int visible = visibleGpuCount();
+        if (visible == 0) {
+            throw new LaunchException("--devices " + value + ": no GPU found (looked at CUDA_VISIBLE_DEVICES, " + NVIDIA_PROC
+                    + " and nvidia-smi -L); to run on the CPU, leave out --devices and give the number of ranks: --nproc_per_node "
+                    + ids.size());
+        }
         for (int id : ids) {
-            if (visible >= 0 && id >= visible) {
+            if (id >= visible) {
                 throw new LaunchException("--devices " + value + ": GPU " + id + " is not visible here; this machine shows " + visible
                         + " GPU(s)" + (visible > 0 ? " (0.." + (visible - 1) + ")" : ""));
             }
@@ -91,10 +96,7 @@ public record DeviceSelection(List<Integer> gpuIds) {
         return known >= 0 ? known : nvidiaSmiCount();
     }
 
-    /**
-     * The GPU count when it can be read without starting a program: from CUDA_VISIBLE_DEVICES or the
-     * driver's /proc entries; -1 when neither says (listed ids are then left for the ranks to check).
-     */
+    /** The GPU count when it can be read without starting a program: from CUDA_VISIBLE_DEVICES or the driver's /proc entries; -1 when neither says. */
     private static int knownGpuCount() {
         String visible = System.getenv("CUDA_VISIBLE_DEVICES");
         if (visible != null) {
@@ -115,7 +117,7 @@ public record DeviceSelection(List<Integer> gpuIds) {
             Process smi = new ProcessBuilder("nvidia-smi", "-L").redirectErrorStream(true).start();
             if (!smi.waitFor(10, TimeUnit.SECONDS)) {
                 smi.destroyForcibly();
-                throw new LaunchException("--devices gpu: nvidia-smi -L did not answer within 10 s; list the GPU ids instead, e.g. --devices 0,1");
+                throw new LaunchException("--devices: nvidia-smi -L did not answer within 10 s; set CUDA_VISIBLE_DEVICES to the GPUs this job may use");
             }
             String out = new String(smi.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             return smi.exitValue() != 0 ? 0 : (int) out.lines().filter(line -> line.startsWith("GPU ")).count();

@@ -15,6 +15,7 @@ import java.util.Map;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.compiler.Pipeline;
 import org.fleet4j.strategy.StrategyCli;
+import org.fleet4j.strategy.StrategyException;
 import org.fleet4j.strategy.World;
 import picocli.CommandLine;
 import picocli.CommandLine.ParameterException;
@@ -26,6 +27,7 @@ import picocli.CommandLine.ParameterException;
 public final class FleetRun {
     private static final int BAD_INPUT = 2;
     private static final int LAUNCH_FAILED = 1;
+    private static final Path MEMINFO = Path.of("/proc/meminfo");
 
     private FleetRun() {
     }
@@ -106,7 +108,24 @@ public final class FleetRun {
         if (options.jobId.isBlank()) {
             throw new LaunchException("--job_id: expected a non-empty name");
         }
-        return new Job(plan(options, programArgs, strategy, devices, nprocPerNode), out, err).run();
+        if (!devices.isGpu() && !options.skipMemoryCheck) {
+            RankMemory.check(nprocPerNode, JvmArgs.split(options.jvmArgs), MEMINFO);
+        }
+        LaunchPlan plan = plan(options, programArgs, strategy, devices, nprocPerNode);
+        checkStrategy(plan);
+        return new Job(plan, out, err).run();
+    }
+
+    /** Every rank would report a bad strategy file after start-up; checked here, it is reported once and nothing starts. */
+    private static void checkStrategy(LaunchPlan plan) {
+        if (plan.strategy() == null) {
+            return;
+        }
+        try {
+            StrategyCli.effective(plan.strategy(), new World(plan.layout().nnodes(), plan.layout().nprocPerNode(), plan.devices().kind()));
+        } catch (StrategyException e) {
+            throw new LaunchException("--strategy: " + String.join("; ", e.problems()), e);
+        }
     }
 
     private static LaunchPlan plan(LaunchOptions options, List<String> programArgs, Path strategy, DeviceSelection devices,

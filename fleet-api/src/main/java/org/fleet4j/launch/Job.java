@@ -15,7 +15,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Runs this node's ranks of a launch plan until all finish, or one fails and the rest are stopped.
  * No process of the job outlives it: every rank and every process a rank started is terminated on
- * failure, on SIGTERM/SIGINT to the launcher (a shutdown hook), and at the end.
+ * failure, on SIGTERM/SIGINT to the launcher (a shutdown hook), and at the end; when the launcher is
+ * killed outright, each rank's {@link LauncherWatch} stops it.
  */
 public final class Job {
     /** TERM grace plus KILL wait stay under the 10 s users are promised. */
@@ -24,6 +25,8 @@ public final class Job {
     private static final Duration ECHO_DRAIN = Duration.ofSeconds(5);
     private static final int TAIL_LINES = 20;
     private static final int SIGTERM_EXIT = 128 + 15;
+    /** Longer than the shutdown hook's teardown takes, so the JVM's own exit comes first. */
+    private static final Duration SIGNAL_EXIT_WAIT = TERM_GRACE.plus(KILL_WAIT).multipliedBy(2);
     /** How often the launcher notes the processes its ranks started, so orphans of a dead rank are still found. */
     private static final long TRACK_MILLIS = 500;
 
@@ -118,13 +121,28 @@ public final class Job {
         }
         ranks.forEach(rank -> rank.awaitOutput(ECHO_DRAIN));
         stopAll();
+        boolean bySignal;
         synchronized (this) {
-            if (signalled) {
-                return SIGTERM_EXIT;
-            }
+            bySignal = signalled;
+        }
+        if (bySignal) {
+            return awaitSignalExit();
         }
         info("job " + plan.jobId() + ": all " + ranks.size() + " rank(s) finished");
         return 0;
+    }
+
+    /**
+     * A signal started the JVM's shutdown, and the JVM exits with 128 + its number once the hook has stopped the job:
+     * 130 for SIGINT (Ctrl-C), 143 for SIGTERM. Returning a code of our own would race that exit with a wrong number.
+     */
+    private static int awaitSignalExit() {
+        try {
+            Thread.sleep(SIGNAL_EXIT_WAIT);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return SIGTERM_EXIT;
     }
 
     /** True when this failure is the one that stops the job (not a rank going down during a stop). */

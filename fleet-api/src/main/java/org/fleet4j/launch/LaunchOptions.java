@@ -79,6 +79,10 @@ final class LaunchOptions {
                     + " that fit one rank per CPU, cores always binds (or fails), none never. Default: ${DEFAULT-VALUE}.")
     CpuBinding.Mode cpuBind;
 
+    @Option(names = "--skip_memory_check",
+            description = "Start a CPU job even when its ranks (heap + off-heap + JVM, from --jvm_args) exceed the memory available.")
+    boolean skipMemoryCheck;
+
     @Option(names = "--server_num", paramLabel = "N", description = "Reserved for the parameter-server mode (not available yet).")
     Integer serverNum;
 

@@ -40,6 +40,8 @@ public record LaunchPlan(ClusterLayout layout, DeviceSelection devices, Program 
         command.addAll(jvmArgs);
         command.add("-cp");
         command.add(classpath());
+        command.add(RankMain.class.getName());
+        command.add(Long.toString(ProcessHandle.current().pid()));
         command.add(program.mainClass());
         command.addAll(programArgs);
         int globalRank = layout.globalRank(localRank);

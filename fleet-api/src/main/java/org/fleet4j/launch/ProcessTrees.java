@@ -1,9 +1,14 @@
 package org.fleet4j.launch;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Deque;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -29,13 +34,20 @@ final class ProcessTrees {
         return left.stream().filter(ProcessHandle::isAlive).toList();
     }
 
-    /** The live processes together with every descendant they have now. */
+    /**
+     * The live processes together with every descendant they have now, from one snapshot of the process table (a
+     * snapshot per root made stopping hundreds of ranks take many seconds).
+     */
     static Set<ProcessHandle> withDescendants(Collection<ProcessHandle> roots) {
+        Map<Long, List<ProcessHandle>> children = new HashMap<>();
+        ProcessHandle.allProcesses().forEach(process -> process.parent()
+                .ifPresent(parent -> children.computeIfAbsent(parent.pid(), pid -> new ArrayList<>()).add(process)));
         Set<ProcessHandle> all = new LinkedHashSet<>();
-        for (ProcessHandle root : roots) {
-            if (root.isAlive()) {
-                all.add(root);
-                root.descendants().forEach(all::add);
+        Deque<ProcessHandle> toVisit = new ArrayDeque<>(roots.stream().filter(ProcessHandle::isAlive).toList());
+        while (!toVisit.isEmpty()) {
+            ProcessHandle process = toVisit.poll();
+            if (all.add(process)) {
+                toVisit.addAll(children.getOrDefault(process.pid(), List.of()));
             }
         }
         return all;

@@ -4,13 +4,12 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
 
 /**
  * One running rank JVM. Its stdout and stderr go to its workerlog; an echoed rank's output is also
- * copied live to the console, each line prefixed with {@code [rank N]}.
+ * copied live to the console, each line prefixed with {@code [rank N]} (see {@link ConsoleEcho}).
  */
 final class RankProcess {
     private final RankSpec spec;
@@ -48,35 +47,19 @@ final class RankProcess {
      * Keeps draining even when the log cannot be written, so the rank never blocks on a full pipe.
      */
     static void copy(InputStream from, OutputStream log, PrintStream console, String prefix) {
-        byte[] prefixBytes = prefix.getBytes(StandardCharsets.UTF_8);
+        ConsoleEcho echo = new ConsoleEcho(console, prefix);
         byte[] buffer = new byte[8192];
-        boolean atLineStart = true;
         OutputStream logOrNull = log;
         try (from) {
             int n;
             while ((n = from.read(buffer)) >= 0) {
                 logOrNull = writeLog(logOrNull, buffer, n, console, prefix);
-                synchronized (console) {
-                    int lineStart = 0;
-                    for (int i = 0; i < n; i++) {
-                        if (atLineStart && buffer[i] != '\n') {
-                            console.write(prefixBytes, 0, prefixBytes.length);
-                            atLineStart = false;
-                        }
-                        // A carriage return starts the line again (progress bars redraw in place), so the prefix comes back.
-                        if (buffer[i] == '\n' || buffer[i] == '\r') {
-                            console.write(buffer, lineStart, i + 1 - lineStart);
-                            lineStart = i + 1;
-                            atLineStart = true;
-                        }
-                    }
-                    console.write(buffer, lineStart, n - lineStart);
-                    console.flush();
-                }
+                echo.write(buffer, n);
             }
         } catch (IOException closed) {
             // the rank's end of the pipe is gone: nothing more to copy
         } finally {
+            echo.finish();
             closeLog(logOrNull);
         }
     }

@@ -107,6 +107,9 @@ class FleetRunProcessTest {
         String log = Files.readString(work.resolve("log/workerlog.0"));
         assertTrue(log.contains("hello from rank 0 of 1\n") && log.contains("rank 0 writes to stderr too\n"), log);
         assertFalse(log.contains("[rank 0]"), "the log holds the rank's own output, unprefixed");
+        String incubatorWarning = "WARNING: Using incubator modules: jdk.incubator.vector\n";
+        assertTrue(log.contains(incubatorWarning), "the log keeps the JVM's warning: " + log);
+        assertFalse(launcher.stdout().contains(incubatorWarning), "the console is spared it: " + launcher.stdout());
         String endpoints = Files.readString(work.resolve("log/endpoints.log"));
         assertTrue(endpoints.contains("master " + master + "\n") && endpoints.contains("rank 0 local_rank 0 " + master + "\n"), endpoints);
     }
@@ -343,5 +346,117 @@ class FleetRunProcessTest {
         assertTrue(launcher.stderr().contains("fleetrun: --devices 0,1: GPU 1 is not visible here; this machine shows 1 GPU(s) (0..0)"),
                 launcher.stderr());
         assertFalse(Files.exists(work.resolve("log")), "nothing started, no logs");
+    }
+
+    /** With no GPU at all, listed GPU ids are refused up front instead of the ranks quietly running on the CPU. */
+    @Test
+    void listedGpusWithoutAnyGpuAreRefusedSayingHowToRunOnTheCpu() throws Exception {
+        Assumptions.assumeFalse(Files.isDirectory(Path.of("/proc/driver/nvidia/gpus")), "this machine has an NVIDIA driver with GPUs");
+        env.put("CUDA_VISIBLE_DEVICES", null);
+        env.put("PATH", Files.createDirectories(work.resolve("no-nvidia-smi")).toString());
+        LauncherRun launcher = launch("--devices", "0,1", RoleProbe.class.getName());
+
+        assertEquals(2, launcher.awaitExit(JOB_TIMEOUT), launcher.stderr());
+        assertEquals("fleetrun: --devices 0,1: no GPU found (looked at CUDA_VISIBLE_DEVICES, /proc/driver/nvidia/gpus and nvidia-smi -L);"
+                + " to run on the CPU, leave out --devices and give the number of ranks: --nproc_per_node 2\n", launcher.stderr());
+        assertFalse(Files.exists(work.resolve("log")), "nothing started, no logs");
+    }
+
+    /** A bad strategy file is reported once by the launcher, before any rank starts, not by every rank after start-up. */
+    @Test
+    void badStrategyFileIsReportedOnceBeforeAnyRankStarts() throws Exception {
+        Path invalid = Files.writeString(work.resolve("invalid.yaml"), "nccl_comm_num: 0\n");
+        LauncherRun launcher = launch("--nproc_per_node", "2", "--strategy", "invalid.yaml", RoleProbe.class.getName());
+
+        assertEquals(2, launcher.awaitExit(JOB_TIMEOUT), launcher.stderr());
+        assertEquals("fleetrun: --strategy: " + invalid + ":1: nccl_comm_num: 0 is out of range: must be at least 1\n", launcher.stderr());
+
+        Path binary = Files.write(work.resolve("binary.yaml"), new byte[] {(byte) 0x1f, (byte) 0x8b, 8, 0});
+        launcher = launch("--nproc_per_node", "2", "--strategy", "binary.yaml", RoleProbe.class.getName());
+
+        assertEquals(2, launcher.awaitExit(JOB_TIMEOUT), launcher.stderr());
+        assertEquals("fleetrun: --strategy: " + binary + ": not a text file (byte 1 is 0x8b, not UTF-8); a strategy file is YAML, JSON"
+                + " or prototxt text\n", launcher.stderr());
+        assertFalse(Files.exists(work.resolve("log")), "nothing started, no logs");
+    }
+
+    /** Ranks whose heap and off-heap limits exceed the memory available are refused, with the numbers and the ways out. */
+    @Test
+    void cpuRanksThatCannotFitTheMemoryAreRefused() throws Exception {
+        LauncherRun launcher = LauncherRun.javaMain(work, env, List.of("--nproc_per_node", "2", "--jvm_args", "-Xmx64t",
+                RoleProbe.class.getName()));
+
+        assertEquals(2, launcher.awaitExit(JOB_TIMEOUT), launcher.stderr());
+        String err = launcher.stderr();
+        assertTrue(err.startsWith("fleetrun: 2 rank(s) need about 256.0 TiB but this machine has "), err);
+        assertTrue(err.contains(" available (MemAvailable in /proc/meminfo): each rank 128.0 TiB = heap 64.0 TiB (-Xmx) + off-heap 64.0 TiB"
+                + " (-XX:MaxDirectMemorySize defaults to -Xmx) + JVM 64.0 MiB; run at most 0 rank(s) with --nproc_per_node, lower -Xmx or"
+                + " -XX:MaxDirectMemorySize in --jvm_args, or pass --skip_memory_check\n"), err);
+        assertEquals(1, err.lines().count(), err);
+        assertFalse(Files.exists(work.resolve("log")), "nothing started, no logs");
+
+        // --skip_memory_check goes on to the next check (here a bad strategy file, so that still nothing starts).
+        Files.writeString(work.resolve("invalid.yaml"), "nccl_comm_num: 0\n");
+        LauncherRun skipped = LauncherRun.javaMain(work, env, List.of("--nproc_per_node", "2", "--jvm_args", "-Xmx64t",
+                "--skip_memory_check", "--strategy", "invalid.yaml", RoleProbe.class.getName()));
+        assertEquals(2, skipped.awaitExit(JOB_TIMEOUT), skipped.stderr());
+        assertTrue(skipped.stderr().startsWith("fleetrun: --strategy: "), skipped.stderr());
+    }
+
+    /** Ctrl-C stops the job like SIGTERM, and fleetrun exits 130 as shells expect (143 for SIGTERM, tested above). */
+    @Test
+    void sigintToTheLauncherStopsEveryRankAndExits130() throws Exception {
+        env.put("PROBE_WAIT", "1");
+        LauncherRun launcher = launch("--nproc_per_node", "2", RoleProbe.class.getName());
+        List<Long> ranks = List.of(pid("rank-0.pid", launcher), pid("rank-1.pid", launcher));
+
+        Process kill = new ProcessBuilder("kill", "-INT", Long.toString(launcher.process().pid())).inheritIO().start();
+        assertEquals(0, kill.waitFor(), "kill -INT " + launcher.process().pid());
+
+        assertEquals(128 + 2, launcher.awaitExit(TEARDOWN_TIMEOUT), launcher.stderr());
+        assertTrue(launcher.stderr().contains("fleetrun: stopping job default: terminating 2 running rank(s)"), launcher.stderr());
+        for (long pid : ranks) {
+            assertTrue(Await.gone(pid, Duration.ZERO), "rank " + pid + " outlived the launcher");
+        }
+    }
+
+    /** No code of a launcher killed by SIGKILL runs; each rank notices within its poll that its parent is gone, and stops. */
+    @Test
+    void ranksStopWhenTheLauncherIsKilledBySigkill() throws Exception {
+        env.put("PROBE_WAIT", "1");
+        env.put("PROBE_CHILD", "1");
+        LauncherRun launcher = launch("--nproc_per_node", "2", RoleProbe.class.getName());
+        List<Long> job = List.of(pid("rank-0.pid", launcher), pid("rank-1.pid", launcher),
+                pid("rank-0.child.pid", launcher), pid("rank-1.child.pid", launcher));
+
+        launcher.process().toHandle().destroyForcibly();
+
+        assertEquals(128 + 9, launcher.awaitExit(TEARDOWN_TIMEOUT));
+        for (long pid : job) {
+            // Promised: 5 s; the rest is slack for a loaded CI machine.
+            assertTrue(Await.gone(pid, Duration.ofSeconds(8)), "process " + pid + " outlived its launcher by 8 s");
+        }
+        assertTrue(Files.readString(work.resolve("log/workerlog.1")).contains("rank 1: the launcher (pid " + launcher.process().pid()
+                + ") is gone; stopping this rank and the processes it started"));
+    }
+
+    /** SIGTERM while the ranks' JVMs are still starting stops every process of the job within the promised time. */
+    @Test
+    void sigtermWhileRanksAreStillStartingStopsThemAll() throws Exception {
+        env.put("PROBE_WAIT", "1");
+        LauncherRun launcher = launch("--nproc_per_node", "8", "--cpu_bind", "none", RoleProbe.class.getName());
+        long deadline = System.nanoTime() + JOB_TIMEOUT.toNanos();
+        while (launcher.process().descendants().findAny().isEmpty()) {
+            assertTrue(launcher.process().isAlive() && System.nanoTime() < deadline, "no rank started: " + launcher.stderr());
+            Thread.sleep(5);
+        }
+
+        List<ProcessHandle> started = launcher.process().descendants().toList();
+        launcher.process().toHandle().destroy();
+
+        assertEquals(128 + 15, launcher.awaitExit(TEARDOWN_TIMEOUT), launcher.stderr());
+        for (ProcessHandle process : started) {
+            assertFalse(process.isAlive(), "process " + process.pid() + " outlived the launcher");
+        }
     }
 }

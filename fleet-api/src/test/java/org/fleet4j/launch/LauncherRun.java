@@ -26,12 +26,11 @@ final class LauncherRun {
         this.errPump = pump(process.getErrorStream(), stderr);
     }
 
-    /** Runs {@code FleetRun.main} in a fresh JVM on this test's classpath. */
+    /** Runs {@code FleetRun.main} in a fresh JVM on this test's classpath, with the JVM flags of bin/fleetrun. */
     static LauncherRun javaMain(Path workDir, Map<String, String> env, List<String> args) throws IOException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.addAll(List.of("-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+UseSerialGC"));
-        command.addAll(LaunchPlan.REQUIRED_JVM_FLAGS);
+        command.addAll(List.of("-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+UseSerialGC", "--enable-native-access=ALL-UNNAMED"));
         command.add("-cp");
         command.add(testClasspath());
         command.add(FleetRun.class.getName());

@@ -1,6 +1,9 @@
 package org.fleet4j.strategy;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CoderResult;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -47,15 +50,39 @@ public final class DistributedStrategy {
      */
     public static DistributedStrategy load(Path file) {
         StrategyFormat format = StrategyFormat.of(file);
-        String text;
+        byte[] bytes;
         try {
-            text = Files.readString(file, StandardCharsets.UTF_8);
+            bytes = Files.readAllBytes(file);
         } catch (NoSuchFileException e) {
             throw new StrategyException(file + ": no such strategy file");
         } catch (IOException e) {
             throw new StrategyException(file + ": cannot read the strategy file: " + e.getMessage());
         }
-        return parse(text, format, file.toString());
+        return parse(text(bytes, file), format, file.toString());
+    }
+
+    /** The file's UTF-8 text; a binary file (not UTF-8, or holding NUL bytes) is named as such, with the first bad byte. */
+    private static String text(byte[] bytes, Path file) {
+        ByteBuffer in = ByteBuffer.wrap(bytes);
+        CharBuffer out = CharBuffer.allocate(bytes.length);
+        CoderResult result = StandardCharsets.UTF_8.newDecoder().decode(in, out, true);
+        int nul = indexOfNul(bytes);
+        int bad = result.isError() ? Math.min(in.position(), nul) : nul;
+        if (bad < bytes.length) {
+            throw new StrategyException(String.format("%s: not a text file (byte %d is 0x%02x, %s); a strategy file is YAML,"
+                    + " JSON or prototxt text", file, bad, bytes[bad] & 0xff, bytes[bad] == 0 ? "a NUL" : "not UTF-8"));
+        }
+        return out.flip().toString();
+    }
+
+    /** The index of the first NUL byte, or the length when there is none. */
+    private static int indexOfNul(byte[] bytes) {
+        for (int i = 0; i < bytes.length; i++) {
+            if (bytes[i] == 0) {
+                return i;
+            }
+        }
+        return bytes.length;
     }
 
     /** Reads a strategy from text in the given format; {@code source} names it in errors. */

@@ -318,4 +318,16 @@ class ValidationTest {
         assertEquals(file + ":1: nccl_comm_num: 0 is out of range: must be at least 1",
                 assertThrows(StrategyException.class, () -> DistributedStrategy.load(file)).getMessage());
     }
+
+    @Test
+    void binaryFileIsNamedAsNotText() throws Exception {
+        Path gzip = dir.resolve("strategy.yaml");
+        java.nio.file.Files.write(gzip, new byte[] {'a', ':', ' ', (byte) 0x1f, (byte) 0x8b, 8, 0});
+        assertEquals(gzip + ": not a text file (byte 4 is 0x8b, not UTF-8); a strategy file is YAML, JSON or prototxt text",
+                assertThrows(StrategyException.class, () -> DistributedStrategy.load(gzip)).getMessage());
+        Path nul = dir.resolve("strategy.json");
+        java.nio.file.Files.write(nul, new byte[] {'{', 0, '}'});
+        assertEquals(nul + ": not a text file (byte 1 is 0x00, a NUL); a strategy file is YAML, JSON or prototxt text",
+                assertThrows(StrategyException.class, () -> DistributedStrategy.load(nul)).getMessage());
+    }
 }
