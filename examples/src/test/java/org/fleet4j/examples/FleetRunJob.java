@@ -26,6 +26,12 @@ final class FleetRunJob {
 
     /** Starts {@code fleetrun --nproc_per_node N --log_dir WORK/log PROGRAM ARGS}; ranks get the default JIT. */
     static FleetRunJob start(Path work, int nproc, String program, String... programArgs) throws IOException {
+        return startWithJvmArgs(work, nproc, "", program, programArgs);
+    }
+
+    /** As {@link #start}, with {@code jvmArgs} added to every rank's JVM arguments. */
+    static FleetRunJob startWithJvmArgs(Path work, int nproc, String jvmArgs, String program, String... programArgs)
+            throws IOException {
         Files.createDirectories(work);
         Path logDir = work.resolve("log");
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -33,7 +39,7 @@ final class FleetRunJob {
                 "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector",
                 "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
                 "org.fleet4j.launch.FleetRun", "--nproc_per_node", "" + nproc, "--log_dir", logDir.toString(),
-                "--jvm_args", "-XX:+UseSerialGC -Xmx512m", program));
+                "--jvm_args", ("-XX:+UseSerialGC -Xmx512m " + jvmArgs).strip(), program));
         command.addAll(List.of(programArgs));
         Process p = new ProcessBuilder(command).directory(work.toFile())
                 .redirectOutput(work.resolve("launcher.out").toFile()).redirectError(work.resolve("launcher.err").toFile())

@@ -1,6 +1,5 @@
 package org.fleet4j.core.tensor;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
@@ -38,10 +37,14 @@ public final class Tensor {
         this.data = data;
     }
 
-    /** A new zero-filled tensor, freed by the garbage collector when unreachable. */
+    /**
+     * A new zero-filled tensor, freed by the garbage collector when unreachable.
+     *
+     * @throws OffHeapMemoryException when the JVM's off-heap limit or the machine cannot hold it
+     */
     public static Tensor zeros(DType dtype, long... shape) {
         long bytes = Shapes.numel(shape) * dtype.byteSize();
-        return new Tensor(dtype, shape, Arena.ofAuto().allocate(Math.max(bytes, 1), ALIGNMENT).asSlice(0, bytes));
+        return new Tensor(dtype, shape, OffHeapMemory.allocate(bytes, ALIGNMENT, "a tensor " + dtype.displayName() + Shapes.str(shape)));
     }
 
     public static Tensor zeros(long... shape) {
