@@ -301,6 +301,47 @@ public final class Tensor {
         return out;
     }
 
+    /** The flat index of the first NaN or infinite element, or -1 when every element is finite (always for integers). */
+    public long firstNonFinite() {
+        switch (dtype) {
+            case F32 -> {
+                for (long i = 0; i < numel; i++) {
+                    if (!Float.isFinite(data.getAtIndex(F, i))) {
+                        return i;
+                    }
+                }
+            }
+            case F64 -> {
+                for (long i = 0; i < numel; i++) {
+                    if (!Double.isFinite(data.getAtIndex(D, i))) {
+                        return i;
+                    }
+                }
+            }
+            case BF16 -> {
+                for (long i = 0; i < numel; i++) {
+                    if (!Float.isFinite(BFloat16.toFloat(data.getAtIndex(S, i)))) {
+                        return i;
+                    }
+                }
+            }
+            case I32, I64 -> {
+            }
+        }
+        return -1;
+    }
+
+    /** The multi-dimensional index of flat index {@code flat}, e.g. "[2, 17]". */
+    public String indexOf(long flat) {
+        long[] index = new long[shape.length];
+        long rest = flat;
+        for (int d = shape.length - 1; d >= 0; d--) {
+            index[d] = shape[d] == 0 ? 0 : rest % shape[d];
+            rest = shape[d] == 0 ? 0 : rest / shape[d];
+        }
+        return Arrays.toString(index);
+    }
+
     /** "float32[64, 784]". */
     public String describe() {
         return dtype.displayName() + Shapes.str(shape);
