@@ -312,14 +312,4 @@ public final class SafeTensors {
             at += n;
         }
     }
-
-    private static void deleteTemporary(Path temp, CheckpointException failure) {
-        try {
-            Files.deleteIfExists(temp);
-        } catch (IOException e) {
-            if (failure != null) {
-                failure.addSuppressed(e);
-            }
-        }
-    }
 }
