@@ -1,6 +1,7 @@
 package org.fleet4j.core.tensor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -20,7 +21,7 @@ class OffHeapMemoryTest {
         assertTrue(m.startsWith("cannot allocate " + Bytes.format(bytes) + " (" + bytes + " bytes) for a tensor float32["
                 + rows + ", 1024]: the off-heap limit is " + Bytes.format(limit) + " (" + limit + " bytes)"), m);
         assertTrue(m.contains(OffHeapMemory.LIMIT_FLAG), m);
-        assertTrue(!m.contains("\n"), "one line: " + m);
+        assertFalse(m.contains("\n"), "one line: " + m);
     }
 
     @Test
