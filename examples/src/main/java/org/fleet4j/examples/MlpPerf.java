@@ -17,6 +17,7 @@ import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.OffHeapMemoryException;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.ExecutionSettings;
 import org.fleet4j.fleet.Fleet;
@@ -107,8 +108,14 @@ public final class MlpPerf implements Callable<Integer> {
     private int measure(Fleet fleet, Rank rank, int[] widths, List<Variant> variants) throws Exception {
         // each rank its own samples, as data-parallel ranks have
         SplittableRandom r = new SplittableRandom(seed + rank.rank());
-        Tensor x = Tensor.zeros(batchSize, widths[0]);
-        Tensor y = Tensor.zeros(DType.I64, batchSize, 1);
+        Tensor x;
+        Tensor y;
+        try {
+            x = Tensor.zeros(batchSize, widths[0]);
+            y = Tensor.zeros(DType.I64, batchSize, 1);
+        } catch (OffHeapMemoryException e) {
+            throw e.in("the input batch of --batch_size " + batchSize);
+        }
         for (long i = 0; i < x.numel(); i++) {
             x.setFloat(i, (float) r.nextDouble());
         }

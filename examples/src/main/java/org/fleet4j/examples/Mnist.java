@@ -14,6 +14,7 @@ import org.fleet4j.core.data.DataLoader;
 import org.fleet4j.core.data.MnistDataset;
 import org.fleet4j.core.device.ProgramRunner;
 import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.io.LoadOptions;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.Fleet;
@@ -58,6 +59,9 @@ public final class Mnist implements Callable<Integer> {
     Path saveCheckpoint;
     @Option(names = "--load_checkpoint", description = "start from the state that --save_checkpoint wrote")
     Path loadCheckpoint;
+    @Option(names = "--allow_nonfinite_checkpoint", description = "load a --load_checkpoint that holds NaN or infinite values"
+            + " (refused by default), to inspect a training that diverged")
+    boolean allowNonfiniteCheckpoint;
     @Option(names = "--timeline", description = "write a Chrome trace of the training steps; rank N writes FILE with .rankN before the extension")
     Path timelineFile;
     @Option(names = "--log_level", description = "info or debug (debug shows stack traces)")
@@ -93,6 +97,9 @@ public final class Mnist implements Callable<Integer> {
             throw new IllegalArgumentException("--global_batch " + global + " does not split evenly over "
                     + rank.worldSize() + " ranks; use a multiple of " + rank.worldSize());
         }
+        if (saveCheckpoint != null) {
+            fleet.checkCheckpointWritable(saveCheckpoint);
+        }
         PrintStream out = System.out;
         MnistDataset train = dataDir == null ? MnistDataset.bundled(MnistDataset.Split.TRAIN)
                 : MnistDataset.load(dataDir, MnistDataset.Split.TRAIN);
@@ -125,7 +132,8 @@ public final class Mnist implements Callable<Integer> {
                 : Timeline.attach(Training.timelineExecutor(exe), net.main(), rank.rank());
         if (loadCheckpoint != null) {
             exe.syncToScope(scope);
-            fleet.loadCheckpoint(loadCheckpoint, scope, net.main());
+            fleet.loadCheckpoint(loadCheckpoint, scope, net.main(),
+                    allowNonfiniteCheckpoint ? LoadOptions.STRICT.allowingNonFinite() : LoadOptions.STRICT);
             exe.scopeChanged();
             out.println("mnist: loaded the training state from " + loadCheckpoint);
         }

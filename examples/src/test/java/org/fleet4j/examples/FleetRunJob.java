@@ -26,11 +26,23 @@ final class FleetRunJob {
 
     /** Starts {@code fleetrun --nproc_per_node N --log_dir WORK/log PROGRAM ARGS}; ranks get the default JIT. */
     static FleetRunJob start(Path work, int nproc, String program, String... programArgs) throws IOException {
-        return start(work, nproc, List.of(), program, programArgs);
+        return start(work, nproc, "", List.of(), program, programArgs);
     }
 
     /** As {@link #start(Path, int, String, String...)}, with further launcher options such as --strategy FILE. */
     static FleetRunJob start(Path work, int nproc, List<String> launcherArgs, String program, String... programArgs)
+            throws IOException {
+        return start(work, nproc, "", launcherArgs, program, programArgs);
+    }
+
+    /** As {@link #start(Path, int, String, String...)}, with {@code jvmArgs} added to every rank's JVM arguments. */
+    static FleetRunJob startWithJvmArgs(Path work, int nproc, String jvmArgs, String program, String... programArgs)
+            throws IOException {
+        return start(work, nproc, jvmArgs, List.of(), program, programArgs);
+    }
+
+    private static FleetRunJob start(Path work, int nproc, String jvmArgs, List<String> launcherArgs, String program,
+                                     String... programArgs)
             throws IOException {
         Files.createDirectories(work);
         Path logDir = work.resolve("log");
@@ -39,7 +51,7 @@ final class FleetRunJob {
                 "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector",
                 "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
                 "org.fleet4j.launch.FleetRun", "--nproc_per_node", "" + nproc, "--log_dir", logDir.toString(),
-                "--jvm_args", "-XX:+UseSerialGC -Xmx512m"));
+                "--jvm_args", ("-XX:+UseSerialGC -Xmx512m " + jvmArgs).strip()));
         command.addAll(launcherArgs);
         command.add(program);
         command.addAll(List.of(programArgs));

@@ -18,6 +18,8 @@ import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.compiler.HierarchicalForm;
 import org.fleet4j.compiler.RingLayout;
 import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.io.CheckpointException;
+import org.fleet4j.core.io.LoadOptions;
 import org.fleet4j.core.io.SafeTensors;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.optim.Optimizer;
@@ -250,12 +252,43 @@ public final class Fleet implements AutoCloseable {
     }
 
     /**
+     * Checks before training that {@link #saveCheckpoint} will be able to write {@code file}, so that a missing
+     * directory, a directory or an unwritable place fails at once rather than after the last step. Every rank checks
+     * (the file must be on storage every host sees, as for {@link #loadCheckpoint}) and learns whether all could, so
+     * every rank fails alike, with a {@link CheckpointException}. Leaves no file behind.
+     */
+    public void checkCheckpointWritable(Path file) {
+        CheckpointException failure = null;
+        try {
+            SafeTensors.checkWritable(file);
+        } catch (CheckpointException e) {
+            failure = e;
+        }
+        boolean allCould = isDryRun() ? failure == null : util().allReduce(failure == null ? 1L : 0L, ReduceOp.MIN) == 1;
+        if (failure != null) {
+            throw failure;
+        }
+        if (!allCould) {
+            throw new CheckpointException(file, null, "another rank cannot write it; its log says why");
+        }
+    }
+
+    /**
      * Loads what {@link #saveCheckpoint} wrote into the persistable vars of {@code program} in {@code scope}, on every
-     * rank (run the startup program first). All or nothing: a missing, extra, misshapen or corrupt variable fails
-     * naming the file and the variable, and leaves the scope unchanged. The world size may differ from the saver's.
+     * rank (run the startup program first). All or nothing: a missing, extra, misshapen or corrupt variable, or a NaN
+     * or infinite value, fails naming the file and the variable, and leaves the scope unchanged. The world size may
+     * differ from the saver's.
      */
     public void loadCheckpoint(Path file, Scope scope, Program program) {
-        SafeTensors.loadInto(file, Persistables.of(program, scope, "loadCheckpoint " + file), true);
+        loadCheckpoint(file, scope, program, LoadOptions.STRICT);
+    }
+
+    /**
+     * As {@link #loadCheckpoint(Path, Scope, Program)}, with {@code options} deciding what is refused, e.g.
+     * {@code LoadOptions.STRICT.allowingNonFinite()} to inspect the state of a training that diverged.
+     */
+    public void loadCheckpoint(Path file, Scope scope, Program program, LoadOptions options) {
+        SafeTensors.loadInto(file, Persistables.of(program, scope, "loadCheckpoint " + file), options);
     }
 
     /**

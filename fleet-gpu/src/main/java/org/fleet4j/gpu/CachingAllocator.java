@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.fleet4j.core.tensor.Bytes;
 
 /**
  * Keeps freed device blocks for reuse, because cudaMalloc and cudaFree synchronise the device and are slow. Sizes

@@ -1,5 +1,7 @@
 package org.fleet4j.gpu;
 
+import org.fleet4j.core.tensor.Bytes;
+
 /**
  * What Fleet4J needs to know about one GPU.
  *

@@ -3,6 +3,8 @@ package org.fleet4j.fleet.cli;
 import java.io.PrintStream;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import org.fleet4j.core.tensor.Bytes;
+import org.fleet4j.core.tensor.OffHeapMemory;
 import picocli.CommandLine;
 
 /**
@@ -19,7 +21,7 @@ public final class ProgramMain {
         String n = t.getClass().getName();
         return t instanceof IllegalArgumentException
                 || t instanceof java.nio.file.NoSuchFileException
-                || n.endsWith("DataFormatException") || n.endsWith("CheckpointException")
+                || n.endsWith("DataFormatException") || n.endsWith("CheckpointException") || n.endsWith("OffHeapMemoryException")
                 || n.endsWith("IrException") || n.endsWith("StrategyException") || n.endsWith("ExecutionException");
     }
 
@@ -40,7 +42,29 @@ public final class ProgramMain {
             err.println(name + ": " + describe(ex));
             return isUserError(ex) || isUserError(rootCause(ex)) ? 2 : 1;
         });
-        return cl.execute(args);
+        try {
+            return cl.execute(args);
+        } catch (OutOfMemoryError e) {
+            // tensors report their own (OffHeapMemoryException); this is the Java heap or memory outside Fleet4J
+            if (debug(args)) {
+                e.printStackTrace(err);
+            }
+            err.println(name + ": " + outOfMemory(e));
+            return 2;
+        }
+    }
+
+    private static String outOfMemory(OutOfMemoryError e) {
+        String m = describe(e);
+        if (m.contains("Java heap") || m.contains("GC overhead")) {
+            return "out of memory: the Java heap (limit " + Bytes.format(Runtime.getRuntime().maxMemory())
+                    + ") is full; raise it with -Xmx (bin/fleetrun --jvm_args \"-Xmx8g\") or ask for less";
+        }
+        if (m.contains("direct buffer memory")) {
+            return "out of memory: " + m + "; raise the off-heap limit with " + OffHeapMemory.LIMIT_FLAG
+                    + " (bin/fleetrun --jvm_args \"" + OffHeapMemory.LIMIT_FLAG + "=16g\") or ask for less";
+        }
+        return "out of memory: " + m;
     }
 
     private static boolean debug(String[] args) {

@@ -1,5 +1,6 @@
 package org.fleet4j.core.data;
 
+import org.fleet4j.core.tensor.OffHeapMemoryException;
 import org.fleet4j.core.tensor.Tensor;
 
 import java.lang.foreign.MemorySegment;
@@ -57,7 +58,11 @@ public final class DataLoader {
             long[] shape = src.shape();
             rowBytes[f] = n == 0 ? 0 : src.byteSize() / n;
             shape[0] = fullRows;
-            buffers[f] = Tensor.zeros(src.dtype(), shape);
+            try {
+                buffers[f] = Tensor.zeros(src.dtype(), shape);
+            } catch (OffHeapMemoryException e) {
+                throw e.in("the batch buffer of field '" + dataset.fieldNames().get(f) + "' (" + fullRows + " rows)");
+            }
         }
         this.fullBatch = new Batch(dataset.fieldNames(), buffers, order);
         int tail = n % globalBatch;

@@ -1,5 +1,6 @@
 package org.fleet4j.core.data;
 
+import org.fleet4j.core.tensor.OffHeapMemoryException;
 import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
 
@@ -110,7 +111,12 @@ public final class IdxReader {
             throw new DataFormatException(file, "header declares " + what + " (" + expected + " bytes), more than a"
                     + " gzip file of " + fileSize + " bytes can hold");
         }
-        Tensor tensor = Tensor.zeros(type.tensorType(), shape);
+        Tensor tensor;
+        try {
+            tensor = Tensor.zeros(type.tensorType(), shape);
+        } catch (OffHeapMemoryException e) {
+            throw e.in("IDX file " + file);
+        }
         byte[] buffer = new byte[CHUNK];
         long done = 0;
         while (done < expected) {

@@ -1,7 +1,7 @@
 package org.fleet4j.core.device;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import org.fleet4j.core.tensor.OffHeapMemory;
 import org.fleet4j.core.tensor.Tensor;
 
 /** The host: buffers are off-heap segments aligned like tensors, copies are memory copies, nothing is asynchronous. */
@@ -49,7 +49,7 @@ public final class CpuDevice implements Device {
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot allocate " + bytes + " bytes on cpu");
         }
-        return new HostBuffer(Arena.ofAuto().allocate(Math.max(bytes, 1), Tensor.ALIGNMENT).asSlice(0, bytes));
+        return new HostBuffer(OffHeapMemory.allocate(bytes, Tensor.ALIGNMENT, "a cpu buffer"));
     }
 
     /** The garbage collector frees CPU buffers; this only checks that the buffer is ours. */

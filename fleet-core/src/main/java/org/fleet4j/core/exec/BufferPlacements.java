@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.OffHeapMemory;
 import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
 
@@ -59,7 +60,12 @@ public final class BufferPlacements {
             return Tensor.zeros(dtype, shape);
         }
         long bytes = Shapes.numel(shape) * dtype.byteSize();
-        MemorySegment memory = entry.allocator().allocate(name, bytes);
+        MemorySegment memory;
+        try {
+            memory = entry.allocator().allocate(name, bytes);
+        } catch (OutOfMemoryError e) {
+            throw OffHeapMemory.refused("buffer '" + name + "' at placement '" + placement + "'", bytes, e);
+        }
         if (memory.byteSize() != bytes || memory.address() % Tensor.ALIGNMENT != 0) {
             throw new IllegalStateException("the allocator of placement '" + placement + "' gave buffer '" + name + "' "
                     + memory.byteSize() + " bytes at address " + memory.address() + "; expected " + bytes

@@ -8,6 +8,7 @@ import java.util.Map;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.tensor.OffHeapMemoryException;
 import org.fleet4j.core.tensor.Tensor;
 
 /**
@@ -186,10 +187,8 @@ public final class Executor implements AutoCloseable {
             }
             try {
                 step.kernel().run(step.args());
-            } catch (ExecutionException e) {
-                throw e;
             } catch (RuntimeException e) {
-                throw new ExecutionException("op #" + step.index() + " " + step.op() + " failed: " + e.getMessage(), e);
+                throw failed(step, e);
             }
             if (observed) {
                 observers.forEach(o -> o.opFinished(step.index(), step.op().type()));
@@ -208,14 +207,21 @@ public final class Executor implements AutoCloseable {
         }
         try {
             step.kernel().run(step.args());
-        } catch (ExecutionException e) {
-            throw e;
         } catch (RuntimeException e) {
-            throw new ExecutionException("op #" + step.index() + " " + step.op() + " failed: " + e.getMessage(), e);
+            throw failed(step, e);
         }
         for (OpObserver o : observers) {
             o.opFinished(step.index(), step.op().type());
         }
+    }
+
+    /** A kernel's failure with its op named (an execution error names it already). */
+    private static RuntimeException failed(Plan.Step step, RuntimeException e) {
+        return switch (e) {
+            case ExecutionException named -> named;
+            case OffHeapMemoryException memory -> memory.in("op #" + step.index() + " " + step.op().type());
+            default -> new ExecutionException("op #" + step.index() + " " + step.op() + " failed: " + e.getMessage(), e);
+        };
     }
 
     /** A condition value: a tensor whose first element is non-zero. */

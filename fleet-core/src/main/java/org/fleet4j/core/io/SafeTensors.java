@@ -1,5 +1,6 @@
 package org.fleet4j.core.io;
 
+import org.fleet4j.core.tensor.OffHeapMemoryException;
 import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
 
@@ -8,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -34,39 +36,39 @@ public final class SafeTensors {
     /**
      * Writes {@code tensors} (in map order) and {@code metadata} to {@code file} atomically: the bytes go to a
      * temporary file in the same directory, which is flushed to disk and renamed over {@code file}, and then the
-     * directory is flushed. If anything fails the old file is untouched and the temporary file is removed.
+     * directory is flushed. If anything fails the old file is untouched and the temporary file is removed; the
+     * temporaries of an earlier write of {@code file} that was killed are removed first. The file's mode follows
+     * the umask, as for any other new file.
      */
     public static void write(Path file, Map<String, Tensor> tensors, Map<String, String> metadata) {
         requireLittleEndian(file);
-        Path target = file.toAbsolutePath();
-        Path dir = target.getParent();
-        if (dir == null || !Files.isDirectory(dir)) {
-            throw new CheckpointException(file, null, "directory " + dir + " does not exist");
-        }
+        Path target = writableTarget(file);
         List<Map.Entry<String, Tensor>> entries = new ArrayList<>(tensors.entrySet());
         SafeTensorsHeader header = headerFor(file, entries, metadata);
         byte[] json = header.encode();
-        Path temp = null;
+        TemporaryFile.removeStale(target);
+        TemporaryFile temp = null;
         String writing = null;
         boolean renamed = false;
         CheckpointException failure = null;
         try {
-            temp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".tmp");
-            try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE)) {
-                ByteBuffer prefix = ByteBuffer.allocate(8 + json.length).order(ByteOrder.LITTLE_ENDIAN);
-                prefix.putLong(json.length).put(json).flip();
-                writeFully(ch, prefix);
-                for (Map.Entry<String, Tensor> e : entries) {
-                    writing = e.getKey();
-                    writeSegment(ch, e.getValue().segment());
-                }
-                writing = null;
-                ch.force(true);
+            temp = TemporaryFile.create(target);
+            FileChannel ch = temp.channel();
+            ByteBuffer prefix = ByteBuffer.allocate(8 + json.length).order(ByteOrder.LITTLE_ENDIAN);
+            prefix.putLong(json.length).put(json).flip();
+            writeFully(ch, prefix);
+            for (Map.Entry<String, Tensor> e : entries) {
+                writing = e.getKey();
+                writeSegment(ch, e.getValue().segment());
             }
-            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            writing = null;
+            ch.force(true);
+            // renamed while still locked, so no other writer takes it for a dead writer's leftover
+            Files.move(temp.path(), target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             renamed = true;
+            temp.close();
             // The rename is durable only once the directory entry is on disk.
-            try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            try (FileChannel d = FileChannel.open(target.getParent(), StandardOpenOption.READ)) {
                 d.force(true);
             }
         } catch (IOException | RuntimeException e) {
@@ -78,9 +80,47 @@ public final class SafeTensors {
             throw failure;
         } finally {
             if (!renamed && temp != null) {
-                deleteTemporary(temp, failure);
+                temp.delete(failure);
             }
         }
+    }
+
+    /**
+     * Checks that {@link #write} could write {@code file} now: its directory exists and takes new files, and the file
+     * is not a directory or another special file. Creates and removes a temporary file there, leaving nothing
+     * behind; a program calls this before its work, so a bad path fails at once instead of after it.
+     */
+    public static void checkWritable(Path file) {
+        Path target = writableTarget(file);
+        try {
+            TemporaryFile.create(target).delete(null);
+        } catch (AccessDeniedException e) {
+            throw new CheckpointException(file, null, "directory " + target.getParent() + " does not let this user create"
+                    + " files (permission denied); choose a writable directory", e);
+        } catch (IOException e) {
+            throw new CheckpointException(file, null, "cannot create a file in directory " + target.getParent() + " ("
+                    + e + "); choose a writable directory", e);
+        }
+    }
+
+    /** The absolute target of a write of {@code file}, after the checks that need no file to be created. */
+    private static Path writableTarget(Path file) {
+        Path target = file.toAbsolutePath();
+        Path dir = target.getParent();
+        if (dir == null || !Files.exists(dir)) {
+            throw new CheckpointException(file, null, "directory " + dir + " does not exist; create it first");
+        }
+        if (!Files.isDirectory(dir)) {
+            throw new CheckpointException(file, null, dir + " is not a directory");
+        }
+        if (Files.isDirectory(target)) {
+            throw new CheckpointException(file, null, "is a directory; name a file in it, e.g. "
+                    + target.resolve("checkpoint.safetensors"));
+        }
+        if (Files.exists(target) && !Files.isRegularFile(target)) {
+            throw new CheckpointException(file, null, "exists and is not a regular file; name another file");
+        }
+        return target;
     }
 
     private static SafeTensorsHeader headerFor(Path file, List<Map.Entry<String, Tensor>> entries, Map<String, String> metadata) {
@@ -122,7 +162,12 @@ public final class SafeTensors {
             long dataStart = size - dataBytes(header);
             Map<String, Tensor> tensors = new LinkedHashMap<>();
             for (SafeTensorsHeader.Entry e : header.entries()) {
-                Tensor t = Tensor.zeros(e.dtype(), e.shape());
+                Tensor t;
+                try {
+                    t = Tensor.zeros(e.dtype(), e.shape());
+                } catch (OffHeapMemoryException m) {
+                    throw m.in("checkpoint " + file + ", tensor " + e.name());
+                }
                 readSegment(file, e.name(), ch, t.segment(), dataStart + e.begin());
                 tensors.put(e.name(), t);
             }
@@ -157,9 +202,16 @@ public final class SafeTensors {
     /**
      * Fills {@code targets} from {@code file}, all or nothing: every target's presence, dtype and shape is checked
      * against the file, and the file is read and validated whole, before any target is written. Strict loading also
-     * fails when the file lacks a target or holds a variable no target names; otherwise those are reported.
+     * fails when the file lacks a target or holds a variable no target names; otherwise those are reported. A
+     * value that is NaN or infinite fails the load.
      */
     public static LoadReport loadInto(Path file, Map<String, Tensor> targets, boolean strict) {
+        return loadInto(file, targets, strict ? LoadOptions.STRICT : LoadOptions.LENIENT);
+    }
+
+    /** As {@link #loadInto(Path, Map, boolean)}, with {@code options} deciding what is refused. */
+    public static LoadReport loadInto(Path file, Map<String, Tensor> targets, LoadOptions options) {
+        boolean strict = options.strict();
         Checkpoint checkpoint = readCheckpoint(file);
         Map<String, Tensor> found = checkpoint.tensors();
         List<String> loaded = new ArrayList<>();
@@ -181,7 +233,10 @@ public final class SafeTensors {
             } else if (!want.hasShape(have.shape())) {
                 problem = name + " has shape " + Shapes.str(have.shape()) + ", the program expects " + Shapes.str(want.shape());
             } else {
-                loaded.add(name);
+                problem = options.allowNonFinite() ? null : nonFinite(name, have);
+                if (problem == null) {
+                    loaded.add(name);
+                }
             }
             if (problem != null) {
                 problems.add(problem);
@@ -204,6 +259,13 @@ public final class SafeTensors {
             targets.get(name).copyFrom(found.get(name));
         }
         return new LoadReport(loaded, missing, unexpected);
+    }
+
+    /** Why {@code t} cannot be loaded as {@code name} because of a NaN or an infinity, or null when all is finite. */
+    private static String nonFinite(String name, Tensor t) {
+        long bad = t.firstNonFinite();
+        return bad < 0 ? null : name + " holds " + t.getDouble(bad) + " at " + t.indexOf(bad) + " (flat index " + bad
+                + "), so the training that saved it had diverged (a load allowing non-finite values reads it for inspection)";
     }
 
     private static String summary(Collection<String> names) {
@@ -248,16 +310,6 @@ public final class SafeTensors {
                         + "; the file shrank while it was read");
             }
             at += n;
-        }
-    }
-
-    private static void deleteTemporary(Path temp, CheckpointException failure) {
-        try {
-            Files.deleteIfExists(temp);
-        } catch (IOException e) {
-            if (failure != null) {
-                failure.addSuppressed(e);
-            }
         }
     }
 }

@@ -3,6 +3,7 @@ package org.fleet4j.core.ops;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.OffHeapMemoryException;
 import org.fleet4j.core.tensor.Tensor;
 
 /**
@@ -121,7 +122,11 @@ public final class KernelArgs {
         }
         Tensor t = dropped == null ? null : dropped.take(dtype, shape);
         if (t == null) {
-            t = Tensor.zeros(dtype, shape);
+            try {
+                t = Tensor.zeros(dtype, shape);
+            } catch (OffHeapMemoryException e) {
+                throw e.in("output '" + op.output(slot).get(j) + "'");
+            }
         }
         frame[idx] = t;
         return t;

@@ -1,6 +1,5 @@
 package org.fleet4j.core.tensor;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
@@ -38,10 +37,14 @@ public final class Tensor {
         this.data = data;
     }
 
-    /** A new zero-filled tensor, freed by the garbage collector when unreachable. */
+    /**
+     * A new zero-filled tensor, freed by the garbage collector when unreachable.
+     *
+     * @throws OffHeapMemoryException when the JVM's off-heap limit or the machine cannot hold it
+     */
     public static Tensor zeros(DType dtype, long... shape) {
         long bytes = Shapes.numel(shape) * dtype.byteSize();
-        return new Tensor(dtype, shape, Arena.ofAuto().allocate(Math.max(bytes, 1), ALIGNMENT).asSlice(0, bytes));
+        return new Tensor(dtype, shape, OffHeapMemory.allocate(bytes, ALIGNMENT, "a tensor " + dtype.displayName() + Shapes.str(shape)));
     }
 
     public static Tensor zeros(long... shape) {
@@ -296,6 +299,47 @@ public final class Tensor {
             out[i] = getLong(i);
         }
         return out;
+    }
+
+    /** The flat index of the first NaN or infinite element, or -1 when every element is finite (always for integers). */
+    public long firstNonFinite() {
+        switch (dtype) {
+            case F32 -> {
+                for (long i = 0; i < numel; i++) {
+                    if (!Float.isFinite(data.getAtIndex(F, i))) {
+                        return i;
+                    }
+                }
+            }
+            case F64 -> {
+                for (long i = 0; i < numel; i++) {
+                    if (!Double.isFinite(data.getAtIndex(D, i))) {
+                        return i;
+                    }
+                }
+            }
+            case BF16 -> {
+                for (long i = 0; i < numel; i++) {
+                    if (!Float.isFinite(BFloat16.toFloat(data.getAtIndex(S, i)))) {
+                        return i;
+                    }
+                }
+            }
+            case I32, I64 -> {
+            }
+        }
+        return -1;
+    }
+
+    /** The multi-dimensional index of flat index {@code flat}, e.g. "[2, 17]". */
+    public String indexOf(long flat) {
+        long[] index = new long[shape.length];
+        long rest = flat;
+        for (int d = shape.length - 1; d >= 0; d--) {
+            index[d] = shape[d] == 0 ? 0 : rest % shape[d];
+            rest = shape[d] == 0 ? 0 : rest / shape[d];
+        }
+        return Arrays.toString(index);
     }
 
     /** "float32[64, 784]". */

@@ -12,9 +12,13 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.AbstractMap;
 import java.util.AbstractSet;
 import java.util.ArrayList;
@@ -28,6 +32,7 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -309,6 +314,98 @@ class SafeTensorsTest {
         assertTrue(assertThrows(CheckpointException.class,
                 () -> SafeTensors.write(missing, Map.of("__metadata__", Tensor.scalar(1)), Map.of())).getMessage()
                 .contains("'__metadata__' cannot name a tensor"));
+    }
+
+    @Test
+    void aTemporaryFileLeftByAKilledWriterIsRemovedByTheNextSaveOfTheSameTarget() throws IOException {
+        Path file = dir.resolve("model.safetensors");
+        Path stale = Files.createFile(dir.resolve(".model.safetensors.4711.tmp"));
+        Path otherTarget = Files.createFile(dir.resolve(".model.safetensors.bak.4711.tmp"));
+        Path live = Files.createFile(dir.resolve(".model.safetensors.815.tmp"));
+        try (FileChannel writer = FileChannel.open(live, StandardOpenOption.WRITE); FileLock held = writer.lock()) {
+            SafeTensors.write(file, everyDtype(), Map.of());
+        }
+        assertFalse(Files.exists(stale), "the dead writer's temporary file is still there");
+        assertTrue(Files.exists(live), "a temporary file that a writer holds was removed");
+        assertTrue(Files.exists(otherTarget), "another target's temporary file was removed");
+        assertSameTensors(everyDtype(), SafeTensors.read(file));
+    }
+
+    @Test
+    void aCheckpointGetsThePermissionsOfAnyNewFile() throws IOException {
+        Path file = dir.resolve("model.safetensors");
+        SafeTensors.write(file, everyDtype(), Map.of());
+        Path plain = Files.createFile(dir.resolve("plain"));
+        assertEquals(Files.getPosixFilePermissions(plain), Files.getPosixFilePermissions(file));
+    }
+
+    @Test
+    void checkWritableNamesAMissingDirectoryADirectoryAndAnUnwritablePlaceAndLeavesNothing() throws IOException {
+        Path ok = dir.resolve("model.safetensors");
+        SafeTensors.checkWritable(ok);
+        assertEquals(List.of(), listDir(), "the check left a file behind");
+
+        Path noDir = dir.resolve("missing/model.safetensors");
+        assertEquals("checkpoint " + noDir + ": directory " + dir.resolve("missing") + " does not exist; create it first",
+                assertThrows(CheckpointException.class, () -> SafeTensors.checkWritable(noDir)).getMessage());
+        assertEquals("checkpoint " + dir + ": is a directory; name a file in it, e.g. " + dir.resolve("checkpoint.safetensors"),
+                assertThrows(CheckpointException.class, () -> SafeTensors.checkWritable(dir)).getMessage());
+        Path locked = unwritableDirectory(dir).resolve("model.safetensors");
+        assertEquals("checkpoint " + locked + ": directory " + locked.getParent() + " does not let this user create files"
+                        + " (permission denied); choose a writable directory",
+                assertThrows(CheckpointException.class, () -> SafeTensors.checkWritable(locked)).getMessage());
+        try (Stream<Path> files = Files.list(locked.getParent())) {
+            assertEquals(0, files.filter(f -> f.getFileName().toString().startsWith(".model.safetensors.")).count());
+        }
+    }
+
+    /**
+     * A directory this process cannot create files in: one without write permission, or, for root (whom permissions
+     * do not stop), /sys, which refuses new files to everyone.
+     */
+    static Path unwritableDirectory(Path parent) throws IOException {
+        Path readOnly = Files.createDirectories(parent.resolve("read-only"));
+        Files.setPosixFilePermissions(readOnly, PosixFilePermissions.fromString("r-xr-xr-x"));
+        return Files.isWritable(readOnly) ? Path.of("/sys") : readOnly;
+    }
+
+    @Test
+    void aCheckpointHoldingNanOrInfinityIsRefusedNamingTheTensorAndTheFirstBadElement() {
+        Path file = dir.resolve("diverged.safetensors");
+        Tensor w = ramp(DType.F32, 3, 4);
+        w.set(Float.NaN, 1, 2);
+        w.set(Float.POSITIVE_INFINITY, 2, 0);
+        Tensor b = ramp(DType.BF16, 4);
+        b.setFloat(3, Float.NEGATIVE_INFINITY);
+        Map<String, Tensor> saved = new LinkedHashMap<>();
+        saved.put("w", w);
+        saved.put("step", Tensor.ofLongs(new long[]{7}));
+        SafeTensors.write(file, saved, Map.of());
+
+        Map<String, Tensor> targets = new LinkedHashMap<>();
+        targets.put("w", Tensor.zeros(DType.F32, 3, 4));
+        targets.put("step", Tensor.zeros(DType.I64, 1));
+        CheckpointException e = assertThrows(CheckpointException.class, () -> SafeTensors.loadInto(file, targets, true));
+        assertEquals("checkpoint " + file + ": w holds NaN at [1, 2] (flat index 6), so the training that saved it had"
+                + " diverged (a load allowing non-finite values reads it for inspection); nothing was loaded", e.getMessage());
+        assertEquals("w", e.variable());
+        assertEquals(0, targets.get("step").getLong(0), "a finite tensor was loaded although another was refused");
+
+        LoadReport report = SafeTensors.loadInto(file, targets, LoadOptions.STRICT.allowingNonFinite());
+        assertEquals(List.of("w", "step"), report.loaded());
+        assertTrue(Float.isNaN(targets.get("w").get(1, 2)));
+        assertEquals(Float.POSITIVE_INFINITY, targets.get("w").get(2, 0));
+
+        SafeTensors.write(file, Map.of("b", b), Map.of());
+        Map<String, Tensor> bf16 = Map.of("b", Tensor.zeros(DType.BF16, 4));
+        assertTrue(assertThrows(CheckpointException.class, () -> SafeTensors.loadInto(file, bf16, LoadOptions.LENIENT))
+                .getMessage().startsWith("checkpoint " + file + ": b holds -Infinity at [3] (flat index 3)"));
+    }
+
+    private List<Path> listDir() throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.toList();
+        }
     }
 
     private void assertOldCheckpointIntact(Path file, Map<String, Tensor> old) throws IOException {

@@ -1,13 +1,13 @@
-package org.fleet4j.gpu;
+package org.fleet4j.core.tensor;
 
 import java.util.Locale;
 
 /** Byte counts as people read them in error messages and reports. */
-final class Bytes {
+public final class Bytes {
     private Bytes() {
     }
 
-    static String format(long bytes) {
+    public static String format(long bytes) {
         if (bytes < 1024) {
             return bytes + " B";
         }

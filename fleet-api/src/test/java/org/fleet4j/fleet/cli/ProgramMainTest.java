@@ -1,0 +1,67 @@
+package org.fleet4j.fleet.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Callable;
+import org.fleet4j.core.tensor.OffHeapMemory;
+import org.fleet4j.core.tensor.Tensor;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine.Command;
+
+/** A program that cannot get its memory ends in one line and exit code 2, on the heap and off it. */
+class ProgramMainTest {
+    @Command(name = "heap")
+    static final class HeapHog implements Callable<Integer> {
+        @Override
+        public Integer call() {
+            long[] tooLarge = new long[Integer.MAX_VALUE - 8]; // 16 GiB, beyond the test JVM's heap
+            return tooLarge.length;
+        }
+    }
+
+    @Command(name = "tensor")
+    static final class TensorHog implements Callable<Integer> {
+        @Override
+        public Integer call() {
+            return (int) Tensor.zeros(OffHeapMemory.limit() / 4 + 1).numel();
+        }
+    }
+
+    private record Result(int code, String err) {
+    }
+
+    private static Result run(Callable<Integer> program) {
+        PrintStream saved = System.err;
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            return new Result(ProgramMain.run("prog", program, new String[0]), err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setErr(saved);
+        }
+    }
+
+    @Test
+    void aFullHeapIsOneLineNamingTheLimitAndTheFlag() {
+        Result r = run(new HeapHog());
+        assertEquals(2, r.code(), r.err());
+        assertTrue(r.err().startsWith("prog: out of memory: the Java heap (limit "), r.err());
+        assertTrue(r.err().contains("raise it with -Xmx (bin/fleetrun --jvm_args"), r.err());
+        assertEquals(1, r.err().lines().count(), r.err());
+    }
+
+    @Test
+    void aTensorBeyondTheOffHeapLimitIsOneLineAndExitCode2() {
+        Result r = run(new TensorHog());
+        assertEquals(2, r.code(), r.err());
+        assertTrue(r.err().startsWith("prog: cannot allocate "), r.err());
+        assertTrue(r.err().contains("the off-heap limit is"), r.err());
+        assertEquals(1, r.err().lines().count(), r.err());
+        assertFalse(r.err().contains("\tat "), r.err());
+    }
+}
