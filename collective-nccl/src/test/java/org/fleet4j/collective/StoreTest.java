@@ -1,5 +1,6 @@
 package org.fleet4j.collective;
 
+import org.fleet4j.collective.store.StoreServer;
 import org.fleet4j.collective.store.TcpStore;
 import org.junit.jupiter.api.Test;
 
@@ -11,11 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -71,26 +67,8 @@ class StoreTest {
     /** A script hammering the store with junk must not fill rank 0's console: a few lines, then a count. */
     @Test
     void aFloodOfRejectedConnectionsWritesOnlyAFewWarnings() throws IOException {
-        Logger jul = Logger.getLogger("org.fleet4j.collective.store.StoreServer");
-        AtomicInteger warnings = new AtomicInteger();
-        Handler counter = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                if (record.getLevel().intValue() >= Level.WARNING.intValue()) {
-                    warnings.incrementAndGet();
-                }
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        jul.addHandler(counter);
-        try (TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-f", TOKEN, T)) {
+        try (WarningCounter warnings = new WarningCounter(StoreServer.class);
+             TcpStore host = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "job-f", TOKEN, T)) {
             for (int i = 0; i < 200; i++) {
                 try (Socket s = new Socket("127.0.0.1", host.hostedPort())) {
                     s.setSoTimeout(10_000);
@@ -100,11 +78,9 @@ class StoreTest {
                     assertEquals(2, in.read(), "rejection " + i);
                 }
             }
-            assertTrue(warnings.get() >= 1 && warnings.get() <= 11, warnings.get() + " warnings for 200 rejected connections");
+            assertTrue(warnings.count() >= 1 && warnings.count() <= 11, warnings.count() + " warnings for 200 rejected connections");
             host.setString("still", "serving");
             assertEquals("serving", host.getString("still", T));
-        } finally {
-            jul.removeHandler(counter);
         }
     }
 

@@ -7,6 +7,7 @@ import org.fleet4j.collective.GroupContext;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.collective.WarningCounter;
 import org.fleet4j.collective.store.TcpStore;
 import org.junit.jupiter.api.Test;
 
@@ -26,11 +27,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -108,26 +104,8 @@ class TokenlessClientTest {
     /** A script hammering a data port (junk, resets) writes a few warnings, not one per connection; the job carries on. */
     @Test
     void aFloodOnADataPortWritesOnlyAFewWarnings() throws Exception {
-        Logger jul = Logger.getLogger(TcpListener.class.getName());
-        AtomicInteger warnings = new AtomicInteger();
-        Handler counter = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                if (record.getLevel().intValue() >= Level.WARNING.intValue()) {
-                    warnings.incrementAndGet();
-                }
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        jul.addHandler(counter);
-        try (TcpWorld w = new TcpWorld(2, 64 << 10); Arena arena = Arena.ofShared()) {
+        try (WarningCounter warnings = new WarningCounter(TcpListener.class);
+             TcpWorld w = new TcpWorld(2, 64 << 10); Arena arena = Arena.ofShared()) {
             String endpoint = w.stores.get(0).getString("g/default/tcp/0", T);
             int port = Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
             for (int i = 0; i < 200; i++) {
@@ -142,14 +120,12 @@ class TokenlessClientTest {
                     s.getInputStream().readAllBytes(); // until the listener closes the connection
                 }
             }
-            assertTrue(warnings.get() <= 11, warnings.get() + " warnings for 200 rejected connections");
+            assertTrue(warnings.count() <= 11, warnings.count() + " warnings for 200 rejected connections");
             w.run((rank, g) -> {
                 MemorySegment buf = ones(arena, rank + 1f);
                 g.allreduce(buf, DataType.F32, ReduceOp.SUM).await(T);
                 assertEquals(3f, buf.getAtIndex(ValueLayout.JAVA_FLOAT, 5));
             });
-        } finally {
-            jul.removeHandler(counter);
         }
     }
 
