@@ -28,7 +28,9 @@ final class LauncherRun {
 
     /** Runs {@code FleetRun.main} in a fresh JVM on this test's classpath, with the JVM flags of bin/fleetrun. */
     static LauncherRun javaMain(Path workDir, Map<String, String> env, List<String> args) throws IOException {
-        List<String> command = new ArrayList<>();
+        // SIGINT at its default, as in a terminal: a test JVM started in the background (nohup, `cmd &` in a script)
+        // inherits SIGINT ignored, and so would the launcher; env execs java in its own place, so the pid is the launcher's
+        List<String> command = new ArrayList<>(List.of("env", "--default-signal=INT"));
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(List.of("-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+UseSerialGC", "--enable-native-access=ALL-UNNAMED"));
         command.add("-cp");
