@@ -6,7 +6,6 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.tensor.DType;
 
 /** An ordered list of ops over a set of named vars. Appending an op checks it against its spec and infers shapes. */
@@ -97,7 +96,7 @@ public final class Block {
     /** Appends an op after checking its slots and attributes against its spec; output vars get inferred shapes. */
     public Op appendOp(String type, Map<String, List<String>> inputs, Map<String, List<String>> outputs,
                        Map<String, Object> attrs) {
-        Op op = OpRegistry.get(type).check(new Op(type, inputs, outputs, attrs), this, ops.size());
+        Op op = OpChecker.installed().check(new Op(type, inputs, outputs, attrs), this, ops.size());
         ops.add(op);
         program.touch();
         return op;
@@ -106,7 +105,7 @@ public final class Block {
     /** Inserts an already-checked op at a position (used by autodiff and compiler passes). */
     public Op insertOp(int index, String type, Map<String, List<String>> inputs, Map<String, List<String>> outputs,
                        Map<String, Object> attrs) {
-        Op op = OpRegistry.get(type).check(new Op(type, inputs, outputs, attrs), this, index);
+        Op op = OpChecker.installed().check(new Op(type, inputs, outputs, attrs), this, index);
         ops.add(index, op);
         program.touch();
         return op;

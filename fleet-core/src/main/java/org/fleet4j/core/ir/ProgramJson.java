@@ -120,7 +120,7 @@ public final class ProgramJson {
             }
             Op op = new Op(type, slots(n.path("inputs")), slots(n.path("outputs")), attrs);
             try {
-                p.globalBlock().addRaw(org.fleet4j.core.ops.OpRegistry.get(type).check(op, p.globalBlock(), index));
+                p.globalBlock().addRaw(OpChecker.installed().check(op, p.globalBlock(), index));
             } catch (IrException e) {
                 throw new IrException(source + ": op #" + index + ": " + e.getMessage(), e);
             }
