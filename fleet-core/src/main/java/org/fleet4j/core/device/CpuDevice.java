@@ -49,7 +49,7 @@ public final class CpuDevice implements Device {
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot allocate " + bytes + " bytes on cpu");
         }
-        return new HostBuffer(OffHeapMemory.allocate(bytes, Tensor.ALIGNMENT, "a cpu buffer"));
+        return new HostBuffer(OffHeapMemory.allocate(bytes, Tensor.ALIGNMENT, () -> "a cpu buffer"));
     }
 
     /** The garbage collector frees CPU buffers; this only checks that the buffer is ours. */

@@ -5,6 +5,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
+import java.util.function.Supplier;
 
 /**
  * Where tensor memory comes from: zeroed off-heap segments counted against the JVM's direct-memory limit
@@ -19,13 +20,16 @@ public final class OffHeapMemory {
     private OffHeapMemory() {
     }
 
-    /** {@code bytes} of zeroed memory aligned to {@code alignment}; {@code what} names it should the allocation fail. */
-    public static MemorySegment allocate(long bytes, long alignment, String what) {
+    /**
+     * {@code bytes} of zeroed memory aligned to {@code alignment}; {@code what} names it should the allocation fail
+     * (built only then: tensors are allocated on the executor's path).
+     */
+    public static MemorySegment allocate(long bytes, long alignment, Supplier<String> what) {
         try {
             return Arena.ofAuto().allocate(Math.max(bytes, 1), alignment).asSlice(0, bytes);
         } catch (OutOfMemoryError e) {
             // thrown before any memory is taken (the reservation or malloc failed), so nothing needs undoing
-            throw refused(what, bytes, e);
+            throw refused(what.get(), bytes, e);
         }
     }
 

@@ -44,7 +44,8 @@ public final class Tensor {
      */
     public static Tensor zeros(DType dtype, long... shape) {
         long bytes = Shapes.numel(shape) * dtype.byteSize();
-        return new Tensor(dtype, shape, OffHeapMemory.allocate(bytes, ALIGNMENT, "a tensor " + dtype.displayName() + Shapes.str(shape)));
+        return new Tensor(dtype, shape, OffHeapMemory.allocate(bytes, ALIGNMENT,
+                () -> "a tensor " + dtype.displayName() + Shapes.str(shape)));
     }
 
     public static Tensor zeros(long... shape) {
