@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures the float32 noise of mnist's 50-step SGD training (the setting of DataParallelMnistTest) and how far
+# Measures the float32 noise of mnist's 50-step SGD training (the setting of DataParallelMnistIT) and how far
 # correct and mistaken data-parallel runs drift from one rank, in multiples of it. Usage: measure.sh [SEED...]
 # (default 1 2 3 4). Needs the jars: ./mvnw -q package -DskipTests. Prints one block per seed.
 set -eu

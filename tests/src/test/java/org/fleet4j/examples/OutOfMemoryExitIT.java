@@ -16,7 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
  * A job that asks for more off-heap memory than its limit ends, under the real launcher, in one line naming what was
  * being allocated, the bytes, the limit and the flag that raises it, with exit code 2 and no stack trace.
  */
-class OutOfMemoryExitTest {
+class OutOfMemoryExitIT {
     private static final Duration JOB_TIMEOUT = Duration.ofMinutes(2);
 
     @TempDir

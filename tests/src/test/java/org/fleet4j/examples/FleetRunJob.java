@@ -9,11 +9,13 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A job run by the real launcher ({@code org.fleet4j.launch.FleetRun} in its own JVM, as bin/fleetrun runs it) on this
- * test's classpath, which the launcher hands to every rank. The launcher's output goes to files in the work folder;
- * each rank's log is LOG_DIR/workerlog.N.
+ * A job run by the real {@code bin/fleetrun} script from build/lib, which the examples module fills when it is
+ * packaged, before this module's integration tests run. The launcher's output goes to files in the work folder; each
+ * rank's log is LOG_DIR/workerlog.N.
  */
 final class FleetRunJob {
+    private static final Path FLEETRUN = Path.of("").toAbsolutePath().getParent().resolve("bin/fleetrun");
+
     private final Process launcher;
     private final Path work;
     private final Path logDir;
@@ -46,16 +48,14 @@ final class FleetRunJob {
             throws IOException {
         Files.createDirectories(work);
         Path logDir = work.resolve("log");
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+UseSerialGC",
-                "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector",
-                "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
-                "org.fleet4j.launch.FleetRun", "--nproc_per_node", "" + nproc, "--log_dir", logDir.toString(),
-                "--jvm_args", ("-XX:+UseSerialGC -Xmx512m " + jvmArgs).strip()));
+        List<String> command = new ArrayList<>(List.of(FLEETRUN.toString(), "--nproc_per_node", "" + nproc,
+                "--log_dir", logDir.toString(), "--jvm_args", ("-XX:+UseSerialGC -Xmx512m " + jvmArgs).strip()));
         command.addAll(launcherArgs);
         command.add(program);
         command.addAll(List.of(programArgs));
-        Process p = new ProcessBuilder(command).directory(work.toFile())
+        ProcessBuilder builder = new ProcessBuilder(command).directory(work.toFile());
+        builder.environment().remove("CLASSPATH");
+        Process p = builder
                 .redirectOutput(work.resolve("launcher.out").toFile()).redirectError(work.resolve("launcher.err").toFile())
                 .start();
         p.getOutputStream().close();

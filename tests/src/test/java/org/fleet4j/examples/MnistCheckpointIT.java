@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** mnist --save_checkpoint on 2 ranks writes the whole training state once; another job loads it, or names what is wrong. */
-class MnistCheckpointTest {
+class MnistCheckpointIT {
     private static final Duration JOB_TIMEOUT = Duration.ofMinutes(3);
 
     @TempDir

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code mnist --timeline} on two real ranks: each rank writes a Chrome trace with every op type and its allreduces. */
-class TimelineTest {
+class TimelineIT {
     @TempDir
     Path work;
 

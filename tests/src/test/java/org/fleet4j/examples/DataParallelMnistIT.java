@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the float32 noise measured at run time), a comparison that catches real mistakes; and a rank killed mid-training
  * fails the job instead of hanging it.
  */
-class DataParallelMnistTest {
+class DataParallelMnistIT {
     private static final Duration JOB_TIMEOUT = MnistEquivalence.JOB_TIMEOUT;
     private static final String[] MNIST_50_STEPS = {"--steps", "50", "--global_batch", "64", "--optimizer", "sgd"};
 
