@@ -3,8 +3,9 @@ package org.fleet4j.collective;
 import java.time.Duration;
 
 /**
- * One rank's communicator of a device backend. A process group calls it from its progress thread in issue order;
- * each call returns once the operation has finished on the device, or throws naming the group and the call.
+ * One rank's communicator of a device backend. A process group calls it one operation at a time, in issue order, on
+ * whichever thread runs the group's operations; each call returns once the operation has finished on the device, or
+ * throws naming the group and the call.
  */
 public interface DeviceCommunicator extends AutoCloseable {
     Backend backend();

@@ -1,7 +1,5 @@
 package org.fleet4j.collective.nccl;
 
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.bytedeco.javacpp.Loader;
 import org.fleet4j.collective.CollectiveException;
 
@@ -12,7 +10,6 @@ import org.fleet4j.collective.CollectiveException;
  */
 public final class NcclLibrary {
     private static final String[] BINDINGS = {"org.bytedeco.cuda.global.cudart", "org.bytedeco.cuda.global.nccl"};
-    private static final Pattern MISSING = Pattern.compile("(lib[\\w.+-]+\\.so[.\\d]*): cannot open shared object file");
     private static CollectiveException failure;
     private static boolean loaded;
 
@@ -47,7 +44,7 @@ public final class NcclLibrary {
             return "the nccl backend needs JavaCPP's CUDA binding, which is not on the class path (" + error.getMessage()
                     + "): add org.bytedeco:cuda and org.bytedeco:javacpp (and their linux-x86_64 classifier jars)";
         }
-        String missing = missingLibrary(error);
+        String missing = SharedObjects.missingIn(error);
         if (missing == null) { // e.g. the runtime's binding failed earlier in this JVM, and the JVM kept no detail
             Throwable root = error;
             while (root.getCause() != null) {
@@ -67,23 +64,5 @@ public final class NcclLibrary {
         }
         return "the nccl backend cannot load " + missing + ", needed for collectives on GPU memory: " + install
                 + ", and put its lib directory on LD_LIBRARY_PATH (" + path + ")";
-    }
-
-    /** The shared object named by the deepest "cannot open shared object file" in the chain, or null. */
-    private static String missingLibrary(Throwable error) {
-        String found = null;
-        for (Throwable t = error; t != null; t = t.getCause()) {
-            Matcher m = MISSING.matcher(String.valueOf(t.getMessage()));
-            if (m.find()) {
-                found = m.group(1);
-            }
-            for (Throwable s : t.getSuppressed()) {
-                Matcher ms = MISSING.matcher(String.valueOf(s.getMessage()));
-                if (found == null && ms.find()) {
-                    found = ms.group(1);
-                }
-            }
-        }
-        return found;
     }
 }
