@@ -44,14 +44,14 @@ install_nvrtc() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends libnvrtc11.2
 }
 
-# CUDA 13's NVRTC and runtime from the cuda-redist jar of the presets version in fleet-gpu/pom.xml, and a stand-in for
+# CUDA 13's NVRTC and runtime from the cuda-redist jar of the presets version in the parent pom.xml, and a stand-in for
 # the driver (libcuda.so.1) that answers every call with CUDA_ERROR_NO_DEVICE: JavaCPP's bindings link the driver, so
 # with it NvrtcCompiler (the production path) loads and compiles too; NVRTC itself never calls the driver. Puts the
 # directory first in LD_LIBRARY_PATH, where the test looks first. Only this check runs with it: tests of the no-driver
 # messages would see a driver.
 use_cuda13_nvrtc() {
   command -v unzip > /dev/null || die "--cuda13 needs unzip (apt-get install unzip)"
-  local pom="$root/fleet-gpu/pom.xml" javacpp presets
+  local pom="$root/pom.xml" javacpp presets
   javacpp="$(sed -n 's:.*<javacpp.version>\(.*\)</javacpp.version>.*:\1:p' "$pom")"
   presets="$(sed -n 's:.*<cuda.presets.version>\(.*\)</cuda.presets.version>.*:\1:p' "$pom" | sed "s/\${javacpp.version}/$javacpp/")"
   [ -n "$presets" ] || die "no cuda.presets.version in $pom"

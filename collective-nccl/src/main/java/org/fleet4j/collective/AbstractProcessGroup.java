@@ -25,6 +25,10 @@ public abstract class AbstractProcessGroup implements ProcessGroup {
     /** Its own lock: a registration waits for the other ranks and must not hold up calls on other threads. */
     private final Object registration = new Object();
     private Arena registered;
+    /** Its own lock: opening a device backend waits for the other ranks. */
+    private final Object deviceLock = new Object();
+    private DeviceCommunicator device;
+    private int deviceId;
     private long collectiveSeq;
     private volatile CollectiveException broken;
     private volatile boolean closed;
@@ -92,6 +96,50 @@ public abstract class AbstractProcessGroup implements ProcessGroup {
     public Work broadcast(MemorySegment buffer, DataType dtype, int root) {
         OpCall call = collective(OpKind.BROADCAST, dtype, null, checkRank(root, "root"), count(buffer, dtype, "buffer"));
         return submit(call, () -> runBroadcast(call, buffer));
+    }
+
+    @Override
+    public Work allreduce(CudaBuffer buffer, DataType dtype, ReduceOp op) {
+        DeviceCommunicator comm = device(buffer.device(), "allreduce of " + buffer);
+        OpCall call = collective(OpKind.ALLREDUCE, dtype, Objects.requireNonNull(op, "op"), -1, count(buffer, dtype));
+        return submit(call, () -> comm.allreduce(call, buffer, options().timeout()));
+    }
+
+    @Override
+    public Work broadcast(CudaBuffer buffer, DataType dtype, int root) {
+        DeviceCommunicator comm = device(buffer.device(), "broadcast of " + buffer);
+        OpCall call = collective(OpKind.BROADCAST, dtype, null, checkRank(root, "root"), count(buffer, dtype));
+        return submit(call, () -> comm.broadcast(call, buffer, options().timeout()));
+    }
+
+    @Override
+    public Backend deviceBackend(int cudaDevice) {
+        return device(cudaDevice, "the device backend of cuda:" + cudaDevice).backend();
+    }
+
+    /** The communicator of the device backend, opened on first use under a sub-name of this group ("default/nccl"). */
+    private DeviceCommunicator device(int cudaDevice, String what) {
+        synchronized (deviceLock) {
+            if (closed) {
+                throw new IllegalStateException(what + ": " + ctx + " is closed");
+            }
+            if (device == null) {
+                DeviceBackendProvider provider = Backends.cuda(what + " on " + ctx);
+                GroupContext sub = new GroupContext(ctx.jobId(), ctx.name() + "/" + provider.backend().name(),
+                        ctx.rank(), ctx.globalRanks(), ctx.hostKeys(), ctx.store(), ctx.jobToken(), ctx.bindHost(),
+                        ctx.options());
+                try {
+                    device = provider.open(sub, cudaDevice);
+                } catch (CollectiveException e) {
+                    throw new CollectiveException(what + " on " + ctx + ": " + e.getMessage(), e);
+                }
+                deviceId = cudaDevice;
+            } else if (deviceId != cudaDevice) {
+                throw new IllegalArgumentException(what + " on " + ctx + ": this group's device backend runs on cuda:"
+                        + deviceId + "; a rank uses one GPU per group");
+            }
+            return device;
+        }
     }
 
     @Override
@@ -231,6 +279,11 @@ public abstract class AbstractProcessGroup implements ProcessGroup {
         closed = true;
         queue.close(new CollectiveException(ctx + " was closed before the operation started"));
         release();
+        synchronized (deviceLock) {
+            if (device != null) {
+                device.close();
+            }
+        }
         synchronized (registration) {
             if (registered != null) {
                 registered.close();
@@ -302,6 +355,15 @@ public abstract class AbstractProcessGroup implements ProcessGroup {
         }
         if (buffer.isReadOnly() && !what.startsWith("send")) {
             throw new IllegalArgumentException(what + " is read-only; collectives write into their buffers");
+        }
+        return buffer.byteSize() / dtype.byteSize();
+    }
+
+    private long count(CudaBuffer buffer, DataType dtype) {
+        Objects.requireNonNull(dtype, "dtype");
+        if (buffer.byteSize() % dtype.byteSize() != 0) {
+            throw new IllegalArgumentException("buffer of " + buffer + " is not a whole number of " + dtype.displayName()
+                    + " elements (" + dtype.byteSize() + " bytes each)");
         }
         return buffer.byteSize() / dtype.byteSize();
     }

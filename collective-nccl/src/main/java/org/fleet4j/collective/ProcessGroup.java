@@ -18,8 +18,17 @@ public interface ProcessGroup extends AutoCloseable {
 
     int size();
 
-    /** The backend actually in use (never AUTO). */
+    /** The backend that runs collectives on host memory (never AUTO). */
     Backend backend();
+
+    /**
+     * The backend that runs this group's collectives on the memory of CUDA device {@code device} (nccl), found
+     * through {@link java.util.ServiceLoader} and opened over this group's ranks on the first call: a collective call
+     * (every rank makes it, or issues its first device collective, at the same point). A group of CPU buffers never
+     * opens one, so CPU runs load no CUDA class. Throws {@link CollectiveException} naming what is missing where the
+     * backend cannot load.
+     */
+    Backend deviceBackend(int device);
 
     GroupOptions options();
 
@@ -28,6 +37,16 @@ public interface ProcessGroup extends AutoCloseable {
 
     /** In place: every rank ends with root's buffer. */
     Work broadcast(MemorySegment buffer, DataType dtype, int root);
+
+    /**
+     * As {@link #allreduce(MemorySegment, DataType, ReduceOp)} on device memory, through the group's
+     * {@link #deviceBackend device backend}, in issue order with the group's other calls. It runs after the work
+     * already issued on the buffer's stream.
+     */
+    Work allreduce(CudaBuffer buffer, DataType dtype, ReduceOp op);
+
+    /** As {@link #broadcast(MemorySegment, DataType, int)} on device memory, through the device backend. */
+    Work broadcast(CudaBuffer buffer, DataType dtype, int root);
 
     /** In place on root, which ends with the reduction; other ranks' buffers are left unchanged. */
     Work reduce(MemorySegment buffer, DataType dtype, ReduceOp op, int root);

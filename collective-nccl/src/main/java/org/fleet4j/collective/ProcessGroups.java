@@ -1,9 +1,7 @@
 package org.fleet4j.collective;
 
-import org.fleet4j.collective.shm.ShmProcessGroup;
 import org.fleet4j.collective.store.Store;
 import org.fleet4j.collective.store.TcpStore;
-import org.fleet4j.collective.tcp.TcpProcessGroup;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -85,30 +83,21 @@ public final class ProcessGroups {
         return group;
     }
 
-    /** Builds a group for {@code ctx}, choosing the backend by locality when the options say AUTO. */
+    /**
+     * Builds a group for {@code ctx} with the registered backend the options name, chosen by locality when they say
+     * AUTO.
+     */
     static AbstractProcessGroup create(GroupContext ctx) {
         long uses = ctx.store().add(ctx.key("opened-by/" + ctx.rank()), 1);
         if (uses > 1) {
             throw new IllegalArgumentException("group name '" + ctx.name() + "' is already in use in job '" + ctx.jobId()
                     + "'; give each communicator its own name");
         }
-        Backend backend = switch (ctx.options().backend()) {
-            case AUTO -> ctx.allOnOneHost() ? Backend.SHM : (everyHostHasPeers(ctx) ? Backend.HIERARCHICAL : Backend.TCP);
-            case SHM -> {
-                if (!ctx.allOnOneHost()) {
-                    throw new IllegalArgumentException("backend shm asked for " + ctx + " whose ranks are on several hosts "
-                            + distinctHosts(ctx) + "; use tcp or hierarchical");
-                }
-                yield Backend.SHM;
-            }
-            default -> ctx.options().backend();
-        };
-        return switch (backend) {
-            case SHM -> new ShmProcessGroup(ctx);
-            case TCP -> new TcpProcessGroup(ctx);
-            case HIERARCHICAL -> HierarchicalProcessGroup.open(ctx);
-            case AUTO -> throw new AssertionError();
-        };
+        Backend backend = ctx.options().backend();
+        if (backend.equals(Backend.AUTO)) {
+            backend = ctx.allOnOneHost() ? Backend.SHM : (everyHostHasPeers(ctx) ? Backend.HIERARCHICAL : Backend.TCP);
+        }
+        return Backends.host(backend).open(ctx);
     }
 
     private static boolean everyHostHasPeers(GroupContext ctx) {
@@ -117,9 +106,5 @@ public final class ProcessGroups {
             perHost.merge(h, 1, Integer::sum);
         }
         return perHost.values().stream().allMatch(c -> c > 1);
-    }
-
-    private static List<String> distinctHosts(GroupContext ctx) {
-        return java.util.Arrays.stream(ctx.hostKeys()).distinct().toList();
     }
 }

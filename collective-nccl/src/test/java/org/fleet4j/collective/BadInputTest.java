@@ -3,7 +3,7 @@ package org.fleet4j.collective;
 import org.fleet4j.collective.shm.ShmFiles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -31,7 +31,7 @@ class BadInputTest {
     private static final Duration T = Duration.ofSeconds(30);
 
     @ParameterizedTest
-    @EnumSource(value = Backend.class, names = {"SHM", "TCP"})
+    @ValueSource(strings = {"shm", "tcp"})
     void mismatchedSizesFailOnEveryRankNamingBothCalls(Backend backend) throws Exception {
         try (LocalWorld w = new LocalWorld(2, OPTIONS.withBackend(backend)); Arena arena = Arena.ofShared()) {
             List<Throwable> errors = w.failures((rank, g) -> {
@@ -53,7 +53,7 @@ class BadInputTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = Backend.class, names = {"SHM", "TCP"})
+    @ValueSource(strings = {"shm", "tcp"})
     void mismatchedDtypeOrOpIsDetected(Backend backend) throws Exception {
         try (LocalWorld w = new LocalWorld(2, OPTIONS.withBackend(backend)); Arena arena = Arena.ofShared()) {
             List<Throwable> errors = w.failures((rank, g) -> {

@@ -2,7 +2,7 @@ package org.fleet4j.collective;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -21,7 +21,7 @@ class GroupCompositionTest {
     private static final Duration T = Duration.ofSeconds(60);
 
     @ParameterizedTest
-    @EnumSource(value = Backend.class, names = {"SHM", "TCP"})
+    @ValueSource(strings = {"shm", "tcp"})
     void manyQueuedOperationsCompleteInIssueOrder(Backend backend) throws Exception {
         int ops = 400;
         try (LocalWorld w = new LocalWorld(3, OPTIONS.withBackend(backend)); Arena arena = Arena.ofShared()) {
@@ -66,7 +66,7 @@ class GroupCompositionTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = Backend.class, names = {"SHM", "TCP"})
+    @ValueSource(strings = {"shm", "tcp"})
     void twoCommunicatorsRunConcurrently(Backend backend) throws Exception {
         try (LocalWorld w = new LocalWorld(2, OPTIONS.withBackend(backend)); Arena arena = Arena.ofShared()) {
             List<ProcessGroup> second = w.run((rank, g) -> g.newGroup("channel1", g.options()));

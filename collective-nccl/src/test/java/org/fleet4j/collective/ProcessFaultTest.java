@@ -2,7 +2,7 @@ package org.fleet4j.collective;
 
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,7 +18,7 @@ class ProcessFaultTest {
     Path logs;
 
     @ParameterizedTest
-    @EnumSource(value = Backend.class, names = {"SHM", "TCP"})
+    @ValueSource(strings = {"shm", "tcp"})
     void ranksStartedFromTheEnvironmentComputeCorrectly(Backend backend) throws Exception {
         try (RankProcesses ranks = new RankProcesses(3, RankMain.class, List.of("ops"),
                 Map.of("FLEET_TEST_BACKEND", backend.name(), "FLEET_TEST_DTYPES", "f32,i32,bf16"), logs)) {
@@ -30,7 +30,7 @@ class ProcessFaultTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = Backend.class, names = {"SHM", "TCP"})
+    @ValueSource(strings = {"shm", "tcp"})
     void killingARankFailsTheSurvivorsNamingIt(Backend backend) throws Exception {
         // the group timeout is long: the survivors must notice the death itself, not time out
         try (RankProcesses ranks = new RankProcesses(3, RankMain.class, List.of("loop"),
@@ -50,7 +50,7 @@ class ProcessFaultTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = Backend.class, names = {"SHM", "TCP"})
+    @ValueSource(strings = {"shm", "tcp"})
     void aStalledRankTimesOutTheOthersNamingIt(Backend backend) throws Exception {
         try (RankProcesses ranks = new RankProcesses(2, RankMain.class, List.of("loop"),
                 Map.of("FLEET_TEST_BACKEND", backend.name(), "FLEET_TEST_TIMEOUT_MS", "4000", "FLEET_TEST_STALL", "1"), logs)) {

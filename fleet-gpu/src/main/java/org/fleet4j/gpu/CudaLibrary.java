@@ -3,7 +3,7 @@ package org.fleet4j.gpu;
 /**
  * A CUDA library Fleet4J binds to through JavaCPP, with the shared object its binding needs and where users get it.
  * Every binding also needs the driver ({@code libcuda.so.1}) and the runtime, because JavaCPP's CUDA presets all
- * build on cudart.
+ * build on cudart. NCCL is the collective module's (its nccl backend loads it).
  */
 public enum CudaLibrary {
     RUNTIME("the CUDA runtime", "org.bytedeco.cuda.global.cudart", "libcudart.so.13",
@@ -11,9 +11,7 @@ public enum CudaLibrary {
     CUBLAS("cuBLAS", "org.bytedeco.cuda.global.cublas", "libcublas.so.13",
             "pip install nvidia-cublas (CUDA 13 wheels) or apt install libcublas-13-1"),
     NVRTC("NVRTC", "org.bytedeco.cuda.global.nvrtc", "libnvrtc.so.13",
-            "pip install nvidia-cuda-nvrtc (CUDA 13 wheels) or apt install cuda-nvrtc-13-1"),
-    NCCL("NCCL", "org.bytedeco.cuda.global.nccl", "libnccl.so.2",
-            "pip install nvidia-nccl-cu13 or apt install libnccl2 (built for CUDA 13)");
+            "pip install nvidia-cuda-nvrtc (CUDA 13 wheels) or apt install cuda-nvrtc-13-1");
 
     private final String title;
     private final String bindingClass;

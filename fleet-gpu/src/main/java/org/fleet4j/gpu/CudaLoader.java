@@ -2,9 +2,8 @@ package org.fleet4j.gpu;
 
 import java.util.EnumMap;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.bytedeco.javacpp.Loader;
+import org.fleet4j.collective.nccl.SharedObjects;
 import org.fleet4j.core.device.DeviceUnavailableException;
 
 /**
@@ -13,7 +12,6 @@ import org.fleet4j.core.device.DeviceUnavailableException;
  * instead of with the JVM's bare "Could not initialize class".
  */
 public final class CudaLoader {
-    private static final Pattern MISSING = Pattern.compile("(lib[\\w.+-]+\\.so[.\\d]*): cannot open shared object file");
     private static final Map<CudaLibrary, RuntimeException> FAILURES = new EnumMap<>(CudaLibrary.class);
     private static final Map<CudaLibrary, Boolean> LOADED = new EnumMap<>(CudaLibrary.class);
 
@@ -50,7 +48,7 @@ public final class CudaLoader {
             return new DeviceUnavailableException("the CUDA bindings are not on the classpath (" + error.getMessage()
                     + "): add org.bytedeco:cuda and org.bytedeco:javacpp with classifier linux-x86_64", error);
         }
-        String soname = missingLibrary(error);
+        String soname = SharedObjects.missingIn(error);
         String message;
         if (soname == null) {
             message = "cannot load " + library.title() + " (" + library.soname() + "): " + rootMessage(error)
@@ -69,24 +67,6 @@ public final class CudaLoader {
                     + "): " + owner.install() + ", and put its lib directory on LD_LIBRARY_PATH (" + path + ")";
         }
         return new DeviceUnavailableException(message, error);
-    }
-
-    /** The shared object named by the deepest "cannot open shared object file" in the chain, or null. */
-    static String missingLibrary(Throwable error) {
-        String found = null;
-        for (Throwable t = error; t != null; t = t.getCause()) {
-            Matcher m = MISSING.matcher(String.valueOf(t.getMessage()));
-            if (m.find()) {
-                found = m.group(1);
-            }
-            for (Throwable s : t.getSuppressed()) {
-                Matcher ms = MISSING.matcher(String.valueOf(s.getMessage()));
-                if (found == null && ms.find()) {
-                    found = ms.group(1);
-                }
-            }
-        }
-        return found;
     }
 
     private static String rootMessage(Throwable error) {

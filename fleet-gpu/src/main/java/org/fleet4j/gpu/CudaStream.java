@@ -22,6 +22,11 @@ public final class CudaStream implements AutoCloseable {
         return handle;
     }
 
+    /** The raw handle, for APIs that take a stream without JavaCPP's types (the collective API). */
+    public long address() {
+        return handle.address();
+    }
+
     public String name() {
         return name;
     }

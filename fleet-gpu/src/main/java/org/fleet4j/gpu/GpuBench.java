@@ -1,7 +1,6 @@
 package org.fleet4j.gpu;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -9,10 +8,14 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import org.fleet4j.collective.CudaBuffer;
 import org.fleet4j.collective.DataType;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.collective.GroupOptions;
+import org.fleet4j.collective.JobRole;
+import org.fleet4j.collective.ProcessGroup;
+import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
-import org.fleet4j.collective.store.TcpStore;
+import org.fleet4j.collective.nccl.NcclBackend;
 
 /**
  * The figures of the GPU check: cuBLAS GEMM throughput (f32 and bf16 on tensor cores) for square sizes and NCCL
@@ -81,16 +84,17 @@ public final class GpuBench {
         gpu.free(c);
     }
 
+    /** A one-rank process group's allreduce on device memory, which its device backend (NCCL) runs. */
     private void allreduce(GpuDevice gpu) {
         Duration timeout = Duration.ofSeconds(60);
-        try (TcpStore store = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), "gpu-bench", JobToken.random(), timeout);
-             NcclCommunicator comm = NcclCommunicator.open(store, "bench", 0, 1, gpu, timeout)) {
-            System.out.println("NCCL " + NcclCommunicator.ncclVersion() + ", one rank");
+        try (ProcessGroup group = ProcessGroups.init(JobRole.single(), GroupOptions.defaults().withTimeout(timeout))) {
+            System.out.println("NCCL " + NcclBackend.ncclVersion() + ", one rank, as the " + group.name()
+                    + " group's " + group.deviceBackend(gpu.ordinal()) + " backend");
             for (long bytes = 1 << 20; bytes <= 256L << 20; bytes *= 4) {
-                long count = bytes / 4;
                 GpuBuffer buffer = gpu.allocate(bytes);
                 gpu.zero(buffer);
-                double ms = medianMillis(comm.stream(), () -> comm.allreduce(buffer, buffer, count, DataType.F32, ReduceOp.SUM).close());
+                CudaBuffer onGpu = buffer.forCollective();
+                double ms = medianHostMillis(() -> group.allreduce(onGpu, DataType.F32, ReduceOp.SUM).await(timeout));
                 double algbw = bytes / (ms * 1e-3) / 1e9;
                 System.out.printf(Locale.ROOT, "allreduce f32 %9d B  %8.3f ms  algbw %7.1f GB/s%n", bytes, ms, algbw);
                 rows.add(String.format(Locale.ROOT, "{\"bench\":\"nccl_allreduce\",\"device\":\"%s\",\"ranks\":1,\"bytes\":%d,"
@@ -98,6 +102,21 @@ public final class GpuBench {
                 gpu.free(buffer);
             }
         }
+    }
+
+    /** Three warm-up calls, then the median over {@code reps} calls of one that returns once the device is done. */
+    private double medianHostMillis(Runnable call) {
+        for (int i = 0; i < 3; i++) {
+            call.run();
+        }
+        double[] ms = new double[reps];
+        for (int i = 0; i < reps; i++) {
+            long start = System.nanoTime();
+            call.run();
+            ms[i] = (System.nanoTime() - start) / 1e6;
+        }
+        Arrays.sort(ms);
+        return ms[reps / 2];
     }
 
     /** Three warm-up calls, then the median over {@code reps} calls each timed between two events on the stream. */

@@ -1,5 +1,6 @@
 package org.fleet4j.gpu;
 
+import org.fleet4j.collective.CudaBuffer;
 import org.fleet4j.core.device.DeviceBuffer;
 
 /** A block of one GPU's memory, handed out by its {@link CachingAllocator}. */
@@ -11,5 +12,10 @@ public record GpuBuffer(GpuDevice device, long address, long byteSize) implement
                     + "-byte buffer on " + device.name());
         }
         return new GpuBuffer(device, address + offset, bytes);
+    }
+
+    /** This memory as the collective API takes it: collectives on it wait for the device's compute stream. */
+    public CudaBuffer forCollective() {
+        return new CudaBuffer(device.ordinal(), address, byteSize, device.stream().address());
     }
 }

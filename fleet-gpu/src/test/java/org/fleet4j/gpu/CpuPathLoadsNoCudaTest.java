@@ -4,20 +4,34 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.foreign.Arena;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.DataType;
+import org.fleet4j.collective.GroupOptions;
+import org.fleet4j.collective.JobRole;
+import org.fleet4j.collective.ProcessGroup;
+import org.fleet4j.collective.ProcessGroups;
+import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.core.device.Devices;
 import org.junit.jupiter.api.Test;
 
 /**
- * With fleet4j-gpu on the classpath, a CPU run (and a scan of the device providers) must not load a single CUDA
- * class: checked in a fresh JVM with class-loading logged.
+ * With fleet4j-gpu on the classpath, a CPU run (a scan of the device providers, and collectives on a process group
+ * whose nccl device backend is registered) must not load a single CUDA class: checked in a fresh JVM with class-loading
+ * logged.
  */
 class CpuPathLoadsNoCudaTest {
-    /** Run in the child JVM: uses the CPU, and makes the ServiceLoader instantiate every provider. */
+    /** Run in the child JVM: uses the CPU, makes the ServiceLoader instantiate every provider, runs a collective. */
     public static void main(String[] args) {
         Devices.find("cpu").allocate(16);
+        try (ProcessGroup group = ProcessGroups.init(JobRole.single(), GroupOptions.defaults());
+             Arena arena = Arena.ofConfined()) {
+            group.allreduce(arena.allocate(16), DataType.F32, ReduceOp.SUM).await(Duration.ofSeconds(30));
+            System.out.println("collective ran on " + group.backend());
+        }
         try {
             Devices.find("npu");
         } catch (IllegalArgumentException expected) {
@@ -36,6 +50,8 @@ class CpuPathLoadsNoCudaTest {
         assertEquals(0, p.exitValue(), out);
         assertTrue(out.contains("providers scanned: unknown device 'npu'; expected one of [cpu, gpu]"), out);
         assertTrue(out.contains("org.fleet4j.gpu.GpuDeviceProvider"), "the provider itself was loaded");
+        assertTrue(out.contains("collective ran on shm"), out);
+        assertFalse(out.contains("org.fleet4j.collective.nccl."), "a CPU run loaded the nccl backend");
         assertFalse(out.contains("org.bytedeco"), "a CPU run loaded JavaCPP/CUDA classes");
     }
 }

@@ -1,16 +1,16 @@
 package org.fleet4j.gpu.exec;
 
 import java.time.Duration;
+import org.fleet4j.collective.CudaBuffer;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.fleet.ops.CollectiveOps;
-import org.fleet4j.gpu.NcclProcessGroup;
 
 /**
- * {@code c_allreduce} and {@code c_broadcast} on device memory, in place, through the NCCL process group attached to
- * the op's ring: the tensor's buffer goes to NCCL as it is, with no host copy.
+ * {@code c_allreduce} and {@code c_broadcast} on device memory, in place, through the device backend (NCCL) of the
+ * process group of the op's ring: the tensor's buffer goes to NCCL as it is, with no host copy.
  */
 final class DeviceCollective implements GpuOpKernel {
     private final ProcessGroup group;
@@ -37,10 +37,10 @@ final class DeviceCollective implements GpuOpKernel {
     @Override
     public void run(GpuOpArgs a) {
         DeviceTensor x = a.in("X");
-        var segment = NcclProcessGroup.deviceSegment(x.buffer().address(), x.byteSize());
+        CudaBuffer buffer = x.buffer().slice(0, x.byteSize()).forCollective();
         DataType dtype = CollectiveOps.dataType(x.dtype());
         Duration limit = CollectiveOps.waitLimit(group);
-        (broadcast ? group.broadcast(segment, dtype, root) : group.allreduce(segment, dtype, reduce)).await(limit);
+        (broadcast ? group.broadcast(buffer, dtype, root) : group.allreduce(buffer, dtype, reduce)).await(limit);
         a.setOut("Out", x);
     }
 }

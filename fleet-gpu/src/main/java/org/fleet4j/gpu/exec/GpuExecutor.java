@@ -57,8 +57,7 @@ public final class GpuExecutor implements ProgramRunner {
 
     /**
      * Runs {@code c_allreduce} and {@code c_broadcast} ops of ring {@code ringId} on device buffers through
-     * {@code group} (an {@link org.fleet4j.gpu.NcclProcessGroup}) instead of through the host. Plans prepared before
-     * are prepared again.
+     * {@code group}'s device backend (NCCL) instead of through the host. Plans prepared before are prepared again.
      */
     public void attachGroup(int ringId, ProcessGroup group) {
         rings.attach(ringId, group);
@@ -275,6 +274,5 @@ public final class GpuExecutor implements ProgramRunner {
         deviceNewer.clear();
         pinned.values().forEach(PinnedHostBuffer::close);
         pinned.clear();
-        rings.close();
     }
 }

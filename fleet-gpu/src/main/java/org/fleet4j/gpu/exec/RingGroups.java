@@ -3,25 +3,25 @@ package org.fleet4j.gpu.exec;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.Function;
+import java.util.function.Consumer;
 import java.util.function.IntFunction;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.core.exec.ExecutionException;
 import org.fleet4j.fleet.ops.Rings;
 import org.fleet4j.gpu.GpuDevice;
-import org.fleet4j.gpu.NcclProcessGroup;
 
 /**
  * The process group that the GPU executor's {@code c_allreduce} and {@code c_broadcast} of each ring run on, on device
  * memory. A group attached by hand wins. Otherwise, with {@code FLEET_GPU_COLLECTIVES=nccl} (the default for programs
- * run through {@code ProgramRunners}), the first collective op of a ring opens an {@link NcclProcessGroup} over the host
- * group that {@code Fleet.init} opened for that ring ({@link Rings}): same ranks, NCCL's unique id through that group's
- * rendezvous store. Every rank prepares the same programs in the same op order, so every member of a ring opens its
- * communicator at the same point. A ring this rank is not a member of, or that no Fleet opened, gets no group: its ops
- * take the host path, whose CPU kernel skips or names the ring. A new Fleet (another host group at the ring id) gets a
- * new communicator. With {@code FLEET_GPU_COLLECTIVES=host} every ring reduces through its host group (a copy each way).
+ * run through {@code ProgramRunners}), it is the host group that {@code Fleet.init} opened for that ring ({@link Rings})
+ * itself: the first collective op of a ring opens that group's device backend (NCCL, its unique id through the group's
+ * rendezvous store), which then runs the ring's collectives on device buffers. Every rank prepares the same programs in
+ * the same op order, so every member of a ring opens its communicator at the same point. A ring this rank is not a
+ * member of, or that no Fleet opened, gets no group: its ops take the host path, whose CPU kernel skips or names the
+ * ring. A new Fleet (another host group at the ring id) brings its own device backend, closed with it. With
+ * {@code FLEET_GPU_COLLECTIVES=host} every ring reduces through its host group (a copy each way).
  */
-public final class RingGroups implements AutoCloseable {
+public final class RingGroups {
     public static final String VARIABLE = "FLEET_GPU_COLLECTIVES";
 
     /** Where the collectives of a ring with no attached group run. */
@@ -45,36 +45,32 @@ public final class RingGroups implements AutoCloseable {
         }
     }
 
-    private record Opened(ProcessGroup host, ProcessGroup device) {
-    }
-
     private final Mode mode;
     private final IntFunction<ProcessGroup> hostRing;
-    private final Function<ProcessGroup, ProcessGroup> opener;
+    private final Consumer<ProcessGroup> openDevice;
     private final Map<Integer, ProcessGroup> attached = new HashMap<>();
-    private final Map<Integer, Opened> opened = new HashMap<>();
 
     /**
      * @param hostRing the host group of a ring id, or null where this rank has none (not a member, no ring)
-     * @param opener   opens the device group over a host group (collective: every member calls it)
+     * @param openDevice opens a host group's device backend (collective: every member calls it); idempotent
      */
-    RingGroups(Mode mode, IntFunction<ProcessGroup> hostRing, Function<ProcessGroup, ProcessGroup> opener) {
+    RingGroups(Mode mode, IntFunction<ProcessGroup> hostRing, Consumer<ProcessGroup> openDevice) {
         this.mode = mode;
         this.hostRing = hostRing;
-        this.opener = opener;
+        this.openDevice = openDevice;
     }
 
     /** No group but those attached by hand: what a {@code GpuExecutor} made directly starts with. */
     static RingGroups attachedOnly() {
         return new RingGroups(Mode.HOST, ring -> null, host -> {
-            throw new IllegalStateException("host mode opens no device group");
+            throw new IllegalStateException("host mode opens no device backend");
         });
     }
 
-    /** The mode of {@link #VARIABLE}, over Fleet's rings, opening NCCL groups on {@code gpu}. */
+    /** The mode of {@link #VARIABLE}, over Fleet's rings, their device backends on {@code gpu}. */
     static RingGroups fromEnvironment(GpuDevice gpu) {
         return new RingGroups(Mode.parse(System.getenv(VARIABLE)), RingGroups::fleetRing,
-                host -> NcclProcessGroup.over(host, gpu));
+                host -> host.deviceBackend(gpu.ordinal()));
     }
 
     /** The group Fleet opened at {@code ringId} when this rank is a member, else null. */
@@ -94,50 +90,22 @@ public final class RingGroups implements AutoCloseable {
         attached.put(ringId, group);
     }
 
-    /** The device group of a ring, opening it on first use in NCCL mode; null: the ring's ops take the host path. */
+    /** The group of a ring, its device backend opened on first use in NCCL mode; null: the host path. */
     ProcessGroup groupFor(int ringId) {
         ProcessGroup a = attached.get(ringId);
         if (a != null || mode == Mode.HOST) {
             return a;
         }
         ProcessGroup host = hostRing.apply(ringId);
-        Opened o = opened.get(ringId);
-        if (o != null && o.host() == host) {
-            return o.device();
-        }
-        if (o != null) {
-            opened.remove(ringId);
-            o.device().close(); // the Fleet that owned its host group is gone
-        }
         if (host == null) {
             return null;
         }
-        ProcessGroup device;
         try {
-            device = opener.apply(host);
+            openDevice.accept(host);
         } catch (RuntimeException e) {
-            throw new ExecutionException("ring_id " + ringId + ": the GPU executor could not open an NCCL group over"
-                    + " host group '" + host.name() + "' (rank " + host.rank() + " of " + host.size() + "): "
-                    + e.getMessage() + ". Set " + VARIABLE + "=host to reduce through the host group instead", e);
+            throw new ExecutionException("ring_id " + ringId + ": " + e.getMessage() + ". Set " + VARIABLE
+                    + "=host to reduce through the host group instead", e);
         }
-        opened.put(ringId, new Opened(host, device));
-        return device;
-    }
-
-    /** Closes the groups opened here; attached groups belong to whoever attached them. */
-    @Override
-    public void close() {
-        RuntimeException first = null;
-        for (Opened o : opened.values()) {
-            try {
-                o.device().close();
-            } catch (RuntimeException e) {
-                first = first == null ? e : first;
-            }
-        }
-        opened.clear();
-        if (first != null) {
-            throw first;
-        }
+        return host;
     }
 }

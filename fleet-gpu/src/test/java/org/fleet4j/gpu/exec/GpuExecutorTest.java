@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobRole;
 import org.fleet4j.collective.ProcessGroup;
@@ -21,7 +22,6 @@ import org.fleet4j.fleet.ops.Rings;
 import org.fleet4j.gpu.CudaLibrary;
 import org.fleet4j.gpu.GpuAssumptions;
 import org.fleet4j.gpu.GpuDevice;
-import org.fleet4j.gpu.NcclProcessGroup;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -136,19 +136,22 @@ class GpuExecutorTest {
         }
     }
 
-    /** A one-rank job's gradient allreduce (avg, bucketed by the compiler) through NCCL on device memory. */
+    /**
+     * A one-rank job's gradient allreduce (avg, bucketed by the compiler) on device memory, through the attached
+     * group's device backend, which answers NCCL.
+     */
     @Test
-    void allreducesRunThroughAnAttachedNcclGroup() {
-        GpuAssumptions.require(CudaLibrary.NCCL);
+    void allreducesRunThroughTheAttachedGroupsDeviceBackend() {
+        GpuAssumptions.requireNccl();
         try (ProcessGroup host = ProcessGroups.init(JobRole.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(30)));
-             NcclProcessGroup nccl = NcclProcessGroup.over(host, gpu);
              GpuExecutor onGpu = new GpuExecutor(gpu)) {
             Rings.put(0, host); // the CPU's c_allreduce kernel reduces through ring 0
             try {
-                onGpu.attachGroup(0, nccl);
+                onGpu.attachGroup(0, host);
                 Mlp net = MlpPrograms.build(MNIST, "sgd", 2, MlpPrograms.allFusions());
                 trainBothWays(net, "sgd", onGpu);
                 assertEquals(java.util.Set.of(), onGpu.hostFallbackOps(net.main()));
+                assertEquals(Backend.NCCL, host.deviceBackend(gpu.ordinal()));
             } finally {
                 Rings.remove(0, host);
             }
@@ -156,12 +159,12 @@ class GpuExecutorTest {
     }
 
     /**
-     * The runner ProgramRunners gives for a GPU (what mnist and mlp_perf use) opens an NCCL group over Fleet's ring 0
-     * by itself: no group attached, no host fallback, the same training as the CPU's.
+     * The runner ProgramRunners gives for a GPU (what mnist and mlp_perf use) opens the device backend (NCCL) of Fleet's
+     * ring 0 by itself: no group attached, no host fallback, the same training as the CPU's.
      */
     @Test
     void theGpuRunnerOpensNcclOverFleetsRingsByItself() {
-        GpuAssumptions.require(CudaLibrary.NCCL);
+        GpuAssumptions.requireNccl();
         org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv(RingGroups.VARIABLE) == null,
                 RingGroups.VARIABLE + " is set: the default mode is what this test checks");
         try (ProcessGroup host = ProcessGroups.init(JobRole.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(30)))) {

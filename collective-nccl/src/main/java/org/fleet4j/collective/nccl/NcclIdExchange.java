@@ -1,4 +1,4 @@
-package org.fleet4j.gpu;
+package org.fleet4j.collective.nccl;
 
 import java.time.Duration;
 import java.util.function.Supplier;

@@ -1,4 +1,4 @@
-package org.fleet4j.gpu;
+package org.fleet4j.collective.nccl;
 
 import org.bytedeco.cuda.global.nccl;
 import org.fleet4j.collective.DataType;
@@ -27,10 +27,5 @@ final class NcclTypes {
             case MIN -> nccl.ncclMin;
             case PROD -> nccl.ncclProd;
         };
-    }
-
-    /** fp16 has no DataType of its own in the collective API; AMP's fp16 gradients use this. */
-    static int float16() {
-        return nccl.ncclFloat16;
     }
 }

@@ -1,4 +1,4 @@
-package org.fleet4j.gpu;
+package org.fleet4j.collective.nccl;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -69,6 +69,5 @@ class NcclIdExchangeTest {
         assertEquals(nccl.ncclInt64, NcclTypes.dtype(DataType.I64));
         assertEquals(nccl.ncclAvg, NcclTypes.op(ReduceOp.AVG));
         assertEquals(nccl.ncclProd, NcclTypes.op(ReduceOp.PROD));
-        assertEquals(6, NcclTypes.float16()); // ncclFloat16 in nccl.h
     }
 }
