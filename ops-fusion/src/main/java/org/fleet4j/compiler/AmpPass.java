@@ -14,7 +14,9 @@ import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
 

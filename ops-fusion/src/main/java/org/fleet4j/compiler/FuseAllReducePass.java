@@ -12,7 +12,10 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ir.VarKind;
+import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.tensor.Shapes;
+import org.fleet4j.ops.fused.BucketOps;
+import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
 
