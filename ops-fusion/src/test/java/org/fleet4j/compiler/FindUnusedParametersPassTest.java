@@ -116,8 +116,8 @@ class FindUnusedParametersPassTest {
 
     @Test
     void withoutTheKnobBucketingLeavesSuchGradientsOutAndSaysWhy() {
-        PassResult r = FuseAllReducePass.fromStrategy(EffectiveStrategy.resolve(new DistributedStrategy(), new World(1, 2, "cpu")))
-                .apply(auxNet(true).main());
+        PassContext context = PassContext.of(EffectiveStrategy.resolve(new DistributedStrategy(), new World(1, 2, "cpu")));
+        PassResult r = FuseAllReducePass.of(context).apply(auxNet(true).main());
         assertEquals(3, Nets.count(r.program(), "c_allreduce"), "one bucket and the two auxiliary gradients alone");
         assertTrue(r.notes().stream().anyMatch(n -> n.contains("c_allreduce of fc_2.w_0@GRAD: it is written only inside a"
                 + " conditional region")), r.notes().toString());
