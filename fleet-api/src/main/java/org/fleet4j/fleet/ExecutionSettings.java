@@ -1,8 +1,10 @@
 package org.fleet4j.fleet;
 
+import java.util.List;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.strategy.KnobUse;
 import org.fleet4j.strategy.StrategySchema;
 
 /**
@@ -12,6 +14,13 @@ import org.fleet4j.strategy.StrategySchema;
  * {@code sync_nccl_allreduce} is the compiler's (the overlap pass), not the executor's.
  */
 public final class ExecutionSettings {
+    /** The knobs {@link #of} reads. */
+    static final List<KnobUse> KNOBS = List.of(KnobUse.any(StrategySchema.EXEC_NUM_THREADS),
+            KnobUse.any(StrategySchema.BUILD_ENABLE_SEQUENTIAL_EXECUTION),
+            KnobUse.any(StrategySchema.BUILD_ENABLE_BACKWARD_OPTIMIZER_OP_DEPS),
+            KnobUse.any(StrategySchema.EXEC_NUM_ITERATION_PER_DROP_SCOPE),
+            KnobUse.any(StrategySchema.EXEC_NUM_ITERATION_PER_RUN));
+
     private ExecutionSettings() {
     }
 

@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import org.fleet4j.compiler.Compilation;
-import org.fleet4j.compiler.FusedOps;
+import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.compiler.Pipeline;
 import org.fleet4j.core.autodiff.Backward;
 import org.fleet4j.core.autodiff.ParamGrad;

@@ -14,8 +14,9 @@ import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.strategy.StrategySchema;
 
 /**
@@ -62,13 +63,13 @@ public final class AmpPass implements Pass {
         this.lowPrecisionKernels = Set.copyOf(lowPrecisionKernels);
     }
 
-    public static AmpPass fromStrategy(EffectiveStrategy s) {
-        AmpConfig c = new AmpConfig(AmpDtype.parse(s.get(StrategySchema.AMP_DTYPE)),
-                s.get(StrategySchema.AMP_INIT_LOSS_SCALING), s.get(StrategySchema.AMP_INCR_EVERY_N_STEPS),
-                s.get(StrategySchema.AMP_DECR_EVERY_N_NAN_OR_INF), s.get(StrategySchema.AMP_INCR_RATIO),
-                s.get(StrategySchema.AMP_DECR_RATIO), s.get(StrategySchema.AMP_USE_DYNAMIC_LOSS_SCALING),
-                Set.copyOf(s.get(StrategySchema.AMP_CUSTOM_WHITE_LIST)),
-                Set.copyOf(s.get(StrategySchema.AMP_CUSTOM_BLACK_LIST)));
+    public static AmpPass of(PassContext s) {
+        AmpConfig c = new AmpConfig(AmpDtype.parse(s.knob(StrategySchema.AMP_DTYPE)),
+                s.knob(StrategySchema.AMP_INIT_LOSS_SCALING), s.knob(StrategySchema.AMP_INCR_EVERY_N_STEPS),
+                s.knob(StrategySchema.AMP_DECR_EVERY_N_NAN_OR_INF), s.knob(StrategySchema.AMP_INCR_RATIO),
+                s.knob(StrategySchema.AMP_DECR_RATIO), s.knob(StrategySchema.AMP_USE_DYNAMIC_LOSS_SCALING),
+                Set.copyOf(s.knob(StrategySchema.AMP_CUSTOM_WHITE_LIST)),
+                Set.copyOf(s.knob(StrategySchema.AMP_CUSTOM_BLACK_LIST)));
         return new AmpPass(c, CPU_BF16_KERNELS);
     }
 

@@ -6,6 +6,7 @@ import java.util.Deque;
 import java.util.List;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.ops.ControlOps;
 
 /**
  * The {@code conditional_begin}/{@code conditional_end} regions around every op of a block: for op i, the indices of

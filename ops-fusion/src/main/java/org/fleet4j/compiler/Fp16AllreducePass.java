@@ -8,6 +8,8 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.ops.fused.AllreduceCastOp;
+import org.fleet4j.ops.fused.FusedOps;
 
 /**
  * {@code fp16_allreduce}: every in-place {@code c_allreduce} of a float32 tensor (a gradient, or a bucket after

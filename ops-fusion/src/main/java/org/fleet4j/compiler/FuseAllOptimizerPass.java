@@ -13,6 +13,8 @@ import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ir.VarKind;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.ops.fused.FusedOps;
+import org.fleet4j.ops.fused.FusedOptimizerOps;
 
 /**
  * {@code fuse_all_optimizer_ops}: every dense float32 {@code sgd}, {@code momentum}, {@code adam} or {@code adamw}

@@ -12,8 +12,10 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ir.VarKind;
+import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.tensor.Shapes;
-import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.ops.fused.BucketOps;
+import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.strategy.StrategySchema;
 
 /**
@@ -41,11 +43,11 @@ public final class FuseAllReducePass implements Pass {
     }
 
     /** The pass with the strategy's bucket limits, its buckets spread round-robin over the nccl_comm_num rings. */
-    public static FuseAllReducePass fromStrategy(EffectiveStrategy s) {
-        return new FuseAllReducePass(new GradientBucketer(s.get(StrategySchema.FUSE_GRAD_SIZE_IN_MB) * MB,
-                (int) Math.round(s.get(StrategySchema.FUSE_GRAD_SIZE_IN_TFLOPS)),
-                Math.max(1, Math.round(s.get(StrategySchema.LAST_COMM_GROUP_SIZE_MB) * MB)),
-                s.get(StrategySchema.NCCL_COMM_NUM)));
+    public static FuseAllReducePass of(PassContext s) {
+        return new FuseAllReducePass(new GradientBucketer(s.knob(StrategySchema.FUSE_GRAD_SIZE_IN_MB) * MB,
+                (int) Math.round(s.knob(StrategySchema.FUSE_GRAD_SIZE_IN_TFLOPS)),
+                Math.max(1, Math.round(s.knob(StrategySchema.LAST_COMM_GROUP_SIZE_MB) * MB)),
+                s.knob(StrategySchema.NCCL_COMM_NUM)));
     }
 
     /** The buffer placement of the buckets reduced on ring {@code ringId}. */

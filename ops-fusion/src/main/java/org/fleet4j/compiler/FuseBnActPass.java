@@ -8,6 +8,8 @@ import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.ops.fused.FusedBnActOp;
+import org.fleet4j.ops.fused.FusedOps;
 
 /**
  * {@code fuse_bn_act_ops}: {@code batch_norm} whose output feeds only one {@code relu} becomes one

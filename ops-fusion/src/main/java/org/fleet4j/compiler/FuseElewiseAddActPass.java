@@ -11,6 +11,8 @@ import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Shapes;
+import org.fleet4j.ops.fused.FusedElewiseAddActOp;
+import org.fleet4j.ops.fused.FusedOps;
 
 /**
  * {@code fuse_elewise_add_act_ops}: {@code elementwise_add} whose result feeds only one relu, sigmoid, tanh or scale

@@ -10,8 +10,9 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ir.VarKind;
+import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.strategy.StrategySchema;
 
 /**
@@ -42,8 +43,8 @@ public final class GradientMergePass implements Pass {
         this.avg = avg;
     }
 
-    public static GradientMergePass fromStrategy(EffectiveStrategy s) {
-        return new GradientMergePass(s.get(StrategySchema.GRADIENT_MERGE_K_STEPS), s.get(StrategySchema.GRADIENT_MERGE_AVG));
+    public static GradientMergePass of(PassContext s) {
+        return new GradientMergePass(s.knob(StrategySchema.GRADIENT_MERGE_K_STEPS), s.knob(StrategySchema.GRADIENT_MERGE_AVG));
     }
 
     @Override

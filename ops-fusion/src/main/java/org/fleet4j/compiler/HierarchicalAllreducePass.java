@@ -13,7 +13,6 @@ import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ir.VarKind;
 import org.fleet4j.core.tensor.Shapes;
-import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
 
 /**
@@ -56,13 +55,9 @@ public final class HierarchicalAllreducePass implements Pass {
         this.overlap = overlap;
     }
 
-    public static HierarchicalAllreducePass fromStrategy(EffectiveStrategy s) {
-        return fromStrategy(s, RingLayout.of(s));
-    }
-
-    /** The pass on {@code rings}, pipelined when the strategy's sync_nccl_allreduce is off. */
-    public static HierarchicalAllreducePass fromStrategy(EffectiveStrategy s, RingLayout rings) {
-        return new HierarchicalAllreducePass(rings, !s.get(StrategySchema.SYNC_NCCL_ALLREDUCE));
+    /** The pass on the context's rings, pipelined when the strategy's sync_nccl_allreduce is off. */
+    public static HierarchicalAllreducePass of(PassContext c) {
+        return new HierarchicalAllreducePass(c.rings(), !c.knob(StrategySchema.SYNC_NCCL_ALLREDUCE));
     }
 
     public RingLayout layout() {

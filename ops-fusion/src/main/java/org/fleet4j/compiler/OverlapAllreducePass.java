@@ -10,8 +10,12 @@ import java.util.Set;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.ops.fused.AllreduceCastOp;
+import org.fleet4j.ops.fused.BucketOps;
+import org.fleet4j.ops.fused.FusedOps;
 
 /**
  * Overlap of gradient allreduces with the rest of backward ({@code sync_nccl_allreduce: false}): each in-place

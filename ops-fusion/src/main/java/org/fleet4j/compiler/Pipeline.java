@@ -25,56 +25,65 @@ public final class Pipeline {
         return new Pipeline(List.of(passes));
     }
 
+    /** The passes the context's strategy selects, each made from the context. */
+    public static Pipeline forContext(PassContext context) {
+        return new Pipeline(passNames(context).stream().map(n -> PassRegistry.create(n, context)).toList());
+    }
+
+    /** As {@link #forContext}, on the strategy's own ring layout. */
     public static Pipeline forStrategy(EffectiveStrategy strategy) {
-        return new Pipeline(passNames(strategy).stream().map(n -> PassRegistry.create(n, strategy)).toList());
+        return forContext(PassContext.of(strategy));
     }
 
     /**
-     * As {@link #forStrategy(EffectiveStrategy)}, with the rings that Fleet opened ({@code rings}, which carries the
-     * hierarchical form it read from the environment) in place of the strategy's own layout.
+     * As {@link #forContext}, with the rings that Fleet opened ({@code rings}, which carries the hierarchical form it
+     * read from the environment) in place of the strategy's own layout.
      */
     public static Pipeline forStrategy(EffectiveStrategy strategy, RingLayout rings) {
-        return new Pipeline(passNames(strategy).stream().map(n -> n.equals(HierarchicalAllreducePass.NAME)
-                ? HierarchicalAllreducePass.fromStrategy(strategy, rings) : PassRegistry.create(n, strategy)).toList());
+        return forContext(PassContext.of(strategy, rings));
     }
 
     /** The names of the passes {@link #forStrategy} runs, in order, without making them (nor loading their kernels). */
     public static List<String> passNames(EffectiveStrategy strategy) {
+        return passNames(PassContext.of(strategy));
+    }
+
+    static List<String> passNames(PassContext context) {
         List<String> names = new ArrayList<>();
-        if (strategy.get(StrategySchema.AMP)) {
+        if (context.knob(StrategySchema.AMP)) {
             names.add(AmpPass.NAME);
         }
-        if (strategy.get(StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS)) {
+        if (context.knob(StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS)) {
             names.add(FuseElewiseAddActPass.NAME);
         }
-        if (strategy.get(StrategySchema.BUILD_FUSE_BN_ACT_OPS)) {
+        if (context.knob(StrategySchema.BUILD_FUSE_BN_ACT_OPS)) {
             names.add(FuseBnActPass.NAME);
         }
-        if (strategy.get(StrategySchema.FIND_UNUSED_PARAMETERS)) {
+        if (context.knob(StrategySchema.FIND_UNUSED_PARAMETERS)) {
             names.add(FindUnusedParametersPass.NAME);
         }
-        if (strategy.get(StrategySchema.GRADIENT_MERGE)) {
+        if (context.knob(StrategySchema.GRADIENT_MERGE)) {
             names.add(GradientMergePass.NAME);
         }
-        if (strategy.get(StrategySchema.FUSE_ALL_REDUCE_OPS)) {
+        if (context.knob(StrategySchema.FUSE_ALL_REDUCE_OPS)) {
             names.add(FuseAllReducePass.NAME);
         }
-        if (strategy.get(StrategySchema.FP16_ALLREDUCE)) {
+        if (context.knob(StrategySchema.FP16_ALLREDUCE)) {
             names.add(Fp16AllreducePass.NAME);
         }
-        if (strategy.get(StrategySchema.USE_HIERARCHICAL_ALLREDUCE)) {
+        if (context.knob(StrategySchema.USE_HIERARCHICAL_ALLREDUCE)) {
             names.add(HierarchicalAllreducePass.NAME);
         }
-        if (strategy.get(StrategySchema.SYNC_BATCH_NORM)) {
+        if (context.knob(StrategySchema.SYNC_BATCH_NORM)) {
             names.add(SyncBatchNormPass.NAME);
         }
-        if (strategy.get(StrategySchema.BUILD_FUSE_ALL_OPTIMIZER_OPS)) {
+        if (context.knob(StrategySchema.BUILD_FUSE_ALL_OPTIMIZER_OPS)) {
             names.add(FuseAllOptimizerPass.NAME);
         }
-        if (strategy.get(StrategySchema.BUILD_ENABLE_INPLACE)) {
+        if (context.knob(StrategySchema.BUILD_ENABLE_INPLACE)) {
             names.add(InplacePass.NAME);
         }
-        if (!strategy.get(StrategySchema.SYNC_NCCL_ALLREDUCE)) {
+        if (!context.knob(StrategySchema.SYNC_NCCL_ALLREDUCE)) {
             names.add(OverlapAllreducePass.NAME);
         }
         return List.copyOf(names);

@@ -3,6 +3,7 @@ package org.fleet4j.compiler;
 import java.util.ArrayList;
 import java.util.List;
 import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.strategy.Field;
 import org.fleet4j.strategy.StrategySchema;
 
 /**
@@ -16,6 +17,10 @@ import org.fleet4j.strategy.StrategySchema;
  * node.
  */
 public record RingLayout(int commNum, int innerRanks, HierarchicalForm form) {
+    /** The knobs {@link #of(EffectiveStrategy, HierarchicalForm)} reads. */
+    public static final List<Field<?>> KNOBS = List.of(StrategySchema.NCCL_COMM_NUM,
+            StrategySchema.USE_HIERARCHICAL_ALLREDUCE, StrategySchema.HIERARCHICAL_ALLREDUCE_INTER_NRANKS);
+
     public RingLayout {
         if (commNum < 1 || innerRanks < 1) {
             throw new IllegalArgumentException("ring layout needs at least one communicator and one rank per inner group:"

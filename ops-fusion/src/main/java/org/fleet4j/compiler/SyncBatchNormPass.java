@@ -8,6 +8,8 @@ import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.ops.fused.FusedOps;
+import org.fleet4j.ops.fused.SyncBatchNormOps;
 
 /**
  * {@code sync_batch_norm}: every training {@code batch_norm} (NCHW or [N, C]) takes its statistics over all ranks:

@@ -17,9 +17,11 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.World;
@@ -114,8 +116,8 @@ class FindUnusedParametersPassTest {
 
     @Test
     void withoutTheKnobBucketingLeavesSuchGradientsOutAndSaysWhy() {
-        PassResult r = FuseAllReducePass.fromStrategy(EffectiveStrategy.resolve(new DistributedStrategy(), new World(1, 2, "cpu")))
-                .apply(auxNet(true).main());
+        PassContext context = PassContext.of(EffectiveStrategy.resolve(new DistributedStrategy(), new World(1, 2, "cpu")));
+        PassResult r = FuseAllReducePass.of(context).apply(auxNet(true).main());
         assertEquals(3, Nets.count(r.program(), "c_allreduce"), "one bucket and the two auxiliary gradients alone");
         assertTrue(r.notes().stream().anyMatch(n -> n.contains("c_allreduce of fc_2.w_0@GRAD: it is written only inside a"
                 + " conditional region")), r.notes().toString());

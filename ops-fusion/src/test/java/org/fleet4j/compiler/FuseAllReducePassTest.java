@@ -21,6 +21,7 @@ import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.ops.fused.BucketOps;
 import org.junit.jupiter.api.Test;
 
 class FuseAllReducePassTest {

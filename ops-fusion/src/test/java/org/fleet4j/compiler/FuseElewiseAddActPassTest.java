@@ -12,6 +12,7 @@ import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.ops.fused.FusedElewiseAddActOp;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

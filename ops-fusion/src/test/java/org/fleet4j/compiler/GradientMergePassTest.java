@@ -13,6 +13,7 @@ import java.util.function.Function;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.Optimizer;

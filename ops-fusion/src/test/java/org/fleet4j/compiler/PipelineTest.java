@@ -8,6 +8,8 @@ import java.util.List;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.ProgramJson;
 import org.fleet4j.core.optim.Adam;
+import org.fleet4j.ops.fused.FusedElewiseAddActOp;
+import org.fleet4j.ops.fused.FusedOptimizerOps;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;

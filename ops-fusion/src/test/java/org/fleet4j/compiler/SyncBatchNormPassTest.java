@@ -10,6 +10,7 @@ import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.ops.fused.SyncBatchNormOps;
 import org.junit.jupiter.api.Test;
 
 class SyncBatchNormPassTest {

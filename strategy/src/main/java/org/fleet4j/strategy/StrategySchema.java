@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Predicate;
 
 /**
  * Every field of the distributed strategy, with names and defaults as Paddle Fleet's
@@ -250,50 +249,6 @@ public final class StrategySchema {
             new FieldGroup("build_strategy", "program rewrites chosen when compiling", null),
             new FieldGroup("execution_strategy", "how the executor runs the compiled program", null));
 
-    /**
-     * The knobs the Fleet4J runtime honours today, and for which values. Every other knob is
-     * accepted and recorded, and the dry run reports it as not in effect when it is not at its
-     * default. Later work flips entries here as the compiler learns each knob.
-     */
-    private static final Map<Field<?>, Predicate<Object>> HONOURED = Map.ofEntries(
-            Map.entry(MODE, value -> value.equals("collective")),
-            Map.entry(GRADIENT_SCALE_STRATEGY, value -> true),
-            Map.entry(EXEC_NUM_THREADS, value -> true),
-            // the executor (ExecutorOptions, through fleet-api's ExecutionSettings) and the overlap pass
-            Map.entry(SYNC_NCCL_ALLREDUCE, value -> true),
-            Map.entry(BUILD_ENABLE_SEQUENTIAL_EXECUTION, value -> true),
-            Map.entry(BUILD_ENABLE_BACKWARD_OPTIMIZER_OP_DEPS, value -> true),
-            Map.entry(EXEC_NUM_ITERATION_PER_DROP_SCOPE, value -> true),
-            Map.entry(EXEC_NUM_ITERATION_PER_RUN, value -> true),
-            // the compiler (ops-fusion) passes that read them
-            Map.entry(SYNC_BATCH_NORM, value -> true),
-            Map.entry(NCCL_COMM_NUM, value -> true),
-            Map.entry(USE_HIERARCHICAL_ALLREDUCE, value -> true),
-            Map.entry(HIERARCHICAL_ALLREDUCE_INTER_NRANKS, value -> true),
-            Map.entry(FIND_UNUSED_PARAMETERS, value -> true),
-            Map.entry(FUSE_ALL_REDUCE_OPS, value -> true),
-            Map.entry(FUSE_GRAD_SIZE_IN_MB, value -> true),
-            Map.entry(FUSE_GRAD_SIZE_IN_TFLOPS, value -> true),
-            Map.entry(LAST_COMM_GROUP_SIZE_MB, value -> true),
-            Map.entry(GRADIENT_MERGE, value -> true),
-            Map.entry(GRADIENT_MERGE_K_STEPS, value -> true),
-            Map.entry(GRADIENT_MERGE_AVG, value -> true),
-            Map.entry(FP16_ALLREDUCE, value -> true),
-            Map.entry(AMP, value -> true),
-            Map.entry(AMP_DTYPE, value -> value.equals("bfloat16")),
-            Map.entry(AMP_INIT_LOSS_SCALING, value -> true),
-            Map.entry(AMP_INCR_EVERY_N_STEPS, value -> true),
-            Map.entry(AMP_DECR_EVERY_N_NAN_OR_INF, value -> true),
-            Map.entry(AMP_INCR_RATIO, value -> true),
-            Map.entry(AMP_DECR_RATIO, value -> true),
-            Map.entry(AMP_USE_DYNAMIC_LOSS_SCALING, value -> true),
-            Map.entry(AMP_CUSTOM_WHITE_LIST, value -> true),
-            Map.entry(AMP_CUSTOM_BLACK_LIST, value -> true),
-            Map.entry(BUILD_FUSE_ELEWISE_ADD_ACT_OPS, value -> true),
-            Map.entry(BUILD_FUSE_BN_ACT_OPS, value -> true),
-            Map.entry(BUILD_FUSE_ALL_OPTIMIZER_OPS, value -> true),
-            Map.entry(BUILD_ENABLE_INPLACE, value -> true));
-
     private static final Map<String, Field<?>> BY_NAME = indexByName();
 
     private StrategySchema() {
@@ -322,10 +277,13 @@ public final class StrategySchema {
         return FIELDS.stream().filter(f -> group.name().equals(f.group())).toList();
     }
 
-    /** Whether the runtime honours this field at this value (see HONOURED in this class). */
+    /**
+     * Whether the runtime acts on this field at this value: whether a {@link KnobReader} on the class path (the
+     * compiler's passes, the executor and Fleet) declares that it reads it. Every other knob is accepted and recorded,
+     * and the dry run reports it as not in effect when it is not at its default.
+     */
     public static boolean inEffect(Field<?> field, Object value) {
-        Predicate<Object> honoured = HONOURED.get(field);
-        return honoured != null && honoured.test(value);
+        return HonouredKnobs.inEffect(field, value);
     }
 
     /**

@@ -45,7 +45,8 @@ class StrategyCliTest {
         assertEquals("", run.err);
         assertTrue(run.out.startsWith("world: 1 node x 2 ranks per node = 2 ranks on cpu\n"), run.out);
         assertRow(run.out, "mode", "collective", "default", "");
-        assertRow(run.out, "nccl_comm_num", "2", "file:1", "advice");
+        // whether it is also "not in effect yet" depends on the knob readers on the class path: none in this module
+        assertRow(run.out, "nccl_comm_num", "2", "file:1", "(?:not in effect yet; )?advice");
         assertRow(run.out, "build_strategy.fuse_relu_depthwise_conv", "true", "file:3", "not in effect yet");
         assertRow(run.out, "execution_strategy.num_threads", "1", "default", "");
         assertRow(run.out, "cudnn_exhaustive_search", "false", "file:4", "ignored on cpu");
@@ -56,10 +57,10 @@ class StrategyCliTest {
         }
     }
 
-    private static void assertRow(String table, String key, String value, String source, String note) {
+    private static void assertRow(String table, String key, String value, String source, String notePattern) {
         Pattern row = Pattern.compile("(?m)^" + Pattern.quote(key) + " +" + Pattern.quote(value) + " +" + Pattern.quote(source)
-                + (note.isEmpty() ? "$" : " +" + Pattern.quote(note) + "$"));
-        assertTrue(row.matcher(table).find(), "row " + key + " | " + value + " | " + source + " | " + note + " in\n" + table);
+                + (notePattern.isEmpty() ? "$" : " +" + notePattern + "$"));
+        assertTrue(row.matcher(table).find(), "row " + key + " | " + value + " | " + source + " | " + notePattern + " in\n" + table);
     }
 
     @Test

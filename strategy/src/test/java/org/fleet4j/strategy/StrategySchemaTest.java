@@ -144,25 +144,6 @@ class StrategySchemaTest {
     }
 
     @Test
-    void onlyTheRuntimesKnobsAreInEffect() {
-        List<String> inEffect = StrategySchema.fields().stream()
-                .filter(f -> StrategySchema.inEffect(f, f.defaultValue())).map(Field::key).toList();
-        assertEquals(List.of("mode", "sync_nccl_allreduce", "nccl_comm_num", "use_hierarchical_allreduce", "hierarchical_allreduce_inter_nranks",
-                "sync_batch_norm", "fuse_all_reduce_ops", "fuse_grad_size_in_MB", "fuse_grad_size_in_TFLOPS",
-                "last_comm_group_size_MB", "find_unused_parameters", "gradient_merge", "gradient_merge_configs.k_steps", "gradient_merge_configs.avg",
-                "amp", "amp_configs.init_loss_scaling", "amp_configs.incr_every_n_steps",
-                "amp_configs.decr_every_n_nan_or_inf", "amp_configs.incr_ratio", "amp_configs.decr_ratio",
-                "amp_configs.use_dynamic_loss_scaling", "amp_configs.custom_white_list", "amp_configs.custom_black_list",
-                "fp16_allreduce", "gradient_scale_configs.scale_strategy", "build_strategy.enable_sequential_execution",
-                "build_strategy.fuse_elewise_add_act_ops",
-                "build_strategy.fuse_bn_act_ops", "build_strategy.fuse_all_optimizer_ops",
-                "build_strategy.enable_inplace", "build_strategy.enable_backward_optimizer_op_deps", "execution_strategy.num_threads",
-                "execution_strategy.num_iteration_per_drop_scope", "execution_strategy.num_iteration_per_run"), inEffect);
-        assertFalse(StrategySchema.inEffect(StrategySchema.MODE, "ps"), "the parameter-server runtime is not there yet");
-        assertTrue(StrategySchema.inEffect(StrategySchema.GRADIENT_SCALE_STRATEGY, "sum"));
-    }
-
-    @Test
     void gpuOnlyKnobsAreTheCudnnOnes() {
         assertEquals(List.of("cudnn_exhaustive_search", "conv_workspace_size_limit", "cudnn_batchnorm_spatial_persistent"),
                 StrategySchema.fields().stream().filter(Field::isGpuOnly).map(Field::key).toList());

@@ -2,14 +2,15 @@ package org.fleet4j.core.exec;
 
 import java.util.List;
 import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.ops.ControlOps;
 
 /**
  * The executors' view of a conditional region: the ops between a {@code conditional_begin} and its
  * {@code conditional_end} run only when the begin's Cond is true. Shared by the CPU and GPU plans.
  */
 public final class ConditionalBlocks {
-    public static final String CONDITIONAL_BEGIN = "conditional_begin";
-    public static final String CONDITIONAL_END = "conditional_end";
+    public static final String CONDITIONAL_BEGIN = ControlOps.BEGIN;
+    public static final String CONDITIONAL_END = ControlOps.END;
 
     private ConditionalBlocks() {
     }

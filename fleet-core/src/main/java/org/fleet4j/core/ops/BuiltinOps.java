@@ -21,5 +21,6 @@ final class BuiltinOps {
         LookupTableOp.register();
         BatchNormOp.register();
         CastOps.register();
+        ControlOps.register();
     }
 }

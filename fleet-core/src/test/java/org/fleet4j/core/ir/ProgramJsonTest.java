@@ -91,6 +91,7 @@ class ProgramJsonTest {
                 .applyGradients(m.main(), groups.get(1));
         new Adam(LrSchedule.constant(0.01), 0.9f, 0.99f, 1e-7f, true).applyGradients(m.main(), groups.get(2));
         new AdamW(0.01, 0.05f).applyGradients(m.main(), groups.get(3));
+        m.main().globalBlock().appendOp("conditional_end", Map.of(), Map.of(), Map.of());
         return m;
     }
 
@@ -115,6 +116,14 @@ class ProgramJsonTest {
                 Map.of("LossScaling", List.of("loss_scaling"), "OutGoodSteps", List.of("good_steps"),
                         "OutBadSteps", List.of("bad_steps")), Map.of());
         main.appendOp("logical_not", Map.of("X", List.of("found_inf")), Map.of("Out", List.of("step_finite")), Map.of());
+        // gradient merge's micro-step counter (every step is a k-th with k = 1), and amp's region around the updates
+        main.createVar("merge_counter", DType.I64, 1).setPersistable(true);
+        init.createVar("merge_counter", DType.I64, 1).setPersistable(true);
+        init.appendOp("fill_constant", Map.of(), Map.of("Out", List.of("merge_counter")),
+                Map.of("shape", new long[]{1}, "dtype", DType.I64.displayName(), "value", 0f));
+        main.appendOp("merge_step", Map.of("Step", List.of("merge_counter")),
+                Map.of("StepOut", List.of("merge_counter"), "Cond", List.of("merge_cond")), Map.of("k_steps", 1));
+        main.appendOp("conditional_begin", Map.of("Cond", List.of("step_finite")), Map.of(), Map.of());
     }
 
     private static Program roundTrip(Program p) {

@@ -5,7 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import org.fleet4j.compiler.FusedOps;
+import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.fleet.ops.CollectiveOps;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Program;

@@ -2,7 +2,7 @@ package org.fleet4j.gpu.exec;
 
 import java.util.List;
 import java.util.Map;
-import org.fleet4j.compiler.FusedOps;
+import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.compiler.Pipeline;
 import org.fleet4j.core.autodiff.Backward;
 import org.fleet4j.core.autodiff.ParamGrad;

@@ -1,4 +1,4 @@
-package org.fleet4j.compiler;
+package org.fleet4j.ops.fused;
 
 import java.util.concurrent.atomic.LongAdder;
 import org.fleet4j.core.exec.BufferPlacements;
@@ -19,11 +19,11 @@ import org.fleet4j.core.tensor.Tensor;
  * from the attribute {@code placement} ({@link BufferPlacements}; empty: ordinary memory), so that Fleet can put it
  * where the ring's process group reduces it fastest.
  */
-final class BucketOps {
-    static final String GATHER = "gather_bucket";
-    static final String PLACEMENT = "placement";
+public final class BucketOps {
+    public static final String GATHER = "gather_bucket";
+    public static final String PLACEMENT = "placement";
     /** Bytes copied into buckets so far in this JVM: zero growth after the first step proves gradients stay in place. */
-    static final LongAdder COPIED_BYTES = new LongAdder();
+    public static final LongAdder COPIED_BYTES = new LongAdder();
 
     private BucketOps() {
     }

@@ -1,4 +1,4 @@
-package org.fleet4j.compiler;
+package org.fleet4j.ops.fused;
 
 import java.lang.foreign.MemorySegment;
 import org.fleet4j.core.ir.AttrType;
@@ -17,10 +17,10 @@ import org.fleet4j.core.tensor.Tensor;
  * of that buffer, so the scope holds the views and later steps update the buffers in place. The arithmetic is that
  * of the single-parameter ops, element for element, at SIMD width ({@link VectorLoops}).
  */
-final class FusedOptimizerOps {
-    static final String SGD = "fused_sgd";
-    static final String MOMENTUM = "fused_momentum";
-    static final String ADAM = "fused_adam";
+public final class FusedOptimizerOps {
+    public static final String SGD = "fused_sgd";
+    public static final String MOMENTUM = "fused_momentum";
+    public static final String ADAM = "fused_adam";
 
     private FusedOptimizerOps() {
     }

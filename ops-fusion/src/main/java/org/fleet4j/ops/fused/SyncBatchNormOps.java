@@ -1,4 +1,4 @@
-package org.fleet4j.compiler;
+package org.fleet4j.ops.fused;
 
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
@@ -20,11 +20,11 @@ import org.fleet4j.core.tensor.Tensor;
  * </ul>
  * X is [N, C] or NCHW (channel at dimension 1), as batch_norm's default layout.
  */
-final class SyncBatchNormOps {
-    static final String STATS = "sync_bn_stats";
-    static final String APPLY = "sync_bn_apply";
-    static final String GRAD_STATS = "sync_bn_grad_stats";
-    static final String GRAD_APPLY = "sync_bn_grad_apply";
+public final class SyncBatchNormOps {
+    public static final String STATS = "sync_bn_stats";
+    public static final String APPLY = "sync_bn_apply";
+    public static final String GRAD_STATS = "sync_bn_grad_stats";
+    public static final String GRAD_APPLY = "sync_bn_grad_apply";
 
     private SyncBatchNormOps() {
     }

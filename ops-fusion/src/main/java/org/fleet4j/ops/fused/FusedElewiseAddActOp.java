@@ -1,4 +1,4 @@
-package org.fleet4j.compiler;
+package org.fleet4j.ops.fused;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -18,8 +18,8 @@ import org.fleet4j.core.tensor.Tensor;
  * a row added to every row of X (a bias). Its gradient computes dX and dY from Out and dOut in one pass, without
  * the intermediate X + Y or its gradient ever being stored.
  */
-final class FusedElewiseAddActOp {
-    static final String TYPE = "fused_elemwise_add_activation";
+public final class FusedElewiseAddActOp {
+    public static final String TYPE = "fused_elemwise_add_activation";
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
     /** The activations that may follow the add; their gradients need only Out. */
@@ -63,7 +63,7 @@ final class FusedElewiseAddActOp {
     }
 
     /** Whether Y is X's shape (a -1 batch in both counts as equal) or X's trailing dims, all known. */
-    static boolean rowBroadcastable(long[] x, long[] y) {
+    public static boolean rowBroadcastable(long[] x, long[] y) {
         if (java.util.Arrays.equals(x, y)) {
             return true;
         }

@@ -1,4 +1,4 @@
-package org.fleet4j.compiler;
+package org.fleet4j.ops.fused;
 
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,8 +18,8 @@ import org.fleet4j.core.tensor.Tensor;
  * normalised tensor is never stored apart. The grad op takes Y and dY, forms relu's gradient in a buffer of its own
  * and hands it to batch_norm's grad kernel as its dY.
  */
-final class FusedBnActOp {
-    static final String TYPE = "fused_bn_activation";
+public final class FusedBnActOp {
+    public static final String TYPE = "fused_bn_activation";
     private static final String[] BN_GRAD_IN = {"X", "Scale", "SavedMean", "SavedVariance", "Y@GRAD"};
     private static final String[] BN_GRAD_OUT = {"X@GRAD", "Scale@GRAD", "Bias@GRAD"};
 

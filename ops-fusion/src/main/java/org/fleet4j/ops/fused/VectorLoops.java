@@ -1,4 +1,4 @@
-package org.fleet4j.compiler;
+package org.fleet4j.ops.fused;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

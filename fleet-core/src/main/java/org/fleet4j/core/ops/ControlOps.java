@@ -1,9 +1,7 @@
-package org.fleet4j.compiler;
+package org.fleet4j.core.ops;
 
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
-import org.fleet4j.core.ops.OpRegistry;
-import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 
@@ -12,10 +10,10 @@ import org.fleet4j.core.tensor.Tensor;
  * is non-zero (their kernels do nothing; the executor skips). {@code merge_step}: counts micro-steps in a persistable
  * int64 counter and sets Cond to 1 on every k-th.
  */
-final class ControlOps {
-    static final String BEGIN = "conditional_begin";
-    static final String END = "conditional_end";
-    static final String MERGE_STEP = "merge_step";
+public final class ControlOps {
+    public static final String BEGIN = "conditional_begin";
+    public static final String END = "conditional_end";
+    public static final String MERGE_STEP = "merge_step";
 
     private ControlOps() {
     }

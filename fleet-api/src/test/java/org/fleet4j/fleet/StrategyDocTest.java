@@ -1,4 +1,4 @@
-package org.fleet4j.strategy;
+package org.fleet4j.fleet;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,12 +7,17 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.fleet4j.strategy.Field;
+import org.fleet4j.strategy.FieldGroup;
+import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.ValueKind;
 import org.junit.jupiter.api.Test;
 
 /**
  * docs/STRATEGY.md's field reference is rendered from {@link StrategySchema}, so it cannot drift from
- * the code. To regenerate it after changing the schema:
- * {@code ./mvnw -q -pl strategy test -Dtest=StrategyDocTest -Dstrategy.writeDocs=true}
+ * the code. It lives here, above the compiler and the executor, because its "in effect" column is what they declare
+ * they read ({@link StrategySchema#inEffect}). To regenerate it after changing the schema or a knob's readers:
+ * {@code ./mvnw -q -pl fleet-api -am test -Dtest=StrategyDocTest -Dsurefire.failIfNoSpecifiedTests=false -Dstrategy.writeDocs=true}
  */
 class StrategyDocTest {
     private static final Path DOC = Path.of("..", "docs", "STRATEGY.md");
@@ -32,7 +37,8 @@ class StrategyDocTest {
             return;
         }
         assertEquals(expected, actual, DOC + " is out of date with StrategySchema; regenerate it with"
-                + " ./mvnw -q -pl strategy test -Dtest=StrategyDocTest -Dstrategy.writeDocs=true");
+                + " ./mvnw -q -pl fleet-api -am test -Dtest=StrategyDocTest -Dsurefire.failIfNoSpecifiedTests=false"
+                + " -Dstrategy.writeDocs=true");
     }
 
     static String reference() {

@@ -1,4 +1,4 @@
-package org.fleet4j.compiler;
+package org.fleet4j.ops.fused;
 
 /** Registers the compiler's own op types once, before any pass inserts them or any executor prepares them. */
 public final class FusedOps {
@@ -12,7 +12,6 @@ public final class FusedOps {
             FusedElewiseAddActOp.register();
             FusedOptimizerOps.register();
             BucketOps.register();
-            ControlOps.register();
             FusedBnActOp.register();
             AllreduceCastOp.register();
             SyncBatchNormOps.register();

@@ -1,4 +1,4 @@
-package org.fleet4j.compiler;
+package org.fleet4j.ops.fused;
 
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
@@ -12,8 +12,8 @@ import org.fleet4j.core.tensor.Tensor;
  * {@code allreduce_cast}: Out = X converted to {@code out_dtype} (float32 or bfloat16, rounding to nearest even),
  * into Out's existing tensor when it has the shape, so a gradient restored from bfloat16 lands in its bucket view.
  */
-final class AllreduceCastOp {
-    static final String TYPE = "allreduce_cast";
+public final class AllreduceCastOp {
+    public static final String TYPE = "allreduce_cast";
 
     private AllreduceCastOp() {
     }

@@ -1,0 +1,119 @@
+package org.fleet4j.fleet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.lang.reflect.Modifier;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.fleet4j.compiler.PassKnobs;
+import org.fleet4j.strategy.DistributedStrategy;
+import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.strategy.Field;
+import org.fleet4j.strategy.KnobReader;
+import org.fleet4j.strategy.KnobUse;
+import org.fleet4j.strategy.ScaleStrategy;
+import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.StrategyWarning;
+import org.fleet4j.strategy.World;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The knobs in effect are what the runtime's readers declare (the compiler's passes and {@link RuntimeKnobs}), and a
+ * knob is declared only where the runtime's code reads it.
+ */
+class HonouredKnobsTest {
+    /** The modules whose code acts on the strategy. */
+    private static final List<Path> RUNTIME_SOURCES = Stream.of("fleet-core", "ops-fusion", "fleet-api", "fleet-gpu")
+            .map(m -> Path.of("..", m, "src", "main", "java")).toList();
+
+    private static List<KnobReader> readers() {
+        return ServiceLoader.load(KnobReader.class).stream().map(ServiceLoader.Provider::get).toList();
+    }
+
+    @Test
+    void bothTheCompilerAndTheRuntimeDeclareTheirKnobs() {
+        List<KnobReader> readers = readers();
+        assertTrue(readers.stream().anyMatch(r -> r instanceof PassKnobs), readers.toString());
+        assertTrue(readers.stream().anyMatch(r -> r instanceof RuntimeKnobs), readers.toString());
+    }
+
+    @Test
+    void theKnobsInEffectAreTheDeclaredOnes() {
+        List<String> inEffect = StrategySchema.fields().stream()
+                .filter(f -> StrategySchema.inEffect(f, f.defaultValue())).map(Field::key).toList();
+        assertEquals(List.of("mode", "sync_nccl_allreduce", "nccl_comm_num", "use_hierarchical_allreduce", "hierarchical_allreduce_inter_nranks",
+                "sync_batch_norm", "fuse_all_reduce_ops", "fuse_grad_size_in_MB", "fuse_grad_size_in_TFLOPS",
+                "last_comm_group_size_MB", "find_unused_parameters", "gradient_merge", "gradient_merge_configs.k_steps", "gradient_merge_configs.avg",
+                "amp", "amp_configs.init_loss_scaling", "amp_configs.incr_every_n_steps",
+                "amp_configs.decr_every_n_nan_or_inf", "amp_configs.incr_ratio", "amp_configs.decr_ratio",
+                "amp_configs.use_dynamic_loss_scaling", "amp_configs.custom_white_list", "amp_configs.custom_black_list",
+                "fp16_allreduce", "gradient_scale_configs.scale_strategy", "build_strategy.enable_sequential_execution",
+                "build_strategy.fuse_elewise_add_act_ops",
+                "build_strategy.fuse_bn_act_ops", "build_strategy.fuse_all_optimizer_ops",
+                "build_strategy.enable_inplace", "build_strategy.enable_backward_optimizer_op_deps", "execution_strategy.num_threads",
+                "execution_strategy.num_iteration_per_drop_scope", "execution_strategy.num_iteration_per_run"), inEffect);
+        assertFalse(StrategySchema.inEffect(StrategySchema.MODE, "ps"), "the parameter-server runtime is not there yet");
+        assertTrue(StrategySchema.inEffect(StrategySchema.AMP_DTYPE, "bfloat16"));
+        assertFalse(StrategySchema.inEffect(StrategySchema.AMP_DTYPE, "float16"));
+    }
+
+    @Test
+    void honouredKnobsRaiseNoWarningWhenChanged() {
+        DistributedStrategy s = new DistributedStrategy().lars(true).fuseGradSizeInMB(16)
+                .gradientScaleConfigs(c -> c.scaleStrategy(ScaleStrategy.SUM)).threadNum(4);
+        assertEquals(List.of("lars = true: not in effect yet: accepted and recorded, but the Fleet4J runtime does not act on it yet"),
+                EffectiveStrategy.resolve(s, new World(2, 4, "gpu")).warnings().stream().map(StrategyWarning::toString).toList(),
+                "honoured (fuse_grad_size_in_MB, scale_strategy, num_threads): no warning");
+    }
+
+    /** Reading a knob is {@code .get(StrategySchema.X)} or a pass's {@code .knob(StrategySchema.X)} in main code. */
+    @Test
+    void everyDeclaredKnobIsReadByTheRuntimesCode() throws Exception {
+        Map<Field<?>, String> constants = new HashMap<>();
+        for (java.lang.reflect.Field f : StrategySchema.class.getDeclaredFields()) {
+            if (f.getType() == Field.class && Modifier.isPublic(f.getModifiers())) {
+                constants.put((Field<?>) f.get(null), f.getName());
+            }
+        }
+        String code = runtimeCode();
+        List<String> unread = new ArrayList<>();
+        for (KnobReader reader : readers()) {
+            for (KnobUse use : reader.knobs()) {
+                String constant = constants.get(use.field());
+                Pattern read = Pattern.compile("\\.(get|knob)\\(StrategySchema\\." + constant + "\\)");
+                if (!read.matcher(code).find()) {
+                    unread.add(reader.reader() + " declare " + use.field().key() + " (" + constant + "), which no code reads");
+                }
+            }
+        }
+        assertEquals(List.of(), unread);
+    }
+
+    /** The runtime's main sources, without comments. */
+    private static String runtimeCode() throws IOException {
+        StringBuilder code = new StringBuilder();
+        for (Path root : RUNTIME_SOURCES) {
+            try (Stream<Path> files = Files.walk(root)) {
+                for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                    for (String line : Files.readAllLines(f)) {
+                        String s = line.strip();
+                        if (!s.startsWith("*") && !s.startsWith("//") && !s.startsWith("/*")) {
+                            code.append(s).append('\n');
+                        }
+                    }
+                }
+            }
+        }
+        return code.toString();
+    }
+}
