@@ -16,7 +16,7 @@ import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.fleet.ops.Rings;
-import org.fleet4j.fleet.role.Role;
+import org.fleet4j.collective.Role;
 import org.fleet4j.fleet.role.UserDefinedRoleMaker;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;

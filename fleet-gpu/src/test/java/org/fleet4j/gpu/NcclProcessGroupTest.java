@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobRole;
+import org.fleet4j.collective.Role;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.core.device.DeviceUnavailableException;
@@ -35,7 +35,7 @@ class NcclProcessGroupTest {
             nccl = false;
         }
         assumeTrue(!nccl, "NCCL loads here: the refusal is for machines without it");
-        try (ProcessGroup host = ProcessGroups.init(JobRole.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(20)))) {
+        try (ProcessGroup host = ProcessGroups.init(Role.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(20)))) {
             var e = assertThrows(DeviceUnavailableException.class, () -> NcclProcessGroup.over(host, null));
             assertTrue(e.getMessage().contains(".so"), e.getMessage());
         }

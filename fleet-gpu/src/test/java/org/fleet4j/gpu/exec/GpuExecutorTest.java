@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobRole;
+import org.fleet4j.collective.Role;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.core.exec.Executor;
@@ -140,7 +140,7 @@ class GpuExecutorTest {
     @Test
     void allreducesRunThroughAnAttachedNcclGroup() {
         GpuAssumptions.require(CudaLibrary.NCCL);
-        try (ProcessGroup host = ProcessGroups.init(JobRole.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(30)));
+        try (ProcessGroup host = ProcessGroups.init(Role.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(30)));
              NcclProcessGroup nccl = NcclProcessGroup.over(host, gpu);
              GpuExecutor onGpu = new GpuExecutor(gpu)) {
             Rings.put(0, host); // the CPU's c_allreduce kernel reduces through ring 0
@@ -164,7 +164,7 @@ class GpuExecutorTest {
         GpuAssumptions.require(CudaLibrary.NCCL);
         org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv(RingGroups.VARIABLE) == null,
                 RingGroups.VARIABLE + " is set: the default mode is what this test checks");
-        try (ProcessGroup host = ProcessGroups.init(JobRole.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(30)))) {
+        try (ProcessGroup host = ProcessGroups.init(Role.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(30)))) {
             Rings.put(0, host);
             try (GpuExecutor onGpu = (GpuExecutor) org.fleet4j.core.device.ProgramRunners.forDevice(gpu)) {
                 assertEquals(RingGroups.Mode.NCCL, onGpu.collectiveMode());
