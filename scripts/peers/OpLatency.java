@@ -1,10 +1,10 @@
 import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.Role;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.collective.Role;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.Role;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
+import org.fleet4j.collective.Role;
 import org.fleet4j.core.device.DeviceUnavailableException;
 import org.junit.jupiter.api.Test;
 

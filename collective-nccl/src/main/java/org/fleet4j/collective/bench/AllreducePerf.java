@@ -3,11 +3,11 @@ package org.fleet4j.collective.bench;
 import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.Role;
 import org.fleet4j.collective.OpKind;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.collective.Role;
 import org.fleet4j.collective.Work;
 
 import java.io.IOException;
