@@ -1,10 +1,10 @@
 import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobRole;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.collective.Role;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -26,7 +26,7 @@ public final class OpLatency {
         long[] sizes = Arrays.stream(args[0].split(",")).mapToLong(Long::parseLong).toArray();
         int ops = Integer.parseInt(args[1]);
         GroupOptions options = GroupOptions.defaults().withBackend(Backend.TCP);
-        try (ProcessGroup g = ProcessGroups.init(JobRole.fromEnvironment(), options); Arena arena = Arena.ofShared()) {
+        try (ProcessGroup g = ProcessGroups.init(Role.fromEnvironment(), options); Arena arena = Arena.ofShared()) {
             MemorySegment flag = arena.allocate(4);
             for (long bytes : sizes) {
                 MemorySegment buf = arena.allocate(bytes, 4096);

@@ -22,7 +22,7 @@ public final class ProcessGroups {
 
     /** Opens the default group for the role the launcher put in the environment (a world of one without one). */
     public static ProcessGroup init(GroupOptions options) {
-        return init(JobRole.fromEnvironment(), options);
+        return init(Role.fromEnvironment(), options);
     }
 
     /**
@@ -32,24 +32,30 @@ public final class ProcessGroups {
     public static ProcessGroup init(int rank, int worldSize, int localRank, int localWorldSize, int nodeRank,
                                     String masterHostPort, GroupOptions options) {
         Map<String, String> env = System.getenv();
-        return init(new JobRole(rank, worldSize, localRank, localWorldSize, nodeRank, masterHostPort,
-                env.getOrDefault("FLEET_HOST", "127.0.0.1"), env.getOrDefault("FLEET_JOB_ID", "fleet4j"),
-                JobToken.fromEnvironment(env, worldSize)), options);
+        return init(Role.trainer(rank, worldSize, localRank, localWorldSize, nodeRank, Math.max(nodeRank + 1, worldSize / localWorldSize),
+                masterHostPort, env.getOrDefault("FLEET_HOST", "127.0.0.1"), env.getOrDefault("FLEET_JOB_ID", "fleet4j"),
+                "ProcessGroups.init"), options);
     }
 
-    public static ProcessGroup init(JobRole role, GroupOptions options) {
+    /** Opens the default group for {@code role}; the job token comes from FLEET_JOB_TOKEN or FLEET_JOB_TOKEN_FILE (a fresh one for a world of one). */
+    public static ProcessGroup init(Role role, GroupOptions options) {
+        return init(role, JobToken.fromEnvironment(System.getenv(), role.worldSize()), options);
+    }
+
+    /** Opens the default group for {@code role}; the store and the data ports admit only holders of {@code token}. */
+    public static ProcessGroup init(Role role, JobToken token, GroupOptions options) {
         Duration timeout = options.timeout();
         Store store;
         if (role.master() == null) {
-            store = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), role.jobId(), role.token(), timeout);
+            store = TcpStore.host(new InetSocketAddress("127.0.0.1", 0), role.jobId(), token, timeout);
         } else {
             InetSocketAddress master = TcpStore.parseHostPort(role.master(), "master address");
             store = role.rank() == 0
-                    ? TcpStore.host(new InetSocketAddress(master.getHostString(), master.getPort()), role.jobId(), role.token(), timeout)
-                    : TcpStore.connect(master.getHostString(), master.getPort(), role.jobId(), role.token(), timeout);
+                    ? TcpStore.host(new InetSocketAddress(master.getHostString(), master.getPort()), role.jobId(), token, timeout)
+                    : TcpStore.connect(master.getHostString(), master.getPort(), role.jobId(), token, timeout);
         }
         try {
-            return init(role, store, options, true);
+            return init(role, token, store, options, true);
         } catch (RuntimeException e) {
             store.close();
             throw e;
@@ -58,9 +64,9 @@ public final class ProcessGroups {
 
     /**
      * Opens the default group on a store the caller already has; {@code ownsStore}: closing the group closes it.
-     * Only holders of the role's job token may open data connections to it.
+     * Only holders of {@code token} may open data connections to it.
      */
-    public static ProcessGroup init(JobRole role, Store store, GroupOptions options, boolean ownsStore) {
+    public static ProcessGroup init(Role role, JobToken token, Store store, GroupOptions options, boolean ownsStore) {
         Duration timeout = options.timeout();
         store.setString("job/node/" + role.rank(), Integer.toString(role.nodeRank()));
         List<String> keys = new ArrayList<>();
@@ -74,7 +80,7 @@ public final class ProcessGroups {
             hosts[r] = "node" + store.getString("job/node/" + r, timeout);
             ranks[r] = r;
         }
-        GroupContext ctx = new GroupContext(role.jobId(), DEFAULT_GROUP, role.rank(), ranks, hosts, store, role.token(),
+        GroupContext ctx = new GroupContext(role.jobId(), DEFAULT_GROUP, role.rank(), ranks, hosts, store, token,
                 role.host(), options);
         AbstractProcessGroup group = create(ctx);
         if (ownsStore) {

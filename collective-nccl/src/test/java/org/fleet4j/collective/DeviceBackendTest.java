@@ -26,7 +26,7 @@ class DeviceBackendTest {
 
     /** Run in a child JVM: a CPU-only group that runs an allreduce and a barrier on host memory. */
     public static void main(String[] args) {
-        try (ProcessGroup group = ProcessGroups.init(JobRole.single(), OPTIONS); Arena arena = Arena.ofConfined()) {
+        try (ProcessGroup group = ProcessGroups.init(Role.single(), OPTIONS); Arena arena = Arena.ofConfined()) {
             MemorySegment x = arena.allocateFrom(ValueLayout.JAVA_FLOAT, 1f, 2f);
             group.allreduce(x, DataType.F32, ReduceOp.SUM).await(WAIT);
             group.barrier().await(WAIT);
@@ -72,7 +72,7 @@ class DeviceBackendTest {
         } catch (CollectiveException expected) {
             // no CUDA here: the case under test
         }
-        try (ProcessGroup group = ProcessGroups.init(JobRole.single(), OPTIONS); Arena arena = Arena.ofConfined()) {
+        try (ProcessGroup group = ProcessGroups.init(Role.single(), OPTIONS); Arena arena = Arena.ofConfined()) {
             CudaBuffer onGpu = new CudaBuffer(0, 0x7f00_0000_1000L, 16, 0);
             var e = assertThrows(CollectiveException.class, () -> group.allreduce(onGpu, DataType.F32, ReduceOp.SUM));
             assertTrue(e.getMessage().matches("allreduce of 16 bytes on cuda:0 on group 'default' \\(rank 0 of 1\\):"

@@ -39,9 +39,9 @@ final class LocalWorld implements AutoCloseable {
         List<Future<ProcessGroup>> opening = new ArrayList<>();
         for (int r = 0; r < size; r++) {
             int rank = r;
-            JobRole role = new JobRole(rank, size, 0, 1, nodeOf.apply(rank), "127.0.0.1:" + server.hostedPort(),
-                    "127.0.0.1", job, token);
-            opening.add(pool.submit(() -> ProcessGroups.init(role, stores.get(rank), options, false)));
+            Role role = Role.trainer(rank, size, 0, 1, nodeOf.apply(rank), size, "127.0.0.1:" + server.hostedPort(),
+                    "127.0.0.1", job, "LocalWorld");
+            opening.add(pool.submit(() -> ProcessGroups.init(role, token, stores.get(rank), options, false)));
         }
         try {
             for (Future<ProcessGroup> f : opening) {

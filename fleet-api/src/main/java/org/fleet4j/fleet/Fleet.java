@@ -10,11 +10,11 @@ import java.util.List;
 import java.util.Map;
 import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobRole;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.collective.Role;
 import org.fleet4j.compiler.HierarchicalForm;
 import org.fleet4j.compiler.RingLayout;
 import org.fleet4j.core.exec.Scope;
@@ -27,7 +27,6 @@ import org.fleet4j.fleet.ops.CollectiveOps;
 import org.fleet4j.fleet.ops.HierarchicalOps;
 import org.fleet4j.fleet.ops.OpenRings;
 import org.fleet4j.fleet.role.EnvironmentRoleMaker;
-import org.fleet4j.fleet.role.Role;
 import org.fleet4j.fleet.role.RoleMaker;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
@@ -122,6 +121,10 @@ public final class Fleet implements AutoCloseable {
             throw new IllegalArgumentException("Fleet.init needs a role maker, a strategy and group options (got null)");
         }
         Role role = roleMaker.role();
+        if (role.isServer()) {
+            throw new IllegalArgumentException("Fleet.init: this process is " + role.describe() + " (TRAINING_ROLE=PSERVER),"
+                    + " and Fleet does not run parameter servers yet; start trainers only (TRAINING_ROLE=TRAINER)");
+        }
         EffectiveStrategy effective = EffectiveStrategy.resolve(strategy, new World(role.nodeNum(), role.localWorldSize(), "cpu"));
         if (Mode.of(effective.get(StrategySchema.MODE)) == Mode.PS) {
             throw new IllegalArgumentException("Fleet.init: the strategy asks for mode ps (parameter servers), which Fleet"
@@ -142,8 +145,7 @@ public final class Fleet implements AutoCloseable {
         JobToken token = JobToken.fromEnvironment(env, role.worldSize());
         ProcessGroup group;
         try {
-            group = ProcessGroups.init(new JobRole(role.rank(), role.worldSize(), role.localRank(),
-                    role.localWorldSize(), role.nodeRank(), role.master(), role.host(), role.jobId(), token), options);
+            group = ProcessGroups.init(role, token, options);
         } catch (RuntimeException e) {
             // the cause says what went wrong, a timeout included: a port held by another job fails in moments
             throw new CollectiveException("Fleet.init: rank " + role.rank() + " of " + role.worldSize()

@@ -29,7 +29,7 @@ final class DryRunProgram {
         Map<String, String> env = new HashMap<>(first.environment());
         env.put(Fleet.DRY_RUN_ENV, "1");
         env.put("FLEET_TIMEOUT", RANK_TIMEOUT_SECONDS);
-        RankSpec spec = new RankSpec(first.globalRank(), first.localRank(), first.command(), env, first.logFile());
+        RankSpec spec = first.withEnvironment(env);
         Files.createDirectories(plan.logDir());
         RankProcess rank = RankProcess.start(spec, out);
         boolean exited;
@@ -43,7 +43,7 @@ final class DryRunProgram {
             ProcessTrees.terminate(List.of(rank.process().toHandle()), Duration.ofSeconds(2), Duration.ofSeconds(5));
             throw new LaunchException("--dry_run: " + plan.program().mainClass() + " did not reach minimize within "
                     + LIMIT.toSeconds() + " s; only a program that calls fleet.distributedOptimizer(...).minimize has a"
-                    + " compiled program to show (rank " + spec.globalRank() + "'s output is in " + spec.logFile() + ")");
+                    + " compiled program to show (" + spec.name() + "'s output is in " + spec.logFile() + ")");
         }
         rank.awaitOutput(Duration.ofSeconds(5));
         return rank.process().exitValue();

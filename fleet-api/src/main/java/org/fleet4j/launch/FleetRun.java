@@ -133,7 +133,7 @@ public final class FleetRun {
         ClusterLayout layout = ClusterLayout.plan(options.ips, options.nnodes, options.nodeRank, options.master, options.startPort, nprocPerNode);
         List<Path> classpath = launcherClasspath();
         Program program = Program.resolve(options.program, classpath);
-        return new LaunchPlan(layout, devices, program, programArgs, Path.of(System.getProperty("java.home"), "bin", "java"),
+        return new LaunchPlan(layout, ServerLayout.none(), devices, program, programArgs, Path.of(System.getProperty("java.home"), "bin", "java"),
                 classpath, JvmArgs.split(options.jvmArgs), logDir(options.logDir), options.jobId, options.logLevel, strategy,
                 options.dryRun ? CpuBinding.none("not bound (dry run)") : CpuBinding.plan(options.cpuBind, devices, nprocPerNode),
                 options.dryRun ? JobToken.random() : JobTokens.forJob(options.jobTokenFile, System.getenv(), layout));

@@ -11,12 +11,15 @@ import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.Role;
+import org.fleet4j.launch.RankSpec.ExitPolicy;
 
 /**
- * Runs this node's ranks of a launch plan until all finish, or one fails and the rest are stopped.
- * No process of the job outlives it: every rank and every process a rank started is terminated on
- * failure, on SIGTERM/SIGINT to the launcher (a shutdown hook), and at the end; when the launcher is
- * killed outright, each rank's {@link LauncherWatch} stops it.
+ * Runs this node's processes of a launch plan until every rank (trainer) has finished, then stops the parameter
+ * servers, which serve until stopped; a failing process of either kind, or a server that ends while ranks still run,
+ * stops the rest and fails the job. No process of the job outlives it: every process and every process it started is
+ * terminated on failure, on SIGTERM/SIGINT to the launcher (a shutdown hook), and at the end; when the launcher is
+ * killed outright, each process's {@link LauncherWatch} stops it.
  */
 public final class Job {
     /** TERM grace plus KILL wait stay under the 10 s users are promised. */
@@ -33,7 +36,7 @@ public final class Job {
     private final LaunchPlan plan;
     private final PrintStream console;
     private final PrintStream messages;
-    private final List<RankProcess> ranks = new ArrayList<>();
+    private final List<RankProcess> processes = new ArrayList<>();
     private final Set<ProcessHandle> seenDescendants = new LinkedHashSet<>();
     private boolean stopping;
     private boolean signalled;
@@ -48,7 +51,7 @@ public final class Job {
         this.messages = messages;
     }
 
-    /** Runs the job and returns the launcher's exit code: 0, or the failed rank's code. */
+    /** Runs the job and returns the launcher's exit code: 0, or the failed process's code (1 for a server that exited with 0). */
     public int run() throws IOException {
         try {
             Files.createDirectories(plan.logDir());
@@ -72,15 +75,18 @@ public final class Job {
     }
 
     private void startAll(BlockingQueue<RankProcess> exited) throws IOException {
-        List<RankSpec> specs = plan.ranks();
-        info("job " + plan.jobId() + ": starting " + specs.size() + " rank(s) of " + plan.layout().worldSize() + ", master "
-                + plan.layout().master() + ", logs in " + plan.logDir() + (plan.layout().nodeRank() == 0 ? ", echoing rank 0" : ""));
+        List<RankSpec> specs = plan.processes();
+        int servers = plan.serverProcesses().size();
+        info("job " + plan.jobId() + ": starting " + plan.ranks().size() + " rank(s) of " + plan.layout().worldSize()
+                + (servers > 0 ? " and " + servers + " parameter server(s) of " + plan.servers().endpoints().size() : "")
+                + ", master " + plan.layout().master() + ", logs in " + plan.logDir()
+                + (plan.layout().nodeRank() == 0 ? ", echoing rank 0" : ""));
         if (plan.cpus().bound() || plan.logLevel().shows(LogLevel.DEBUG)) {
             info(plan.cpus().note());
         }
         for (RankSpec spec : specs) {
             if (plan.logLevel().shows(LogLevel.DEBUG)) {
-                messages.println("fleetrun: rank " + spec.globalRank() + ": " + spec.printableEnvironment() + " " + String.join(" ", spec.command()));
+                messages.println("fleetrun: " + spec.name() + ": " + spec.printableEnvironment() + " " + String.join(" ", spec.command()));
             }
             RankProcess rank;
             synchronized (this) {
@@ -88,19 +94,24 @@ public final class Job {
                     return;
                 }
                 try {
-                    rank = RankProcess.start(spec, spec.globalRank() == 0 ? console : null);
+                    rank = RankProcess.start(spec, echoed(spec) ? console : null);
                 } catch (IOException e) {
-                    throw new IOException("cannot start rank " + spec.globalRank() + " with " + spec.command().get(0) + ": " + e.getMessage(), e);
+                    throw new IOException("cannot start " + spec.name() + " with " + spec.command().get(0) + ": " + e.getMessage(), e);
                 }
-                ranks.add(rank);
+                processes.add(rank);
             }
             rank.process().onExit().thenRun(() -> exited.add(rank));
         }
     }
 
+    private static boolean echoed(RankSpec spec) {
+        return spec.kind() == Role.Kind.TRAINER && spec.index() == 0;
+    }
+
     private int superviseUntilDone(BlockingQueue<RankProcess> exited) {
-        int running = ranks.size();
-        while (running > 0) {
+        int finishing = (int) processes.stream().filter(r -> r.spec().exitPolicy() == ExitPolicy.FINISHES).count();
+        int serving = processes.size() - finishing;
+        while (finishing > 0) {
             RankProcess rank;
             try {
                 rank = exited.poll(TRACK_MILLIS, TimeUnit.MILLISECONDS);
@@ -113,13 +124,21 @@ public final class Job {
                 trackDescendants();
                 continue;
             }
-            running--;
             int code = rank.process().exitValue();
-            if (code != 0 && startFailureTeardown()) {
-                return reportFailure(rank, code, running);
+            if (rank.spec().exitPolicy() == ExitPolicy.FINISHES) {
+                finishing--;
+                if (code != 0 && startFailureTeardown()) {
+                    return reportFailure(rank, code, ExitStatus.describe(code));
+                }
+            } else {
+                serving--;
+                if (startFailureTeardown()) {
+                    String why = ExitStatus.describe(code) + " while " + finishing + " rank(s) still ran";
+                    return reportFailure(rank, code != 0 ? code : 1, why);
+                }
             }
         }
-        ranks.forEach(rank -> rank.awaitOutput(ECHO_DRAIN));
+        processes.forEach(process -> process.awaitOutput(ECHO_DRAIN));
         stopAll();
         boolean bySignal;
         synchronized (this) {
@@ -128,7 +147,8 @@ public final class Job {
         if (bySignal) {
             return awaitSignalExit();
         }
-        info("job " + plan.jobId() + ": all " + ranks.size() + " rank(s) finished");
+        info("job " + plan.jobId() + ": all " + plan.ranks().size() + " rank(s) finished"
+                + (serving > 0 ? "; stopped " + serving + " parameter server(s)" : ""));
         return 0;
     }
 
@@ -154,29 +174,29 @@ public final class Job {
         return true;
     }
 
-    private int reportFailure(RankProcess rank, int code, int stillRunning) {
+    private int reportFailure(RankProcess rank, int code, String why) {
         RankSpec spec = rank.spec();
-        messages.println("fleetrun: rank " + spec.globalRank() + " (pid " + rank.process().pid() + ") " + ExitStatus.describe(code)
-                + "; stopping the other " + stillRunning + " running rank(s)");
+        messages.println("fleetrun: " + spec.name() + " (pid " + rank.process().pid() + ") " + why + "; stopping the other "
+                + running());
         terminateEverything();
         rank.awaitOutput(ECHO_DRAIN);
         messages.println("fleetrun: last " + TAIL_LINES + " lines of " + spec.logFile() + ":");
         LogTail.lastLines(spec.logFile(), TAIL_LINES).forEach(line -> messages.println("    " + line));
-        messages.println("fleetrun: job " + plan.jobId() + " failed: rank " + spec.globalRank() + " " + ExitStatus.describe(code));
+        messages.println("fleetrun: job " + plan.jobId() + " failed: " + spec.name() + " " + why);
         return code;
     }
 
     private void stopOnSignal() {
         boolean first;
-        long alive;
+        boolean anyAlive;
         synchronized (this) {
             first = !stopping;
             stopping = true;
             signalled = true;
-            alive = ranks.stream().filter(r -> r.process().isAlive()).count();
+            anyAlive = processes.stream().anyMatch(p -> p.process().isAlive());
         }
-        if (first && alive > 0) {
-            messages.println("fleetrun: stopping job " + plan.jobId() + ": terminating " + alive + " running rank(s)");
+        if (first && anyAlive) {
+            messages.println("fleetrun: stopping job " + plan.jobId() + ": terminating " + running());
         }
         terminateEverything();
     }
@@ -192,7 +212,7 @@ public final class Job {
     private synchronized void terminateEverything() {
         trackDescendants();
         Set<ProcessHandle> targets = new LinkedHashSet<>();
-        ranks.forEach(rank -> targets.add(rank.process().toHandle()));
+        processes.forEach(process -> targets.add(process.process().toHandle()));
         targets.addAll(seenDescendants);
         List<ProcessHandle> survivors = ProcessTrees.terminate(targets, TERM_GRACE, KILL_WAIT);
         if (!survivors.isEmpty()) {
@@ -204,6 +224,13 @@ public final class Job {
     private synchronized void trackDescendants() {
         seenDescendants.removeIf(process -> !process.isAlive());
         ProcessHandle.current().descendants().forEach(seenDescendants::add);
+    }
+
+    /** "2 running rank(s)", and the parameter servers when there are any. */
+    private synchronized String running() {
+        long ranks = processes.stream().filter(p -> p.process().isAlive() && p.spec().kind() == Role.Kind.TRAINER).count();
+        long servers = processes.stream().filter(p -> p.process().isAlive() && p.spec().kind() == Role.Kind.PSERVER).count();
+        return ranks + " running rank(s)" + (servers > 0 ? " and " + servers + " parameter server(s)" : "");
     }
 
     private void info(String message) {

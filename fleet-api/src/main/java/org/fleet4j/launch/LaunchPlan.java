@@ -5,19 +5,24 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.fleet4j.collective.JobToken;
+import org.fleet4j.collective.Role;
 
 /**
- * A fully resolved job on this node: the layout, what to run and how every rank's JVM is started.
+ * A fully resolved job on this node: the layout, what to run and how every process's JVM is started. The processes
+ * are of two kinds: the trainers (ranks) of the layout, and the parameter servers of {@code servers} that this node
+ * starts; each kind has its own environment, log name and exit policy ({@link RankSpec}).
  *
+ * @param servers the job's parameter servers; {@link ServerLayout#none()} in collective mode
  * @param javaBinary the java launcher of the rank JVMs (the launcher's own)
  * @param baseClasspath the launcher's classpath, which the ranks share
- * @param logDir absolute directory of workerlog.N and endpoints.log
+ * @param logDir absolute directory of workerlog.N, serverlog.N and endpoints.log
  * @param strategy absolute path of the strategy file, or null
  * @param cpus which CPUs each rank may run on (--cpu_bind)
  * @param token the job's secret, which the ranks get in their environment and nothing prints
  */
-public record LaunchPlan(ClusterLayout layout, DeviceSelection devices, Program program, List<String> programArgs, Path javaBinary,
+public record LaunchPlan(ClusterLayout layout, ServerLayout servers, DeviceSelection devices, Program program, List<String> programArgs, Path javaBinary,
                          List<Path> baseClasspath, List<String> jvmArgs, Path logDir, String jobId, LogLevel logLevel, Path strategy,
                          CpuBinding cpus, JobToken token) {
     /** The flags every Fleet4J JVM needs: FFM native calls (BLAS, shared memory) and the Vector API. */
@@ -29,12 +34,43 @@ public record LaunchPlan(ClusterLayout layout, DeviceSelection devices, Program 
         jvmArgs = List.copyOf(jvmArgs);
     }
 
+    /** Every process this node starts: its parameter servers first, then its trainers. */
+    public List<RankSpec> processes() {
+        return Stream.concat(serverProcesses().stream(), ranks().stream()).toList();
+    }
+
+    /** This node's trainers. */
     public List<RankSpec> ranks() {
         return IntStream.range(0, layout.nprocPerNode()).mapToObj(this::rank).toList();
     }
 
+    /** This node's parameter servers. */
+    public List<RankSpec> serverProcesses() {
+        List<RankSpec> specs = new ArrayList<>();
+        for (int i = 0; i < servers.local().size(); i++) {
+            specs.add(server(servers.local().get(i), i));
+        }
+        return specs;
+    }
+
     private RankSpec rank(int localRank) {
-        List<String> command = new ArrayList<>(cpus.prefix(localRank));
+        int globalRank = layout.globalRank(localRank);
+        var env = RankEnvironment.of(layout, servers, devices, localRank, jobId, logDir, logLevel, strategy);
+        env.put(JobToken.ENV, token.text());
+        return new RankSpec(Role.Kind.TRAINER, globalRank, localRank, command(cpus.prefix(localRank)), env,
+                logDir.resolve("workerlog." + globalRank), RankSpec.ExitPolicy.FINISHES);
+    }
+
+    /** Servers keep to no CPU slice: the trainers' slices cover the node's CPUs. */
+    private RankSpec server(int index, int localIndex) {
+        var env = RankEnvironment.server(layout, servers, index, jobId, logDir, logLevel, strategy);
+        env.put(JobToken.ENV, token.text());
+        return new RankSpec(Role.Kind.PSERVER, index, localIndex, command(List.of()), env, logDir.resolve("serverlog." + index),
+                RankSpec.ExitPolicy.RUNS_UNTIL_STOPPED);
+    }
+
+    private List<String> command(List<String> cpuPrefix) {
+        List<String> command = new ArrayList<>(cpuPrefix);
         command.add(javaBinary.toString());
         command.addAll(REQUIRED_JVM_FLAGS);
         command.addAll(jvmArgs);
@@ -44,10 +80,7 @@ public record LaunchPlan(ClusterLayout layout, DeviceSelection devices, Program 
         command.add(Long.toString(ProcessHandle.current().pid()));
         command.add(program.mainClass());
         command.addAll(programArgs);
-        int globalRank = layout.globalRank(localRank);
-        var env = RankEnvironment.of(layout, devices, localRank, jobId, logDir, logLevel, strategy);
-        env.put(JobToken.ENV, token.text());
-        return new RankSpec(globalRank, localRank, command, env, logDir.resolve("workerlog." + globalRank));
+        return command;
     }
 
     private String classpath() {
@@ -57,14 +90,14 @@ public record LaunchPlan(ClusterLayout layout, DeviceSelection devices, Program 
         return String.join(File.pathSeparator, entries);
     }
 
-    /** endpoints.log: where every rank of this node listens, and the master they meet at. */
+    /** endpoints.log: where every rank and server of this node listens, and the master the ranks meet at. */
     public String endpointsReport() {
         StringBuilder out = new StringBuilder();
         out.append("job ").append(jobId).append(": ").append(layout.worldSize()).append(" ranks on ").append(layout.nnodes())
                 .append(" node(s), this is node ").append(layout.nodeRank()).append(" (").append(layout.host()).append(")\n");
         out.append("master ").append(layout.master()).append('\n');
         for (RankSpec rank : ranks()) {
-            out.append("rank ").append(rank.globalRank()).append(" local_rank ").append(rank.localRank()).append(' ')
+            out.append("rank ").append(rank.index()).append(" local_rank ").append(rank.localRank()).append(' ')
                     .append(layout.endpoint(rank.localRank()));
             if (devices.isGpu()) {
                 out.append(" gpu ").append(devices.gpuIds().get(rank.localRank()));
@@ -74,7 +107,13 @@ public record LaunchPlan(ClusterLayout layout, DeviceSelection devices, Program 
             }
             out.append('\n');
         }
+        for (RankSpec server : serverProcesses()) {
+            out.append("server ").append(server.index()).append(' ').append(servers.endpoints().get(server.index())).append('\n');
+        }
         layout.allEndpoints().ifPresent(all -> out.append("PADDLE_TRAINER_ENDPOINTS ").append(String.join(",", all)).append('\n'));
+        if (!servers.isEmpty()) {
+            out.append("PADDLE_PSERVERS_IP_PORT_LIST ").append(servers.endpointList()).append('\n');
+        }
         return out.toString();
     }
 }

@@ -8,8 +8,9 @@ import java.nio.file.Files;
 import java.time.Duration;
 
 /**
- * One running rank JVM. Its stdout and stderr go to its workerlog; an echoed rank's output is also
- * copied live to the console, each line prefixed with {@code [rank N]} (see {@link ConsoleEcho}).
+ * One running process of the job (a rank or a parameter server). Its stdout and stderr go to its log (workerlog.N,
+ * serverlog.N); an echoed process's output is also copied live to the console, each line prefixed with
+ * {@code [rank N]} (see {@link ConsoleEcho}).
  */
 final class RankProcess {
     private final RankSpec spec;
@@ -22,7 +23,7 @@ final class RankProcess {
         this.echo = echo;
     }
 
-    /** Starts the rank; {@code console} is where its output is echoed, or null to only log it. */
+    /** Starts the process; {@code console} is where its output is echoed, or null to only log it. */
     static RankProcess start(RankSpec spec, PrintStream console) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(spec.command()).redirectErrorStream(true);
         RankEnvironment.OPTIONAL.forEach(builder.environment()::remove);
@@ -36,8 +37,8 @@ final class RankProcess {
         Thread echo = null;
         if (console != null) {
             OutputStream log = Files.newOutputStream(spec.logFile());
-            echo = Thread.ofPlatform().daemon().name("fleetrun-echo-rank-" + spec.globalRank())
-                    .start(() -> copy(process.getInputStream(), log, console, "[rank " + spec.globalRank() + "] "));
+            echo = Thread.ofPlatform().daemon().name("fleetrun-echo-" + spec.name().replace(' ', '-'))
+                    .start(() -> copy(process.getInputStream(), log, console, "[" + spec.name() + "] "));
         }
         return new RankProcess(spec, process, echo);
     }

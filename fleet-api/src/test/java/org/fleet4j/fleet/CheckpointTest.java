@@ -35,7 +35,7 @@ import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
-import org.fleet4j.fleet.role.Role;
+import org.fleet4j.collective.Role;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

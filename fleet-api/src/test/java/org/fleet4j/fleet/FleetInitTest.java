@@ -11,12 +11,13 @@ import java.io.PrintStream;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.fleet.ops.Rings;
-import org.fleet4j.fleet.role.Role;
+import org.fleet4j.collective.Role;
 import org.fleet4j.fleet.role.UserDefinedRoleMaker;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
@@ -92,6 +93,16 @@ class FleetInitTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Fleet.init(
                 UserDefinedRoleMaker.oneHost(1, 2, master, "lonely"), new DistributedStrategy(), QUICK, log(), false, Map.of()));
         assertTrue(e.getMessage().startsWith("no job token: a job of 2 ranks needs the same secret in every rank"), e.getMessage());
+    }
+
+    @Test
+    void aParameterServerRoleIsRefusedUntilFleetRunsServers() {
+        Role server = Role.server(0, List.of("127.0.0.1:7000"), 2, "ps", "test");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Fleet.init(() -> server, new DistributedStrategy(), QUICK, log()));
+        assertEquals("Fleet.init: this process is server 0 of 1 (127.0.0.1:7000) for 2 trainer(s) from test"
+                + " (TRAINING_ROLE=PSERVER), and Fleet does not run parameter servers yet; start trainers only"
+                + " (TRAINING_ROLE=TRAINER)", e.getMessage());
     }
 
     @Test

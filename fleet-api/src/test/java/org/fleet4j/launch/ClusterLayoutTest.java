@@ -27,7 +27,7 @@ class ClusterLayoutTest {
     @Test
     void environmentOfARankOnTheSecondNode() {
         ClusterLayout layout = ClusterLayout.plan(List.of("10.0.0.1", "10.0.0.2"), 2, 1, "10.0.0.9:7000", 8000, 2);
-        Map<String, String> env = RankEnvironment.of(layout, new DeviceSelection(List.of(4, 5)), 1, "job", Path.of("/logs"),
+        Map<String, String> env = RankEnvironment.of(layout, ServerLayout.none(), new DeviceSelection(List.of(4, 5)), 1, "job", Path.of("/logs"),
                 LogLevel.DEBUG, Path.of("/s.yaml"));
 
         assertEquals("3", env.get("FLEET_RANK"));
@@ -56,7 +56,7 @@ class ClusterLayoutTest {
                 "127.0.0.1:7002", "127.0.0.1:7003");
         for (int node = 0; node < 3; node++) {
             ClusterLayout layout = ClusterLayout.plan(ips, null, node, null, 7000, 2);
-            Map<String, String> env = RankEnvironment.of(layout, DeviceSelection.CPU, 1, "j", Path.of("/l"), LogLevel.INFO, null);
+            Map<String, String> env = RankEnvironment.of(layout, ServerLayout.none(), DeviceSelection.CPU, 1, "j", Path.of("/l"), LogLevel.INFO, null);
 
             assertEquals(String.join(",", expected), env.get("PADDLE_TRAINER_ENDPOINTS"), "node " + node);
             assertEquals(expected.get(2 * node + 1), env.get("PADDLE_CURRENT_ENDPOINT"), "node " + node);
@@ -76,7 +76,7 @@ class ClusterLayoutTest {
         assertEquals("127.0.0.1", layout.host());
         assertEquals(ClusterLayout.DEFAULT_START_PORT, layout.startPort());
         assertEquals(Optional.empty(), layout.allEndpoints(), "the other nodes' hosts are not known here");
-        assertTrue(RankEnvironment.of(layout, DeviceSelection.CPU, 0, "j", Path.of("/l"), LogLevel.INFO, null)
+        assertTrue(RankEnvironment.of(layout, ServerLayout.none(), DeviceSelection.CPU, 0, "j", Path.of("/l"), LogLevel.INFO, null)
                 .get("PADDLE_TRAINER_ENDPOINTS") == null);
     }
 

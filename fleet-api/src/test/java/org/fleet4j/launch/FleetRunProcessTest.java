@@ -203,6 +203,78 @@ class FleetRunProcessTest {
                 + cpus.size() + " CPU(s) " + CpuBinding.list(cpus) + ": binding needs at least one CPU per rank"), refused.stderr());
     }
 
+    /** {@link ServerPlanLauncher}: the launcher's job supervision on a plan with parameter servers as well as ranks. */
+    private LauncherRun launchWithServers(int ranks, int servers) throws IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+UseSerialGC", "-cp", LauncherRun.testClasspath(),
+                ServerPlanLauncher.class.getName(), work.resolve("log").toString(), Integer.toString(ranks),
+                Integer.toString(servers)));
+        return LauncherRun.start(command, work, env);
+    }
+
+    @Test
+    void parameterServersRunUntilTheLastRankFinishesThenAreStopped() throws Exception {
+        env.put("PROBE_WAIT", "1");
+        LauncherRun launcher = launchWithServers(2, 2);
+        long server0 = pid("server-0.pid", launcher);
+        long server1 = pid("server-1.pid", launcher);
+        pid("rank-0.pid", launcher);
+        pid("rank-1.pid", launcher);
+        assertTrue(ProcessHandle.of(server0).map(ProcessHandle::isAlive).orElse(false), "server 0 serves while the ranks run");
+        assertTrue(ProcessHandle.of(server1).map(ProcessHandle::isAlive).orElse(false), "server 1 serves while the ranks run");
+
+        RoleProbe.writeAtomically(probeDir.resolve("release"), "go");
+        assertEquals(0, launcher.awaitExit(JOB_TIMEOUT), launcher.stderr());
+        assertTrue(Await.gone(server0, Duration.ZERO) && Await.gone(server1, Duration.ZERO), "the servers are stopped before fleetrun exits");
+        assertTrue(launcher.stderr().contains("fleetrun: job ps-job: all 2 rank(s) finished; stopped 2 parameter server(s)"),
+                launcher.stderr());
+
+        Properties server = new Properties();
+        server.load(new StringReader(Files.readString(probeDir.resolve("server-1.role"))));
+        String list = server.getProperty("env.PADDLE_PSERVERS_IP_PORT_LIST");
+        assertTrue(list.matches("127\\.0\\.0\\.1:\\d+,127\\.0\\.0\\.1:\\d+"), list);
+        String own = list.split(",")[1];
+        assertEquals("PSERVER", server.getProperty("env.TRAINING_ROLE"));
+        assertEquals("127.0.0.1", server.getProperty("env.POD_IP"));
+        assertEquals(own.substring(own.indexOf(':') + 1), server.getProperty("env.PADDLE_PORT"));
+        assertEquals("2", server.getProperty("env.PADDLE_TRAINERS_NUM"));
+        assertEquals("ps-job", server.getProperty("env.FLEET_JOB_ID"));
+        assertEquals(null, server.getProperty("env.FLEET_RANK"), "a server is no rank of the trainers' world");
+        assertEquals(null, server.getProperty("env.FLEET_WORLD_SIZE"));
+        assertEquals("server 1 of 2 (" + own + ") for 2 trainer(s) from Paddle launcher", server.getProperty("role.describe"),
+                "the role makers read what the launcher gave the server");
+
+        Properties rank = role(1);
+        assertEquals("TRAINER", rank.getProperty("env.TRAINING_ROLE"));
+        assertEquals(list, rank.getProperty("env.PADDLE_PSERVERS_IP_PORT_LIST"));
+        assertEquals("1", rank.getProperty("env.FLEET_RANK"));
+
+        assertTrue(Files.readString(work.resolve("log/serverlog.1")).contains("hello from server 1 of 2 for 2 trainer(s)\n"));
+        assertTrue(Files.readString(work.resolve("log/workerlog.1")).contains("hello from rank 1 of 2\n"));
+        assertTrue(launcher.stdout().contains("[rank 0] hello from rank 0 of 2\n"), launcher.stdout());
+        assertFalse(launcher.stdout().contains("hello from server"), "only rank 0 is echoed: " + launcher.stdout());
+        String endpoints = Files.readString(work.resolve("log/endpoints.log"));
+        assertTrue(endpoints.contains("server 1 " + own + "\n") && endpoints.contains("PADDLE_PSERVERS_IP_PORT_LIST " + list + "\n"),
+                endpoints);
+    }
+
+    @Test
+    void aServerThatEndsWhileRanksRunFailsTheJob() throws Exception {
+        env.put("PROBE_WAIT", "1");
+        env.put("PROBE_SERVER_FAIL", "exit:0");
+        LauncherRun launcher = launchWithServers(1, 1);
+        long rank0 = pid("rank-0.pid", launcher);
+        long server0 = pid("server-0.pid", launcher);
+
+        assertEquals(1, launcher.awaitExit(TEARDOWN_TIMEOUT.plus(Duration.ofSeconds(10))), launcher.stderr());
+        String err = launcher.stderr();
+        assertTrue(err.contains("fleetrun: server 0 (pid " + server0 + ") exited with code 0 while 1 rank(s) still ran;"
+                + " stopping the other 1 running rank(s)"), err);
+        assertTrue(err.contains("last 20 lines of " + work.resolve("log/serverlog.0")), err);
+        assertTrue(err.contains("fleetrun: job ps-job failed: server 0 exited with code 0 while 1 rank(s) still ran"), err);
+        assertTrue(Await.gone(rank0, Duration.ZERO), "the rank is stopped before fleetrun exits");
+    }
+
     @Test
     void failedRankExitCodeBecomesTheLaunchersExitCode() throws Exception {
         env.put("PROBE_FAIL_RANK", "1");

@@ -8,11 +8,14 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Map;
 import java.util.Properties;
+import org.fleet4j.collective.Role;
+import org.fleet4j.fleet.role.EnvironmentRoleMaker;
 
 /**
  * A rank program for the launcher tests. It records its PID, role environment and arguments under
  * PROBE_DIR, then behaves as PROBE_* variables say: fail on one rank (exit code or exception), wait
- * for a release file, start a child process.
+ * for a release file, start a child process. Started as a parameter server (TRAINING_ROLE=PSERVER) it records
+ * itself as server-N and serves until stopped, or exits with PROBE_SERVER_FAIL=exit:N once the ranks are up.
  */
 public final class RoleProbe {
     private static final long WAIT_MILLIS = 60_000;
@@ -22,6 +25,10 @@ public final class RoleProbe {
 
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(required("PROBE_DIR"));
+        if ("PSERVER".equals(System.getenv("TRAINING_ROLE"))) {
+            serve(dir, args);
+            return;
+        }
         String rank = required("FLEET_RANK");
         int world = Integer.parseInt(required("FLEET_WORLD_SIZE"));
         if (System.getenv("PROBE_CHILD") != null) {
@@ -49,10 +56,30 @@ public final class RoleProbe {
         }
     }
 
+    /** A parameter server's part: its role as the role makers read it, then serving until the launcher stops it. */
+    private static void serve(Path dir, String[] args) throws Exception {
+        Role role = EnvironmentRoleMaker.fromSystem().role();
+        String name = "server-" + role.serverIndex();
+        writeAtomically(dir.resolve(name + ".role"), describe(args) + "role.describe=" + role.describe() + "\n");
+        System.out.println("hello from server " + role.serverIndex() + " of " + role.serverNum() + " for " + role.workerNum()
+                + " trainer(s)");
+        writeAtomically(dir.resolve(name + ".pid"), Long.toString(ProcessHandle.current().pid()));
+        String fail = System.getenv("PROBE_SERVER_FAIL");
+        if (fail != null) {
+            for (int r = 0; r < role.workerNum(); r++) {
+                awaitFile(dir.resolve("rank-" + r + ".pid"));
+            }
+            System.exit(Integer.parseInt(fail.substring("exit:".length())));
+        }
+        // no one writes this file: the server runs until fleetrun stops it (or the wait's own timeout fails it)
+        awaitFile(dir.resolve("servers-never-released"));
+    }
+
     private static String describe(String[] args) throws IOException {
         Properties role = new Properties();
         for (Map.Entry<String, String> e : System.getenv().entrySet()) {
-            if (e.getKey().startsWith("FLEET_") || e.getKey().startsWith("PADDLE_") || e.getKey().equals("TRAINING_ROLE")) {
+            if (e.getKey().startsWith("FLEET_") || e.getKey().startsWith("PADDLE_") || e.getKey().equals("TRAINING_ROLE")
+                    || e.getKey().equals("POD_IP")) {
                 role.setProperty("env." + e.getKey(), e.getValue());
             }
         }

@@ -11,7 +11,7 @@ import java.util.Locale;
 import org.fleet4j.collective.CudaBuffer;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobRole;
+import org.fleet4j.collective.Role;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
@@ -87,7 +87,7 @@ public final class GpuBench {
     /** A one-rank process group's allreduce on device memory, which its device backend (NCCL) runs. */
     private void allreduce(GpuDevice gpu) {
         Duration timeout = Duration.ofSeconds(60);
-        try (ProcessGroup group = ProcessGroups.init(JobRole.single(), GroupOptions.defaults().withTimeout(timeout))) {
+        try (ProcessGroup group = ProcessGroups.init(Role.single(), GroupOptions.defaults().withTimeout(timeout))) {
             System.out.println("NCCL " + NcclBackend.ncclVersion() + ", one rank, as the " + group.name()
                     + " group's " + group.deviceBackend(gpu.ordinal()) + " backend");
             for (long bytes = 1 << 20; bytes <= 256L << 20; bytes *= 4) {

@@ -11,7 +11,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobRole;
+import org.fleet4j.collective.Role;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
@@ -27,7 +27,7 @@ class CpuPathLoadsNoCudaTest {
     /** Run in the child JVM: uses the CPU, makes the ServiceLoader instantiate every provider, runs a collective. */
     public static void main(String[] args) {
         Devices.find("cpu").allocate(16);
-        try (ProcessGroup group = ProcessGroups.init(JobRole.single(), GroupOptions.defaults());
+        try (ProcessGroup group = ProcessGroups.init(Role.single(), GroupOptions.defaults());
              Arena arena = Arena.ofConfined()) {
             group.allreduce(arena.allocate(16), DataType.F32, ReduceOp.SUM).await(Duration.ofSeconds(30));
             System.out.println("collective ran on " + group.backend());

@@ -6,7 +6,7 @@ import java.time.Duration;
 import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobRole;
+import org.fleet4j.collective.Role;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
@@ -23,7 +23,7 @@ class NcclOneRankTest {
     void gpuBuffersRunOnTheGroupsNcclBackend() {
         GpuAssumptions.requireNccl();
         Duration timeout = Duration.ofSeconds(30);
-        try (ProcessGroup group = ProcessGroups.init(JobRole.single(), GroupOptions.defaults().withTimeout(timeout));
+        try (ProcessGroup group = ProcessGroups.init(Role.single(), GroupOptions.defaults().withTimeout(timeout));
              GpuDevice gpu = GpuDevice.open(0, 0)) {
             Tensor x = Tensor.of(new float[]{1.5f, -2f, 3f, 4f});
             GpuBuffer buffer = gpu.allocate(x.byteSize());

@@ -3,11 +3,11 @@ package org.fleet4j.collective.bench;
 import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobRole;
 import org.fleet4j.collective.OpKind;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.collective.Role;
 import org.fleet4j.collective.Work;
 
 import java.io.IOException;
@@ -42,10 +42,10 @@ public final class AllreducePerf {
 
     public static void main(String[] args) {
         PerfArgs opts;
-        JobRole role;
+        Role role;
         try {
             opts = PerfArgs.parse(args);
-            role = JobRole.fromEnvironment();
+            role = Role.fromEnvironment();
         } catch (IllegalArgumentException e) {
             System.err.println("allreduce_perf: " + e.getMessage());
             System.exit(2);

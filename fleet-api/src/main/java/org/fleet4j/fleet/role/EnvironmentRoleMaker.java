@@ -1,11 +1,13 @@
 package org.fleet4j.fleet.role;
 
 import java.util.Map;
+import org.fleet4j.collective.Role;
 
 /**
  * Finds which launcher started this process from the variables it set, checked in this order: fleetrun
  * (FLEET_WORLD_SIZE), Paddle's launcher (PADDLE_TRAINERS_NUM), torchrun (WORLD_SIZE), Open MPI
- * (OMPI_COMM_WORLD_SIZE), Slurm (SLURM_PROCID). With none of them the process is a world of one.
+ * (OMPI_COMM_WORLD_SIZE), Slurm (SLURM_PROCID), and Paddle's again for a lone TRAINING_ROLE (so that a server
+ * missing its other variables is told which). With none of them the process is a world of one.
  */
 public final class EnvironmentRoleMaker implements RoleMaker {
     private final Map<String, String> env;
@@ -35,6 +37,9 @@ public final class EnvironmentRoleMaker implements RoleMaker {
         }
         if (present(SlurmRoleMaker.MARKER)) {
             return new SlurmRoleMaker(env);
+        }
+        if (present(ParameterServerVariables.TRAINING_ROLE)) {
+            return new PaddleRoleMaker(env);
         }
         return Role::single;
     }

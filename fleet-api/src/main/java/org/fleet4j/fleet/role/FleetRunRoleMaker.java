@@ -1,8 +1,13 @@
 package org.fleet4j.fleet.role;
 
 import java.util.Map;
+import org.fleet4j.collective.Role;
 
-/** The role from {@code bin/fleetrun}: FLEET_RANK, FLEET_WORLD_SIZE, FLEET_LOCAL_*, FLEET_NODE_RANK, FLEET_NNODES, FLEET_MASTER. */
+/**
+ * The role from {@code bin/fleetrun}: FLEET_RANK, FLEET_WORLD_SIZE, FLEET_LOCAL_*, FLEET_NODE_RANK, FLEET_NNODES,
+ * FLEET_MASTER for a trainer, with Paddle's TRAINING_ROLE and parameter-server variables
+ * ({@link ParameterServerVariables}) as fleetrun sets them.
+ */
 public final class FleetRunRoleMaker implements RoleMaker {
     static final String MARKER = "FLEET_WORLD_SIZE";
     private final EnvVars vars;
@@ -13,6 +18,10 @@ public final class FleetRunRoleMaker implements RoleMaker {
 
     @Override
     public Role role() {
+        return ParameterServerVariables.role(vars, this::trainer);
+    }
+
+    private Role trainer() {
         int world = vars.positive("FLEET_WORLD_SIZE");
         int rank = vars.index("FLEET_RANK", world, "FLEET_WORLD_SIZE");
         int localWorld = vars.positive("FLEET_LOCAL_WORLD_SIZE");
@@ -31,7 +40,7 @@ public final class FleetRunRoleMaker implements RoleMaker {
             throw new IllegalArgumentException("fleetrun: environment variable FLEET_MASTER is not set (expected host:port"
                     + " of the rendezvous store for " + world + " ranks)");
         }
-        return new Role(rank, world, localRank, localWorld, nodeRank, nodes, vars.string("FLEET_MASTER", null),
+        return Role.trainer(rank, world, localRank, localWorld, nodeRank, nodes, vars.string("FLEET_MASTER", null),
                 vars.string("FLEET_HOST", "127.0.0.1"), vars.jobId(), "fleetrun");
     }
 }

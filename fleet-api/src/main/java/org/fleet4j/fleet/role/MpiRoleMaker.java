@@ -1,6 +1,7 @@
 package org.fleet4j.fleet.role;
 
 import java.util.Map;
+import org.fleet4j.collective.Role;
 
 /**
  * The role from Open MPI's {@code mpirun}: OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE. MPI names no
@@ -28,7 +29,7 @@ public final class MpiRoleMaker implements RoleMaker {
                     + localRank + " and OMPI_COMM_WORLD_LOCAL_SIZE=" + localWorld + " is not a by-slot placement; "
                     + "start mpirun with --map-by slot");
         }
-        return new Role(rank, world, localRank, localWorld, nodeRank, nodes, vars.master(world),
+        return Role.trainer(rank, world, localRank, localWorld, nodeRank, nodes, vars.master(world),
                 vars.string("FLEET_HOST", "127.0.0.1"), vars.jobId(), "Open MPI");
     }
 }

@@ -3,11 +3,14 @@ package org.fleet4j.fleet.role;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.fleet4j.collective.Role;
 
 /**
- * The role from Paddle's launcher ({@code python -m paddle.distributed.launch}): PADDLE_TRAINER_ID,
- * PADDLE_TRAINERS_NUM, PADDLE_TRAINER_ENDPOINTS, PADDLE_CURRENT_ENDPOINT. Nodes are the distinct hosts of the
- * endpoints in order; rank 0's endpoint hosts the rendezvous store unless FLEET_MASTER says otherwise.
+ * The role from Paddle's launcher ({@code python -m paddle.distributed.launch}). TRAINING_ROLE says which kind of
+ * process this is. A trainer reads PADDLE_TRAINER_ID, PADDLE_TRAINERS_NUM, PADDLE_TRAINER_ENDPOINTS and
+ * PADDLE_CURRENT_ENDPOINT; nodes are the distinct hosts of the endpoints in order, and rank 0's endpoint hosts the
+ * rendezvous store unless FLEET_MASTER says otherwise. A parameter server reads PADDLE_PSERVERS_IP_PORT_LIST, POD_IP,
+ * PADDLE_PORT and PADDLE_TRAINERS_NUM ({@link ParameterServerVariables}).
  */
 public final class PaddleRoleMaker implements RoleMaker {
     static final String MARKER = "PADDLE_TRAINERS_NUM";
@@ -19,10 +22,14 @@ public final class PaddleRoleMaker implements RoleMaker {
 
     @Override
     public Role role() {
+        return ParameterServerVariables.role(vars, this::trainer);
+    }
+
+    private Role trainer() {
         int world = vars.positive("PADDLE_TRAINERS_NUM");
         int rank = vars.index("PADDLE_TRAINER_ID", world, "PADDLE_TRAINERS_NUM");
         if (world == 1 && !vars.has("PADDLE_TRAINER_ENDPOINTS")) {
-            return new Role(0, 1, 0, 1, 0, 1, null, "127.0.0.1", vars.jobId(), "Paddle launcher");
+            return Role.trainer(0, 1, 0, 1, 0, 1, null, "127.0.0.1", vars.jobId(), "Paddle launcher");
         }
         List<String> endpoints = List.of(vars.string("PADDLE_TRAINER_ENDPOINTS").split(","));
         if (endpoints.size() != world) {
@@ -47,7 +54,7 @@ public final class PaddleRoleMaker implements RoleMaker {
                     + " but PADDLE_TRAINER_ENDPOINTS puts rank " + rank + " at local rank " + localRank + " on " + host);
         }
         String master = vars.string("FLEET_MASTER", endpoints.get(0).trim());
-        return new Role(rank, world, localRank, localWorld, nodes.indexOf(host), nodes.size(), master, host, vars.jobId(),
+        return Role.trainer(rank, world, localRank, localWorld, nodes.indexOf(host), nodes.size(), master, host, vars.jobId(),
                 "Paddle launcher");
     }
 

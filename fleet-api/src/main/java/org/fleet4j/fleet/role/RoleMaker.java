@@ -1,5 +1,7 @@
 package org.fleet4j.fleet.role;
 
+import org.fleet4j.collective.Role;
+
 /**
  * Tells a process its role in the job. Implementations read it from a launcher's environment; users with
  * their own scheduler implement this (or use {@link UserDefinedRoleMaker}).

@@ -1,6 +1,7 @@
 package org.fleet4j.fleet.role;
 
 import java.util.Map;
+import org.fleet4j.collective.Role;
 
 /**
  * The role from Slurm's {@code srun}: SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NODEID, SLURM_NNODES. The
@@ -27,7 +28,7 @@ public final class SlurmRoleMaker implements RoleMaker {
                     + " x " + localWorld + " tasks per node + SLURM_LOCALID=" + localRank
                     + "; use the block distribution (srun --distribution=block)");
         }
-        return new Role(rank, world, localRank, localWorld, nodeRank, nodes, vars.master(world),
+        return Role.trainer(rank, world, localRank, localWorld, nodeRank, nodes, vars.master(world),
                 vars.string("FLEET_HOST", "127.0.0.1"), vars.string("SLURM_JOB_ID", vars.jobId()), "Slurm");
     }
 }

@@ -1,6 +1,7 @@
 package org.fleet4j.fleet.role;
 
 import java.util.Map;
+import org.fleet4j.collective.Role;
 
 /**
  * The role from torchrun: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK (the node), MASTER_ADDR and
@@ -26,7 +27,7 @@ public final class TorchrunRoleMaker implements RoleMaker {
             throw new IllegalArgumentException("torchrun: RANK=" + rank + " is not GROUP_RANK=" + nodeRank
                     + " x LOCAL_WORLD_SIZE=" + localWorld + " + LOCAL_RANK=" + localRank);
         }
-        return new Role(rank, world, localRank, localWorld, nodeRank, nodes, vars.master(world),
+        return Role.trainer(rank, world, localRank, localWorld, nodeRank, nodes, vars.master(world),
                 vars.string("FLEET_HOST", "127.0.0.1"), vars.string("TORCHELASTIC_RUN_ID", vars.jobId()), "torchrun");
     }
 }

@@ -1,5 +1,7 @@
 package org.fleet4j.fleet.role;
 
+import org.fleet4j.collective.Role;
+
 /** A role given in code, for schedulers Fleet4J does not know (Paddle's UserDefinedRoleMaker). */
 public record UserDefinedRoleMaker(Role role) implements RoleMaker {
     public UserDefinedRoleMaker {
@@ -10,7 +12,7 @@ public record UserDefinedRoleMaker(Role role) implements RoleMaker {
 
     /** Every rank on one host; rank 0 hosts the store at {@code master} (host:port). */
     public static UserDefinedRoleMaker oneHost(int rank, int worldSize, String master, String jobId) {
-        return new UserDefinedRoleMaker(new Role(rank, worldSize, rank, worldSize, 0, 1, master, "127.0.0.1", jobId,
+        return new UserDefinedRoleMaker(Role.trainer(rank, worldSize, rank, worldSize, 0, 1, master, "127.0.0.1", jobId,
                 "user-defined role"));
     }
 }

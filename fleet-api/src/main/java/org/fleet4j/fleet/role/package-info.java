@@ -17,6 +17,10 @@
  *     <td>SLURM_NODEID / SLURM_NNODES</td><td>FLEET_MASTER or MASTER_ADDR:MASTER_PORT</td></tr>
  * </table>
  *
+ * <p>The fleetrun and Paddle role makers also read Paddle's parameter-server variables: TRAINING_ROLE (TRAINER, the
+ * default, or PSERVER), PADDLE_PSERVERS_IP_PORT_LIST, and a server's own POD_IP:PADDLE_PORT, whose position in that
+ * list is its server index; a lone TRAINING_ROLE also selects Paddle's role maker.
+ *
  * <p>With none of them the process is a world of one. Every rank of a job needs the same number of ranks per node;
  * a missing, malformed or inconsistent variable is an {@link java.lang.IllegalArgumentException} naming it. Other
  * schedulers implement {@link org.fleet4j.fleet.role.RoleMaker} or use {@link org.fleet4j.fleet.role.UserDefinedRoleMaker}.

@@ -1,13 +1,16 @@
 package org.fleet4j.fleet.role;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import org.fleet4j.collective.Role;
 import org.junit.jupiter.api.Test;
 
 class RoleMakersTest {
@@ -38,7 +41,7 @@ class RoleMakersTest {
     void fleetrunVariables() {
         EnvironmentRoleMaker maker = new EnvironmentRoleMaker(fleetrun(3));
         assertInstanceOf(FleetRunRoleMaker.class, maker.detect());
-        assertEquals(new Role(3, 4, 1, 2, 1, 2, "10.0.0.1:6170", "10.0.0.2", "job7", "fleetrun"), maker.role());
+        assertEquals(Role.trainer(3, 4, 1, 2, 1, 2, "10.0.0.1:6170", "10.0.0.2", "job7", "fleetrun"), maker.role());
     }
 
     @Test
@@ -76,7 +79,7 @@ class RoleMakersTest {
                 "PADDLE_TRAINER_ENDPOINTS", "10.0.0.1:6170,10.0.0.1:6171,10.0.0.2:6170",
                 "PADDLE_CURRENT_ENDPOINT", "10.0.0.2:6170", "PADDLE_RANK_IN_NODE", "0");
         Role role = new EnvironmentRoleMaker(env).role();
-        assertEquals(new Role(2, 3, 0, 1, 1, 2, "10.0.0.1:6170", "10.0.0.2", "fleet4j", "Paddle launcher"), role);
+        assertEquals(Role.trainer(2, 3, 0, 1, 1, 2, "10.0.0.1:6170", "10.0.0.2", "fleet4j", "Paddle launcher"), role);
     }
 
     @Test
@@ -103,7 +106,7 @@ class RoleMakersTest {
     void torchrunVariables() {
         Map<String, String> env = Map.of("RANK", "5", "WORLD_SIZE", "8", "LOCAL_RANK", "1", "LOCAL_WORLD_SIZE", "4",
                 "GROUP_RANK", "1", "MASTER_ADDR", "node0", "MASTER_PORT", "29500", "TORCHELASTIC_RUN_ID", "run1");
-        assertEquals(new Role(5, 8, 1, 4, 1, 2, "node0:29500", "127.0.0.1", "run1", "torchrun"),
+        assertEquals(Role.trainer(5, 8, 1, 4, 1, 2, "node0:29500", "127.0.0.1", "run1", "torchrun"),
                 new EnvironmentRoleMaker(env).role());
     }
 
@@ -124,7 +127,7 @@ class RoleMakersTest {
     void openMpiVariables() {
         Map<String, String> env = Map.of("OMPI_COMM_WORLD_RANK", "3", "OMPI_COMM_WORLD_SIZE", "4",
                 "OMPI_COMM_WORLD_LOCAL_RANK", "1", "OMPI_COMM_WORLD_LOCAL_SIZE", "2", "FLEET_MASTER", "h0:7000");
-        assertEquals(new Role(3, 4, 1, 2, 1, 2, "h0:7000", "127.0.0.1", "fleet4j", "Open MPI"),
+        assertEquals(Role.trainer(3, 4, 1, 2, 1, 2, "h0:7000", "127.0.0.1", "fleet4j", "Open MPI"),
                 new EnvironmentRoleMaker(env).role());
         Map<String, String> noMaster = Map.of("OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "2",
                 "OMPI_COMM_WORLD_LOCAL_RANK", "0", "OMPI_COMM_WORLD_LOCAL_SIZE", "2");
@@ -135,7 +138,7 @@ class RoleMakersTest {
     void slurmVariables() {
         Map<String, String> env = Map.of("SLURM_PROCID", "2", "SLURM_NTASKS", "4", "SLURM_LOCALID", "0",
                 "SLURM_NODEID", "1", "SLURM_NNODES", "2", "SLURM_JOB_ID", "4242", "MASTER_ADDR", "n1", "MASTER_PORT", "6000");
-        assertEquals(new Role(2, 4, 0, 2, 1, 2, "n1:6000", "127.0.0.1", "4242", "Slurm"),
+        assertEquals(Role.trainer(2, 4, 0, 2, 1, 2, "n1:6000", "127.0.0.1", "4242", "Slurm"),
                 new EnvironmentRoleMaker(env).role());
         Map<String, String> cyclic = new HashMap<>(env);
         cyclic.put("SLURM_LOCALID", "1");
@@ -144,6 +147,109 @@ class RoleMakersTest {
         Map<String, String> badPort = new HashMap<>(env);
         badPort.put("MASTER_PORT", "70000");
         assertEquals("Slurm: environment variable MASTER_PORT=70000 is not a port (1..65535)", error(badPort));
+    }
+
+    /** What Paddle's launcher gives a parameter server: its own endpoint is POD_IP:PADDLE_PORT. */
+    private static Map<String, String> paddleServer(String podIp, String port) {
+        return new HashMap<>(Map.of("TRAINING_ROLE", "PSERVER", "PADDLE_PSERVERS_IP_PORT_LIST",
+                "10.0.0.1:6000,10.0.0.2:6000,10.0.0.2:6001", "POD_IP", podIp, "PADDLE_PORT", port,
+                "PADDLE_TRAINERS_NUM", "4", "FLEET_JOB_ID", "ctr"));
+    }
+
+    @Test
+    void paddleServerFindsItsIndexInTheServerList() {
+        Role role = new EnvironmentRoleMaker(paddleServer("10.0.0.2", "6001")).role();
+        assertTrue(role.isServer());
+        assertFalse(role.isWorker());
+        assertEquals(Role.Kind.PSERVER, role.kind());
+        assertEquals(2, role.serverIndex());
+        assertEquals(3, role.serverNum());
+        assertEquals("10.0.0.2:6001", role.serverEndpoint());
+        assertEquals(List.of("10.0.0.1:6000", "10.0.0.2:6000", "10.0.0.2:6001"), role.serverEndpoints());
+        assertEquals(4, role.workerNum());
+        assertEquals("10.0.0.2", role.host());
+        assertEquals(1, role.nodeRank(), "the second distinct host of the server list");
+        assertEquals(1, role.localRank(), "the second server on 10.0.0.2");
+        assertEquals("ctr", role.jobId());
+        assertEquals("server 2 of 3 (10.0.0.2:6001) for 4 trainer(s) from Paddle launcher", role.describe());
+        IllegalStateException noWorkerIndex = assertThrows(IllegalStateException.class, role::workerIndex);
+        assertTrue(noWorkerIndex.getMessage().contains("has no worker index"), noWorkerIndex.getMessage());
+    }
+
+    @Test
+    void paddleTrainerInParameterServerModeKnowsTheServers() {
+        Map<String, String> env = Map.of("TRAINING_ROLE", "TRAINER", "PADDLE_TRAINER_ID", "1", "PADDLE_TRAINERS_NUM", "2",
+                "PADDLE_TRAINER_ENDPOINTS", "10.0.0.1:6170,10.0.0.2:6170", "PADDLE_PSERVERS_IP_PORT_LIST",
+                "10.0.0.1:6000,10.0.0.2:6000", "POD_IP", "10.0.0.2", "PADDLE_PORT", "6170");
+        Role role = new EnvironmentRoleMaker(env).role();
+        assertTrue(role.isWorker());
+        assertEquals(1, role.workerIndex());
+        assertEquals(2, role.workerNum());
+        assertEquals(List.of("10.0.0.1:6000", "10.0.0.2:6000"), role.serverEndpoints());
+        assertEquals(Role.trainer(1, 2, 0, 1, 1, 2, "10.0.0.1:6170", "10.0.0.2", "fleet4j", "Paddle launcher")
+                .withServerEndpoints(List.of("10.0.0.1:6000", "10.0.0.2:6000")), role);
+        assertThrows(IllegalStateException.class, role::serverIndex);
+    }
+
+    @Test
+    void fleetrunTrainerAndServerReadTheSameVariables() {
+        Map<String, String> trainer = fleetrun(3);
+        trainer.putAll(Map.of("TRAINING_ROLE", "TRAINER", "PADDLE_PSERVERS_IP_PORT_LIST", "127.0.0.1:7001"));
+        Role role = new FleetRunRoleMaker(trainer).role();
+        assertEquals(Role.Kind.TRAINER, role.kind());
+        assertEquals(3, role.workerIndex());
+        assertEquals(List.of("127.0.0.1:7001"), role.serverEndpoints());
+
+        Map<String, String> server = Map.of("TRAINING_ROLE", "PSERVER", "PADDLE_PSERVERS_IP_PORT_LIST",
+                "127.0.0.1:7001,127.0.0.1:7002", "POD_IP", "127.0.0.1", "PADDLE_PORT", "7002", "PADDLE_TRAINERS_NUM", "4");
+        Role serverRole = new FleetRunRoleMaker(server).role();
+        assertEquals(1, serverRole.serverIndex());
+        assertEquals(4, serverRole.workerNum());
+    }
+
+    @Test
+    void collectiveTrainersAreTrainersWithNoServers() {
+        Role role = new EnvironmentRoleMaker(fleetrun(0)).role();
+        assertEquals(Role.Kind.TRAINER, role.kind());
+        assertEquals(List.of(), role.serverEndpoints());
+        assertEquals(Role.Kind.TRAINER, Role.single().kind());
+    }
+
+    @Test
+    void badParameterServerVariablesAreNamed() {
+        Map<String, String> env = paddleServer("10.0.0.2", "6001");
+        env.put("TRAINING_ROLE", "WORKER");
+        assertEquals("Paddle launcher: environment variable TRAINING_ROLE='WORKER' is neither TRAINER nor PSERVER", error(env));
+
+        Map<String, String> trainer = fleetrun(1);
+        trainer.put("TRAINING_ROLE", "HETER_TRAINER");
+        assertEquals("fleetrun: environment variable TRAINING_ROLE='HETER_TRAINER' is neither TRAINER nor PSERVER",
+                error(trainer));
+
+        assertEquals("Paddle launcher: this server's endpoint POD_IP:PADDLE_PORT=10.0.0.3:6000 is not in"
+                + " PADDLE_PSERVERS_IP_PORT_LIST=10.0.0.1:6000,10.0.0.2:6000,10.0.0.2:6001; a server's POD_IP and"
+                + " PADDLE_PORT must name one of the listed endpoints", error(paddleServer("10.0.0.3", "6000")));
+
+        assertEquals("Paddle launcher: environment variable PADDLE_PORT=0 is not a port (1..65535)",
+                error(paddleServer("10.0.0.1", "0")));
+
+        env = paddleServer("10.0.0.1", "6000");
+        env.put("PADDLE_PSERVERS_IP_PORT_LIST", "10.0.0.1:6000,10.0.0.2");
+        assertEquals("Paddle launcher: PADDLE_PSERVERS_IP_PORT_LIST entry '10.0.0.2' is not ip:port (port 1..65535);"
+                + " expected e.g. 10.0.0.1:6000,10.0.0.2:6000", error(env));
+
+        env.put("PADDLE_PSERVERS_IP_PORT_LIST", "10.0.0.1:6000,10.0.0.1:6000");
+        assertEquals("Paddle launcher: PADDLE_PSERVERS_IP_PORT_LIST lists 10.0.0.1:6000 twice; every server needs its own"
+                + " ip:port", error(env));
+
+        env = paddleServer("10.0.0.1", "6000");
+        env.remove("POD_IP");
+        assertEquals("Paddle launcher: environment variable POD_IP is not set", error(env));
+
+        env = paddleServer("10.0.0.1", "6000");
+        env.remove("PADDLE_TRAINERS_NUM");
+        assertEquals("Paddle launcher: environment variable PADDLE_TRAINERS_NUM is not set", error(env),
+                "a lone TRAINING_ROLE still reaches Paddle's role maker, which names what is missing");
     }
 
     @Test

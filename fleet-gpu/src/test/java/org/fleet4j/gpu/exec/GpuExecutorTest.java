@@ -9,9 +9,9 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobRole;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
+import org.fleet4j.collective.Role;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Var;
@@ -143,7 +143,7 @@ class GpuExecutorTest {
     @Test
     void allreducesRunThroughTheAttachedGroupsDeviceBackend() {
         GpuAssumptions.requireNccl();
-        try (ProcessGroup host = ProcessGroups.init(JobRole.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(30)));
+        try (ProcessGroup host = ProcessGroups.init(Role.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(30)));
              GpuExecutor onGpu = new GpuExecutor(gpu)) {
             Rings.put(0, host); // the CPU's c_allreduce kernel reduces through ring 0
             try {
@@ -167,7 +167,7 @@ class GpuExecutorTest {
         GpuAssumptions.requireNccl();
         org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv(RingGroups.VARIABLE) == null,
                 RingGroups.VARIABLE + " is set: the default mode is what this test checks");
-        try (ProcessGroup host = ProcessGroups.init(JobRole.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(30)))) {
+        try (ProcessGroup host = ProcessGroups.init(Role.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(30)))) {
             Rings.put(0, host);
             try (GpuExecutor onGpu = (GpuExecutor) org.fleet4j.core.device.ProgramRunners.forDevice(gpu)) {
                 assertEquals(RingGroups.Mode.NCCL, onGpu.collectiveMode());

@@ -16,9 +16,9 @@ import org.fleet4j.gpu.GpuAssumptions;
 import org.fleet4j.gpu.GpuDevice;
 import java.time.Duration;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobRole;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
+import org.fleet4j.collective.Role;
 import org.fleet4j.fleet.ops.Rings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -40,7 +40,7 @@ class GpuOpsAgainstCpuTest {
 
     @BeforeAll
     static void openRing0() {
-        ring0 = ProcessGroups.init(JobRole.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(20)));
+        ring0 = ProcessGroups.init(Role.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(20)));
         Rings.put(0, ring0);
     }
 

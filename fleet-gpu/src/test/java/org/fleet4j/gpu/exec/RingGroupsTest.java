@@ -13,9 +13,9 @@ import java.util.List;
 import java.util.Set;
 import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobRole;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
+import org.fleet4j.collective.Role;
 import org.fleet4j.collective.nccl.NcclLibrary;
 import org.fleet4j.core.exec.ExecutionException;
 import org.fleet4j.examples.Mlp;
@@ -54,8 +54,8 @@ class RingGroupsTest {
     void aRingOfFleetRunsOnItsHostGroupsDeviceBackendUntilAnotherFleetTakesTheRing() {
         int ring = 9101;
         RecordingOpener opener = new RecordingOpener();
-        try (ProcessGroup first = ProcessGroups.init(JobRole.single(), OPTIONS);
-             ProcessGroup second = ProcessGroups.init(JobRole.single(), OPTIONS)) {
+        try (ProcessGroup first = ProcessGroups.init(Role.single(), OPTIONS);
+             ProcessGroup second = ProcessGroups.init(Role.single(), OPTIONS)) {
             RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing, opener::open);
             assertNull(groups.groupFor(ring), "no Fleet opened the ring: the host path names it");
             Rings.put(ring, first);
@@ -93,8 +93,8 @@ class RingGroupsTest {
     void hostModeOpensNothingAndAttachedGroupsWinInEitherMode() {
         int ring = 9103;
         RecordingOpener opener = new RecordingOpener();
-        try (ProcessGroup host = ProcessGroups.init(JobRole.single(), OPTIONS);
-             ProcessGroup mine = ProcessGroups.init(JobRole.single(), OPTIONS)) {
+        try (ProcessGroup host = ProcessGroups.init(Role.single(), OPTIONS);
+             ProcessGroup mine = ProcessGroups.init(Role.single(), OPTIONS)) {
             Rings.put(ring, host);
             try {
                 RingGroups hostMode = new RingGroups(RingGroups.Mode.HOST, RingGroups::fleetRing, opener::open);
@@ -123,7 +123,7 @@ class RingGroupsTest {
         }
         assumeTrue(!nccl, "NCCL loads here: the refusal is for machines without it");
         int ring = 9104;
-        try (ProcessGroup host = ProcessGroups.init(JobRole.single(), OPTIONS)) {
+        try (ProcessGroup host = ProcessGroups.init(Role.single(), OPTIONS)) {
             Rings.put(ring, host);
             try {
                 RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing,
@@ -148,7 +148,7 @@ class RingGroupsTest {
     void theTwoRankTrainingStepOpensOneGroupForRingZeroAndFallsBackNowhere() {
         RecordingOpener opener = new RecordingOpener();
         Mlp net = MlpPrograms.build(new int[]{784, 512, 512, 10}, "sgd", 2, MlpPrograms.allFusions());
-        try (ProcessGroup host = ProcessGroups.init(JobRole.single(), OPTIONS)) {
+        try (ProcessGroup host = ProcessGroups.init(Role.single(), OPTIONS)) {
             Rings.put(0, host);
             try {
                 RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing, opener::open);
