@@ -1,6 +1,7 @@
 package org.fleet4j.pserver.table;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -116,11 +117,30 @@ public final class TableShard {
     }
 
     public void pullSparse(String table, MemorySegment ids, int n, MemorySegment out) {
-        sparseTable(table).pull(ids, n, out);
+        SparseTable t = sparseTable(table);
+        requireOwned(table, ids, n);
+        t.pull(ids, n, out);
     }
 
     public void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads) {
-        sparseTable(table).push(ids, n, grads);
+        SparseTable t = sparseTable(table);
+        requireOwned(table, ids, n);
+        t.push(ids, n, grads);
+    }
+
+    /** A misrouted id would live on two servers at once and one copy would win at the next load. */
+    private void requireOwned(String table, MemorySegment ids, int n) {
+        if (servers == 1) {
+            return;
+        }
+        for (int i = 0; i < n && i < ids.byteSize() / Long.BYTES; i++) {
+            long id = ids.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i);
+            int owner = KeyHash.serverOf(id, servers);
+            if (owner != server) {
+                throw new TableException("sparse table " + table + ": id " + id + " belongs to server " + owner
+                        + " of " + servers + ", not to server " + server + "; route ids with KeyHash.serverOf");
+            }
+        }
     }
 
     /** Keys and bytes of every table, dense first. */

@@ -142,6 +142,20 @@ class SparseTableTest {
         assertTrue(e.getMessage().contains("no dense table fc"), e.getMessage());
     }
 
+    @Test
+    void anIdOfAnotherServerIsRefusedAndNamed() {
+        TableShard s = new TableShard(1, 3, List.of(), List.of(new SparseTableConfig("emb", DIM, new ServerOptimizer.Sgd(1f),
+                RowInitializer.constant(0f))));
+        long id = 0;
+        while (KeyHash.serverOf(id, 3) == 1) {
+            id++;
+        }
+        long foreign = id;
+        TableException e = assertThrows(TableException.class, () -> s.pullSparse("emb", Rows.ids(foreign), 1, Rows.zeros(DIM)));
+        assertTrue(e.getMessage().contains("id " + foreign + " belongs to server " + KeyHash.serverOf(foreign, 3)), e.getMessage());
+        assertEquals(0, s.sparseTable("emb").keys(), "nothing was created");
+    }
+
     private static TableShard sLike(TableShard s) {
         return new TableShard(0, 1, List.of(), List.of(new SparseTableConfig("clicks", DIM, new ServerOptimizer.Sgd(1f),
                 RowInitializer.constant(0f))));
