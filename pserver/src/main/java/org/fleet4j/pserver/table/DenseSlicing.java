@@ -1,6 +1,7 @@
 package org.fleet4j.pserver.table;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -16,6 +17,37 @@ public final class DenseSlicing {
     private DenseSlicing() {
     }
 
+    /** A dense parameter as the plan sees it: a name and a shape (row-major; blocks are cut at whole rows). */
+    public record Param(String name, long[] shape) {
+        public Param {
+            shape = shape.clone();
+            for (long d : shape) {
+                if (d <= 0) {
+                    throw new IllegalArgumentException("dense parameter " + name + ": shape " + Arrays.toString(shape)
+                            + " has a dimension that is not positive");
+                }
+            }
+        }
+
+        @Override
+        public long[] shape() {
+            return shape.clone();
+        }
+
+        long numel() {
+            long n = 1;
+            for (long d : shape) {
+                n *= d;
+            }
+            return n;
+        }
+
+        /** Elements per row: the product of all but the first dimension (1 for a vector). */
+        long rowWidth() {
+            return shape.length < 2 ? 1 : numel() / shape[0];
+        }
+    }
+
     /** Block {@code block} of {@code param}: elements [offset, offset + numel) of the flattened parameter. */
     public record Block(String param, int block, long offset, long numel, int server) {
         @Override
@@ -24,8 +56,13 @@ public final class DenseSlicing {
         }
     }
 
-    /** The blocks of {@code params} over {@code servers} servers. */
-    public static List<Block> plan(List<DenseTableConfig> params, int servers, long minBlockSize) {
+    /** The blocks of the tables' parameters over {@code servers} servers. */
+    public static List<Block> planTables(List<DenseTableConfig> tables, int servers, long minBlockSize) {
+        return plan(tables.stream().map(DenseTableConfig::param).toList(), servers, minBlockSize);
+    }
+
+    /** The blocks of {@code params} over {@code servers} servers (what {@code --dry_run} shows). */
+    public static List<Block> plan(List<Param> params, int servers, long minBlockSize) {
         if (servers <= 0) {
             throw new IllegalArgumentException("servers " + servers + " must be positive");
         }
@@ -34,7 +71,7 @@ public final class DenseSlicing {
         }
         List<Block> blocks = new ArrayList<>();
         int next = 0;
-        for (DenseTableConfig p : params) {
+        for (Param p : params) {
             long numel = p.numel();
             long splits = Math.min(servers, Math.max(1, numel / minBlockSize));
             long blockSize = ceilDiv(numel, splits);

@@ -37,7 +37,7 @@ public final class TableShard {
             byName.put(c.name(), c);
             dense.put(c.name(), new LinkedHashMap<>());
         }
-        for (DenseSlicing.Block b : DenseSlicing.plan(denseTables, servers, minBlockSize)) {
+        for (DenseSlicing.Block b : DenseSlicing.planTables(denseTables, servers, minBlockSize)) {
             if (b.server() == server) {
                 dense.get(b.param()).put(b.block(), new DenseBlock(b, byName.get(b.param())));
             }

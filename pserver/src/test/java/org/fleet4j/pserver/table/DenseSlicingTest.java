@@ -9,8 +9,8 @@ import org.junit.jupiter.api.Test;
 
 /** Paddle's slice_variable and round-robin placement, on the cases its own rules decide. */
 class DenseSlicingTest {
-    private static DenseTableConfig param(String name, long... shape) {
-        return new DenseTableConfig(name, shape, new ServerOptimizer.Sgd(0.1f), RowInitializer.constant(0f));
+    private static DenseSlicing.Param param(String name, long... shape) {
+        return new DenseSlicing.Param(name, shape);
     }
 
     @Test
@@ -37,6 +37,14 @@ class DenseSlicingTest {
         // 3 rows of 5,000: ceil(15000 / 2) = 7,500 rounds up to 10,000, so two blocks of 2 rows and 1 row
         List<DenseSlicing.Block> plan = DenseSlicing.plan(List.of(param("e", 3, 5000)), 2, 10);
         assertEquals(List.of(new DenseSlicing.Block("e", 0, 0, 10000, 0), new DenseSlicing.Block("e", 1, 10000, 5000, 1)), plan);
+    }
+
+    @Test
+    void tablesArePlannedByTheirNameAndShape() {
+        DenseTableConfig fc = new DenseTableConfig("fc.w", new long[]{10000, 10}, new ServerOptimizer.Adam(0.1f),
+                RowInitializer.constant(0f));
+        assertEquals(DenseSlicing.plan(List.of(param("fc.w", 10000, 10)), 3, 8192), DenseSlicing.planTables(List.of(fc), 3, 8192));
+        assertEquals("fc.w.block1 [33340, 66680) -> server 1", DenseSlicing.planTables(List.of(fc), 3, 8192).get(1).toString());
     }
 
     @Test

@@ -119,7 +119,7 @@ class ServerOptimizerTest {
             // a minimum block of 10 elements cuts the 35-element parameter into two blocks of whole rows
             List<TableShard> servers = List.of(new TableShard(0, 2, List.of(param), List.of(), 10),
                     new TableShard(1, 2, List.of(param), List.of(), 10));
-            List<DenseSlicing.Block> plan = DenseSlicing.plan(List.of(param), 2, 10);
+            List<DenseSlicing.Block> plan = DenseSlicing.planTables(List.of(param), 2, 10);
             for (int step = 0; step < STEPS; step++) {
                 MemorySegment g = Tensor.of(grads(step), ROWS * DIM).segment();
                 for (DenseSlicing.Block b : plan) {

@@ -58,7 +58,7 @@ class ShardCheckpointTest {
     /** A few steps of pushes routed as a worker would: sparse ids by hash, dense blocks by plan. */
     private static void train(List<TableShard> servers) {
         Random r = new Random(3);
-        List<DenseSlicing.Block> plan = DenseSlicing.plan(List.of(FC, BIAS), servers.size(), 16);
+        List<DenseSlicing.Block> plan = DenseSlicing.planTables(List.of(FC, BIAS), servers.size(), 16);
         for (int step = 0; step < 5; step++) {
             for (int k = 0; k < 40; k++) {
                 long id = r.nextInt(500) * 1_000_003L;
