@@ -154,6 +154,18 @@ class ShardCheckpointTest {
         }
     }
 
+    @Test
+    void emptyTablesRoundTrip() {
+        List<TableShard> two = servers(2);
+        for (TableShard s : two) {
+            s.save(dir);
+        }
+        TableShard one = servers(1).getFirst();
+        one.load(dir);
+        assertEquals(0, one.sparseTable("emb").keys());
+        assertEquals(denseState(two, FC), denseState(List.of(one), FC), "initial dense values come back");
+    }
+
     /** Value after k Adagrad steps of gradient 1 from 0, through the same update rule. */
     private static float[] adagradAfter(int maxSteps, float lr) {
         float[] values = new float[maxSteps + 1];
