@@ -73,13 +73,13 @@ class ConcurrentPushTest {
             MemorySegment denseOut = Rows.zeros(64);
             start.await();
             int reads = 0;
-            while (!work.stream().allMatch(Future::isDone)) {
+            do {
                 shard.pullSparse("emb", ids, HOT.length, out);
                 assertUniformRows(Rows.toArray(out), HOT.length, DIM);
                 shard.pullDense("bias", 0, denseOut);
                 assertUniformRows(Rows.toArray(denseOut), 1, 64);
                 reads++;
-            }
+            } while (!work.stream().allMatch(Future::isDone));
             return reads;
         });
         start.countDown();

@@ -210,7 +210,7 @@ class ShardCheckpointTest {
                 return null;
             }));
         }
-        started.await(30, TimeUnit.SECONDS);
+        assertTrue(started.await(30, TimeUnit.SECONDS), "the pushing threads did not start within 30 s");
         for (int save = 0; save < 5; save++) {
             shard.save(dir);
             Map<String, Tensor> saved = SafeTensors.read(dir.resolve("pserver-0-of-1.safetensors"));
