@@ -2,12 +2,14 @@ package org.fleet4j.bench.pserver;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.List;
+import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.OffHeapMemory;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.pserver.table.RowInitializer;
 import org.fleet4j.pserver.table.ServerOptimizer;
-import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.table.SparseTableConfig;
+import org.fleet4j.pserver.table.TableShard;
 
 /**
  * Sparse-table memory against the issue's target: N keys (default 10M) of dimension D (16) with Adagrad, created
@@ -27,9 +29,9 @@ public final class SparseTableMemoryBench {
         int batch = 4096;
         System.gc();
         long before = OffHeapMemory.inUse();
-        TableShard shard = new TableShard(0, 1, java.util.List.of(), java.util.List.of(new SparseTableConfig("emb", dim,
+        TableShard shard = new TableShard(0, 1, List.of(), List.of(new SparseTableConfig("emb", dim,
                 new ServerOptimizer.Adagrad(0.05f), RowInitializer.uniform(-0.01f, 0.01f, 1))));
-        MemorySegment ids = Tensor.zeros(org.fleet4j.core.tensor.DType.I64, batch).segment();
+        MemorySegment ids = Tensor.zeros(DType.I64, batch).segment();
         MemorySegment out = Tensor.zeros((long) batch * dim).segment();
         long start = System.nanoTime();
         for (long from = 0; from < keys; from += batch) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -49,9 +50,9 @@ class ConcurrentPushTest {
                     for (int i = 0; i < n; i++) {
                         int k = r.nextInt(HOT.length);
                         int g = 1 + r.nextInt(3);
-                        ids.setAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG, i, HOT[k]);
+                        ids.setAtIndex(ValueLayout.JAVA_LONG, i, HOT[k]);
                         for (int j = 0; j < DIM; j++) {
-                            grads.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, (long) i * DIM + j, g);
+                            grads.setAtIndex(ValueLayout.JAVA_FLOAT, (long) i * DIM + j, g);
                         }
                         expected[me][k] += g;
                     }
@@ -59,7 +60,7 @@ class ConcurrentPushTest {
                     int dg = 1 + r.nextInt(2);
                     denseGrad.fill((byte) 0);
                     for (int j = 0; j < 64; j++) {
-                        denseGrad.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, j, dg);
+                        denseGrad.setAtIndex(ValueLayout.JAVA_FLOAT, j, dg);
                     }
                     shard.pushDense("bias", 0, denseGrad);
                     denseExpected.addAndGet(dg);

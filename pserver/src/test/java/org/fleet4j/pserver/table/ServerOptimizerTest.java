@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -91,7 +92,7 @@ class ServerOptimizerTest {
             for (int step = 0; step < STEPS; step++) {
                 float[] g = grads(step);
                 for (int id = 0; id < ROWS; id++) {
-                    float[] row = java.util.Arrays.copyOfRange(g, id * DIM, (id + 1) * DIM);
+                    float[] row = Arrays.copyOfRange(g, id * DIM, (id + 1) * DIM);
                     servers.get(KeyHash.serverOf(id, 2)).pushSparse("emb", Rows.ids(id), 1, Rows.floats(row));
                 }
             }
@@ -100,12 +101,12 @@ class ServerOptimizerTest {
             for (int id = 0; id < ROWS; id++) {
                 float[] rec = servers.get(KeyHash.serverOf(id, 2)).sparseTable("emb").peekRecord(id);
                 String what = c.server() + ", id " + id;
-                assertArrayEquals(java.util.Arrays.copyOfRange(w, id * DIM, (id + 1) * DIM),
-                        java.util.Arrays.copyOfRange(rec, 0, DIM), what + " value");
+                assertArrayEquals(Arrays.copyOfRange(w, id * DIM, (id + 1) * DIM),
+                        Arrays.copyOfRange(rec, 0, DIM), what + " value");
                 if (slot != null) {
                     int k = c.server().slots().size();
-                    assertArrayEquals(java.util.Arrays.copyOfRange(slot, id * DIM, (id + 1) * DIM),
-                            java.util.Arrays.copyOfRange(rec, k * DIM, (k + 1) * DIM), what + " " + c.slotVar());
+                    assertArrayEquals(Arrays.copyOfRange(slot, id * DIM, (id + 1) * DIM),
+                            Arrays.copyOfRange(rec, k * DIM, (k + 1) * DIM), what + " " + c.slotVar());
                 }
             }
         }

@@ -1,6 +1,5 @@
 package org.fleet4j.pserver.table;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -111,7 +111,7 @@ class ShardCheckpointTest {
                         System.arraycopy(rec, k * m, whole, k * n + (int) b.spec().offset(), m);
                     }
                     if (b.spec().offset() == 0) {
-                        scalars = java.util.Arrays.copyOfRange(rec, parts * m, rec.length);
+                        scalars = Arrays.copyOfRange(rec, parts * m, rec.length);
                     }
                 }
             }
