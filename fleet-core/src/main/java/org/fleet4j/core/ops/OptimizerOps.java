@@ -6,8 +6,9 @@ import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 
 /**
- * Parameter updates: sgd, momentum (with Nesterov), adam and adamw, in place on the parameter and its moments.
- * A sparse gradient ({@link SelectedRows}) updates only its rows in sgd and lazy adam; the others densify it.
+ * Parameter updates: sgd, momentum (with Nesterov), adagrad, adam and adamw, in place on the parameter and its moments.
+ * A sparse gradient ({@link SelectedRows}) updates only its rows in sgd and lazy adam; the others densify it. The
+ * arithmetic is that of {@link UpdateRules}, which the parameter servers share.
  */
 final class OptimizerOps {
     private OptimizerOps() {
@@ -32,7 +33,7 @@ final class OptimizerOps {
                                 F32.axpy(-lr, sr.values().segment().asSlice(i * w * 4, w * 4), pr, w);
                             }
                         } else {
-                            F32.sgd(p.segment(), dense(g).segment(), lr, wd, p.numel());
+                            UpdateRules.sgd(p.segment(), dense(g).segment(), lr, wd, p.numel());
                         }
                         a.setOut("ParamOut", p);
                     };
@@ -57,19 +58,30 @@ final class OptimizerOps {
                         Tensor v = a.in("Velocity");
                         Tensor g = dense(a.inValue("Grad", 0));
                         float lr = a.in("LearningRate").getFloat(0);
-                        MemorySegment ps = p.segment();
-                        MemorySegment vs = v.segment();
-                        MemorySegment gs = g.segment();
-                        long n = p.numel();
-                        for (long i = 0; i < n; i++) {
-                            float pv = F32.get(ps, i);
-                            float gv = F32.get(gs, i) + wd * pv;
-                            float vv = mu * F32.get(vs, i) + gv;
-                            F32.set(vs, i, vv);
-                            F32.set(ps, i, pv - lr * (nesterov ? gv + mu * vv : vv));
-                        }
+                        UpdateRules.momentum(p.segment(), v.segment(), g.segment(), p.numel(), lr, mu, nesterov, wd);
                         a.setOut("ParamOut", p);
                         a.setOut("VelocityOut", v);
+                    };
+                })
+                .build());
+
+        OpRegistry.register(OpSpec.builder("adagrad")
+                .in("Param", "Grad", "Moment", "LearningRate").out("ParamOut", "MomentOut")
+                .attr("epsilon", AttrType.FLOAT, 1e-6f)
+                .shape(ctx -> {
+                    sameAsParam(ctx, "ParamOut");
+                    sameAsParam(ctx, "MomentOut");
+                })
+                .kernel(op -> {
+                    float eps = op.floatAttr("epsilon");
+                    return a -> {
+                        Tensor p = a.in("Param");
+                        Tensor m = a.in("Moment");
+                        Tensor g = dense(a.inValue("Grad", 0));
+                        float lr = a.in("LearningRate").getFloat(0);
+                        UpdateRules.adagrad(p.segment(), m.segment(), g.segment(), p.numel(), lr, eps);
+                        a.setOut("ParamOut", p);
+                        a.setOut("MomentOut", m);
                     };
                 })
                 .build());
@@ -135,8 +147,8 @@ final class OptimizerOps {
             float lr = a.in("LearningRate").getFloat(0);
             float b1pow = b1p.getFloat(0);
             float b2pow = b2p.getFloat(0);
-            float lrT = (float) (lr * Math.sqrt(1 - b2pow) / (1 - b1pow));
-            float epsT = (float) (eps * Math.sqrt(1 - b2pow));
+            float lrT = UpdateRules.adamStep(lr, b1pow, b2pow);
+            float epsT = UpdateRules.adamEpsilon(eps, b2pow);
             Object g = a.inValue("Grad", 0);
             if (g instanceof SelectedRows sr && lazy) {
                 long w = sr.width();
@@ -163,16 +175,7 @@ final class OptimizerOps {
 
         private void update(MemorySegment p, MemorySegment m1, MemorySegment m2, MemorySegment g,
                             long from, long n, float lr, float lrT, float epsT) {
-            float decay = 1f - lr * coeff;
-            for (long i = from; i < from + n; i++) {
-                float gv = F32.get(g, i);
-                float a1 = beta1 * F32.get(m1, i) + (1 - beta1) * gv;
-                float a2 = beta2 * F32.get(m2, i) + (1 - beta2) * gv * gv;
-                F32.set(m1, i, a1);
-                F32.set(m2, i, a2);
-                float pv = F32.get(p, i) * decay;
-                F32.set(p, i, pv - lrT * a1 / ((float) Math.sqrt(a2) + epsT));
-            }
+            UpdateRules.adam(p, m1, m2, g, from, n, lr, lrT, epsT, beta1, beta2, coeff);
         }
     }
 }

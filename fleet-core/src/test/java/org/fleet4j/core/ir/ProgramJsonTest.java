@@ -21,6 +21,7 @@ import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.ops.LrSchedule;
 import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.optim.Adagrad;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.optim.AdamW;
 import org.fleet4j.core.optim.Momentum;
@@ -82,15 +83,17 @@ class ProgramJsonTest {
         Model m = everyOp();
         List<ParamGrad> grads = Backward.appendBackward(m.loss());
         appendLossScaling(m, grads);
-        List<List<ParamGrad>> groups = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        List<List<ParamGrad>> groups = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
+                new ArrayList<>());
         for (int i = 0; i < grads.size(); i++) {
-            groups.get(i % 4).add(grads.get(i));
+            groups.get(i % 5).add(grads.get(i));
         }
         new SGD(LrSchedule.stepDecay(0.1, 10, 0.5), 0f).applyGradients(m.main(), groups.get(0));
         new Momentum(LrSchedule.cosine(0.1, 100, 0.001).withWarmup(5, 0.01), 0.9f, true, 1e-4f)
                 .applyGradients(m.main(), groups.get(1));
         new Adam(LrSchedule.constant(0.01), 0.9f, 0.99f, 1e-7f, true).applyGradients(m.main(), groups.get(2));
         new AdamW(0.01, 0.05f).applyGradients(m.main(), groups.get(3));
+        new Adagrad(0.05).applyGradients(m.main(), groups.get(4));
         m.main().globalBlock().appendOp("conditional_end", Map.of(), Map.of(), Map.of());
         return m;
     }

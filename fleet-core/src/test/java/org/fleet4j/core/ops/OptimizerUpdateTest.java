@@ -13,6 +13,7 @@ import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ir.VarKind;
 import org.fleet4j.core.layers.Initializer;
 import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.optim.Adagrad;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.optim.AdamW;
 import org.fleet4j.core.optim.Momentum;
@@ -101,6 +102,24 @@ class OptimizerUpdateTest {
             }
             assertClose(expected, train(new Momentum(LrSchedule.constant(0.2), 0.9f, nesterov, 0f)));
         }
+    }
+
+    @Test
+    void adagrad() {
+        double[] w = W0.clone();
+        double[] m = new double[3];
+        double[][] expected = new double[STEPS][];
+        for (int s = 0; s < STEPS; s++) {
+            double[] next = new double[3];
+            for (int i = 0; i < 3; i++) {
+                double g = grad(w, i);
+                m[i] += g * g;
+                next[i] = w[i] - 0.1 * g / (Math.sqrt(m[i]) + 1e-6);
+            }
+            w = next;
+            expected[s] = w.clone();
+        }
+        assertClose(expected, train(new Adagrad(0.1)));
     }
 
     /** Textbook Adam with bias-corrected moments; AdamW first decays w by lr * weightDecay. */

@@ -1,0 +1,158 @@
+package org.fleet4j.pserver.table;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+import java.util.concurrent.locks.ReentrantLock;
+import org.fleet4j.core.tensor.OffHeapMemory;
+
+/**
+ * One stripe of a sparse table: an open-addressing hash index from a 64-bit id to a row number, and the rows
+ * themselves, all off-heap. Index entries are 12 bytes ({@code id, row + 1}; 0 marks a free slot), probed
+ * linearly and doubled past 3/4 full. Rows are records of {@link ServerOptimizer#recordFloats} floats in chunks that
+ * grow from 64 rows to {@value #MAX_CHUNK_ROWS} and then stay that size, so neither a small table nor a large one
+ * holds much more than its rows.
+ *
+ * <p>Whoever holds {@link #lock} owns the stripe: every read and write of its rows happens under it, so an update
+ * is never lost or torn and a snapshot sees each row's value and optimizer state from the same update. A transport
+ * that gives each network thread its own stripes (issue 15's single-writer shards) finds the lock uncontended.
+ */
+final class SparseStripe {
+    private static final ValueLayout.OfLong ID = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final ValueLayout.OfInt ROW = ValueLayout.JAVA_INT_UNALIGNED;
+    private static final long ENTRY = 12;
+    private static final int FIRST_CHUNK_ROWS = 64;
+    private static final int MAX_CHUNK_ROWS = 4096;
+    /** Rows held by the growing chunks 64, 128, ..., MAX_CHUNK_ROWS. */
+    private static final int GROWING_ROWS = 2 * MAX_CHUNK_ROWS - FIRST_CHUNK_ROWS;
+    private static final int GROWING_CHUNKS = Integer.numberOfTrailingZeros(MAX_CHUNK_ROWS / FIRST_CHUNK_ROWS) + 1;
+
+    final ReentrantLock lock = new ReentrantLock();
+    private final String name;
+    private final long width;
+    private final long recordBytes;
+    private final ServerOptimizer optimizer;
+    private final RowInitializer initializer;
+    private MemorySegment index;
+    private int capacity;
+    private int size;
+    private MemorySegment[] chunks = new MemorySegment[0];
+    private long chunkBytes;
+
+    SparseStripe(String name, long width, ServerOptimizer optimizer, RowInitializer initializer) {
+        this.name = name;
+        this.width = width;
+        this.recordBytes = optimizer.recordFloats(width) * Float.BYTES;
+        this.optimizer = optimizer;
+        this.initializer = initializer;
+        this.capacity = 16;
+        this.index = allocate(capacity * ENTRY, "index");
+    }
+
+    private MemorySegment allocate(long bytes, String what) {
+        return OffHeapMemory.allocate(bytes, 64, () -> "sparse table " + name + " " + what);
+    }
+
+    int size() {
+        return size;
+    }
+
+    long bytes() {
+        return index.byteSize() + chunkBytes;
+    }
+
+    /** Row {@code id}'s record, or null when it has none. Call with the lock held. */
+    MemorySegment find(long id, long hash) {
+        int mask = capacity - 1;
+        for (int slot = (int) hash & mask; ; slot = (slot + 1) & mask) {
+            int row = index.get(ROW, slot * ENTRY + 8);
+            if (row == 0) {
+                return null;
+            }
+            if (index.get(ID, slot * ENTRY) == id) {
+                return record(row - 1);
+            }
+        }
+    }
+
+    /** Row {@code id}'s record, created with the initializer and fresh optimizer state if new. Lock held. */
+    MemorySegment findOrCreate(long id, long hash) {
+        MemorySegment found = find(id, hash);
+        if (found != null) {
+            return found;
+        }
+        if (size + 1 > capacity - (capacity >>> 2)) {
+            grow();
+        }
+        int row = size++;
+        MemorySegment record = recordForNewRow(row);
+        initializer.fill(id, record, width);
+        optimizer.initState(record, width);
+        insert(index, capacity, id, hash, row);
+        return record;
+    }
+
+    /** Calls {@code visitor} with every id and record. Lock held. */
+    void forEach(RowVisitor visitor) {
+        for (long slot = 0; slot < capacity; slot++) {
+            int row = index.get(ROW, slot * ENTRY + 8);
+            if (row != 0) {
+                visitor.visit(index.get(ID, slot * ENTRY), record(row - 1));
+            }
+        }
+    }
+
+    interface RowVisitor {
+        void visit(long id, MemorySegment record);
+    }
+
+    private static void insert(MemorySegment index, int capacity, long id, long hash, int row) {
+        int mask = capacity - 1;
+        int slot = (int) hash & mask;
+        while (index.get(ROW, slot * ENTRY + 8) != 0) {
+            slot = (slot + 1) & mask;
+        }
+        index.set(ID, slot * ENTRY, id);
+        index.set(ROW, slot * ENTRY + 8, row + 1);
+    }
+
+    private void grow() {
+        int bigger = capacity * 2;
+        MemorySegment next = allocate(bigger * ENTRY, "index");
+        for (long slot = 0; slot < capacity; slot++) {
+            int row = index.get(ROW, slot * ENTRY + 8);
+            if (row != 0) {
+                long id = index.get(ID, slot * ENTRY);
+                insert(next, bigger, id, KeyHash.local(id), row - 1);
+            }
+        }
+        index = next;
+        capacity = bigger;
+    }
+
+    private MemorySegment recordForNewRow(int row) {
+        int chunk = chunkOf(row);
+        if (chunk == chunks.length) {
+            long rows = chunk < GROWING_CHUNKS ? (long) FIRST_CHUNK_ROWS << chunk : MAX_CHUNK_ROWS;
+            chunks = Arrays.copyOf(chunks, chunk + 1);
+            chunks[chunk] = allocate(rows * recordBytes, "rows");
+            chunkBytes += rows * recordBytes;
+        }
+        return record(row);
+    }
+
+    private MemorySegment record(int row) {
+        int chunk = chunkOf(row);
+        long first = chunk < GROWING_CHUNKS
+                ? (long) FIRST_CHUNK_ROWS * ((1L << chunk) - 1)
+                : GROWING_ROWS + (long) (chunk - GROWING_CHUNKS) * MAX_CHUNK_ROWS;
+        return chunks[chunk].asSlice((row - first) * recordBytes, recordBytes);
+    }
+
+    private static int chunkOf(int row) {
+        if (row < GROWING_ROWS) {
+            return 31 - Integer.numberOfLeadingZeros(row / FIRST_CHUNK_ROWS + 1);
+        }
+        return GROWING_CHUNKS + (row - GROWING_ROWS) / MAX_CHUNK_ROWS;
+    }
+}

@@ -1,0 +1,165 @@
+package org.fleet4j.pserver.table;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Server {@code server} of {@code servers}: its blocks of every dense table and its share of every sparse table. This
+ * is what a transport calls; every method may be called from many threads at once (locks are per block and per
+ * sparse stripe, never shard-wide). Sparse ids must belong to this server ({@link KeyHash#serverOf}); the worker
+ * routes them.
+ */
+public final class TableShard {
+    private final int server;
+    private final int servers;
+    private final long minBlockSize;
+    private final List<DenseTableConfig> denseConfigs;
+    private final Map<String, Map<Integer, DenseBlock>> dense = new LinkedHashMap<>();
+    private final Map<String, SparseTable> sparse = new LinkedHashMap<>();
+
+    public TableShard(int server, int servers, List<DenseTableConfig> denseTables, List<SparseTableConfig> sparseTables,
+                      long minBlockSize) {
+        if (server < 0 || server >= servers) {
+            throw new IllegalArgumentException("server " + server + " is not in [0, " + servers + ")");
+        }
+        this.server = server;
+        this.servers = servers;
+        this.minBlockSize = minBlockSize;
+        this.denseConfigs = List.copyOf(denseTables);
+        Map<String, DenseTableConfig> byName = new LinkedHashMap<>();
+        for (DenseTableConfig c : denseTables) {
+            requireNew(c.name());
+            byName.put(c.name(), c);
+            dense.put(c.name(), new LinkedHashMap<>());
+        }
+        for (DenseSlicing.Block b : DenseSlicing.planTables(denseTables, servers, minBlockSize)) {
+            if (b.server() == server) {
+                dense.get(b.param()).put(b.block(), new DenseBlock(b, byName.get(b.param())));
+            }
+        }
+        for (SparseTableConfig c : sparseTables) {
+            requireNew(c.name());
+            sparse.put(c.name(), new SparseTable(c));
+        }
+    }
+
+    public TableShard(int server, int servers, List<DenseTableConfig> denseTables, List<SparseTableConfig> sparseTables) {
+        this(server, servers, denseTables, sparseTables, DenseSlicing.DEFAULT_MIN_BLOCK_SIZE);
+    }
+
+    private void requireNew(String name) {
+        if (dense.containsKey(name) || sparse.containsKey(name)) {
+            throw new IllegalArgumentException("table " + name + " is configured twice");
+        }
+    }
+
+    public int server() {
+        return server;
+    }
+
+    public int servers() {
+        return servers;
+    }
+
+    public long minBlockSize() {
+        return minBlockSize;
+    }
+
+    public List<DenseTableConfig> denseConfigs() {
+        return denseConfigs;
+    }
+
+    public List<SparseTableConfig> sparseConfigs() {
+        return sparse.values().stream().map(SparseTable::config).toList();
+    }
+
+    /** This server's dense blocks, in plan order. */
+    public List<DenseBlock> denseBlocks() {
+        List<DenseBlock> all = new ArrayList<>();
+        dense.values().forEach(m -> all.addAll(m.values()));
+        return all;
+    }
+
+    public DenseBlock denseBlock(String param, int block) {
+        Map<Integer, DenseBlock> blocks = dense.get(param);
+        if (blocks == null) {
+            throw new TableException("server " + server + " has no dense table " + param + "; its dense tables are "
+                    + dense.keySet());
+        }
+        DenseBlock b = blocks.get(block);
+        if (b == null) {
+            throw new TableException("server " + server + " does not hold block " + block + " of dense table " + param
+                    + "; it holds blocks " + blocks.keySet() + " (see DenseSlicing.plan for the owner)");
+        }
+        return b;
+    }
+
+    public SparseTable sparseTable(String table) {
+        SparseTable t = sparse.get(table);
+        if (t == null) {
+            throw new TableException("server " + server + " has no sparse table " + table + "; its sparse tables are "
+                    + sparse.keySet());
+        }
+        return t;
+    }
+
+    public void pullDense(String param, int block, MemorySegment out) {
+        denseBlock(param, block).pull(out);
+    }
+
+    public void pushDense(String param, int block, MemorySegment grad) {
+        denseBlock(param, block).push(grad);
+    }
+
+    public void pullSparse(String table, MemorySegment ids, int n, MemorySegment out) {
+        SparseTable t = sparseTable(table);
+        requireOwned(table, ids, n);
+        t.pull(ids, n, out);
+    }
+
+    public void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads) {
+        SparseTable t = sparseTable(table);
+        requireOwned(table, ids, n);
+        t.push(ids, n, grads);
+    }
+
+    /** A misrouted id would live on two servers at once and one copy would win at the next load. */
+    private void requireOwned(String table, MemorySegment ids, int n) {
+        if (servers == 1) {
+            return;
+        }
+        for (int i = 0; i < n && i < ids.byteSize() / Long.BYTES; i++) {
+            long id = ids.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i);
+            int owner = KeyHash.serverOf(id, servers);
+            if (owner != server) {
+                throw new TableException("sparse table " + table + ": id " + id + " belongs to server " + owner
+                        + " of " + servers + ", not to server " + server + "; route ids with KeyHash.serverOf");
+            }
+        }
+    }
+
+    /** Keys and bytes of every table, dense first. */
+    public List<TableStats> stats() {
+        List<TableStats> out = new ArrayList<>();
+        dense.forEach((name, blocks) -> out.add(new TableStats(name, "dense",
+                blocks.values().stream().mapToLong(b -> b.spec().numel()).sum(),
+                blocks.values().stream().mapToLong(DenseBlock::bytes).sum())));
+        sparse.forEach((name, t) -> out.add(new TableStats(name, "sparse", t.keys(), t.bytes())));
+        return out;
+    }
+
+    /** Writes this server's shard of every table to {@code dir} (see {@link ShardCheckpoint}). */
+    public void save(Path dir) {
+        ShardCheckpoint.save(this, dir);
+    }
+
+    /** Fills this server's tables from a checkpoint saved by any number of servers. */
+    public void load(Path dir) {
+        ShardCheckpoint.load(dir, this);
+    }
+}
