@@ -1,6 +1,5 @@
 package org.fleet4j.collective;
 
-import org.fleet4j.collective.store.Store;
 
 import java.util.Arrays;
 

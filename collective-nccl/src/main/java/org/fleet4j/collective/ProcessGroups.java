@@ -1,7 +1,5 @@
 package org.fleet4j.collective;
 
-import org.fleet4j.collective.store.Store;
-import org.fleet4j.collective.store.TcpStore;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -91,9 +89,9 @@ public final class ProcessGroups {
 
     /**
      * Builds a group for {@code ctx} with the registered backend the options name, chosen by locality when they say
-     * AUTO.
+     * AUTO. Public for backends that compose groups of other backends (hierarchical), which live in their own package.
      */
-    static AbstractProcessGroup create(GroupContext ctx) {
+    public static AbstractProcessGroup create(GroupContext ctx) {
         long uses = ctx.store().add(ctx.key("opened-by/" + ctx.rank()), 1);
         if (uses > 1) {
             throw new IllegalArgumentException("group name '" + ctx.name() + "' is already in use in job '" + ctx.jobId()

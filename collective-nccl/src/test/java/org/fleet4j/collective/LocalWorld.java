@@ -1,7 +1,5 @@
 package org.fleet4j.collective;
 
-import org.fleet4j.collective.store.Store;
-import org.fleet4j.collective.store.TcpStore;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;

@@ -1,7 +1,5 @@
 package org.fleet4j.collective;
 
-import org.fleet4j.collective.store.StoreServer;
-import org.fleet4j.collective.store.TcpStore;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

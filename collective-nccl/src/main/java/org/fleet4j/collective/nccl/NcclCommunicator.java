@@ -38,7 +38,7 @@ import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.CudaBuffer;
 import org.fleet4j.collective.DeviceCommunicator;
 import org.fleet4j.collective.OpCall;
-import org.fleet4j.collective.store.Store;
+import org.fleet4j.collective.Store;
 
 /**
  * One NCCL communicator on one GPU, with its own stream so that several communicators ({@code nccl_comm_num}) and

@@ -13,7 +13,7 @@ import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ReduceOp;
-import org.fleet4j.collective.store.TcpStore;
+import org.fleet4j.collective.TcpStore;
 import org.junit.jupiter.api.Test;
 
 /** The rendezvous half of NCCL set-up, over the real TCP store on loopback: needs no GPU. */

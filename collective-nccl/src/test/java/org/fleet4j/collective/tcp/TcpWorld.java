@@ -4,8 +4,8 @@ import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.GroupContext;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobToken;
-import org.fleet4j.collective.store.Store;
-import org.fleet4j.collective.store.TcpStore;
+import org.fleet4j.collective.Store;
+import org.fleet4j.collective.TcpStore;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;

@@ -8,7 +8,7 @@ import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.collective.WarningCounter;
-import org.fleet4j.collective.store.TcpStore;
+import org.fleet4j.collective.TcpStore;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;

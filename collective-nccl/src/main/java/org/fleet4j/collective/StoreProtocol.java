@@ -1,4 +1,4 @@
-package org.fleet4j.collective.store;
+package org.fleet4j.collective;
 
 /**
  * Wire constants of the store: every request starts with MAGIC and a command byte; replies start with a status.

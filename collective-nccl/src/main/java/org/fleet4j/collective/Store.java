@@ -1,4 +1,4 @@
-package org.fleet4j.collective.store;
+package org.fleet4j.collective;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

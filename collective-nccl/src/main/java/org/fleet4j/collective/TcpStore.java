@@ -1,7 +1,5 @@
-package org.fleet4j.collective.store;
+package org.fleet4j.collective;
 
-import org.fleet4j.collective.CollectiveException;
-import org.fleet4j.collective.JobToken;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
