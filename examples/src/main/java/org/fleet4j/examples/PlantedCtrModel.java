@@ -14,7 +14,7 @@ final class PlantedCtrModel {
     static final double ZIPF_EXPONENT = 1.1;
     static final double MISSING = 0.05;
     private static final double BIAS = -1.4;
-    private static final double ID_WEIGHT_SD = 0.45;
+    private static final double ID_WEIGHT_SD = 0.3;
     private static final double DENSE_WEIGHT_SD = 0.15;
 
     private final long seed;
