@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -57,6 +58,8 @@ public final class Ctr implements Callable<Integer> {
     long vocabSize = 10_007;
     @Option(names = "--hidden", description = "widths of the MLP's hidden layers (default ${DEFAULT-VALUE})")
     String hidden = "64,32";
+    @Option(names = "--eval_steps", description = "test AUC every this many steps, for auc_curve.png (default: ten times over the training)")
+    Integer evalSteps;
     @Option(names = "--skip_bad_lines", description = "count and report malformed lines instead of stopping at the first")
     boolean skipBadLines;
     @Option(names = "--log_dir", description = "where summary.json, loss_curve.png/.csv and auc_curve.png go (default: FLEET_LOG_DIR or log)")
@@ -79,6 +82,9 @@ public final class Ctr implements Callable<Integer> {
         }
         if (embeddingDim < 8 || embeddingDim > 16) {
             throw new IllegalArgumentException("--embedding_dim must be between 8 and 16, got " + embeddingDim);
+        }
+        if (evalSteps != null && evalSteps < 1) {
+            throw new IllegalArgumentException("--eval_steps must be at least 1, got " + evalSteps);
         }
         if (vocabSize < 2) {
             throw new IllegalArgumentException("--vocab_size must be at least 2 (row 0 holds missing values), got " + vocabSize);
@@ -143,18 +149,22 @@ public final class Ctr implements Callable<Integer> {
                         + " per rank over %d %s; %d steps per epoch%n", CriteoRow.SPARSE, embeddingDim, vocabSize, hidden,
                 optimizer, lr, batchSize, rank.worldSize(), rank.worldSize() == 1 ? "rank" : "ranks", stepsPerEpoch);
 
+        long evalEvery = evalSteps != null ? evalSteps : Math.max(1, stepsPerEpoch * epochs / 10);
         LossCurve lossCurve = new LossCurve();
         LossCurve aucCurve = new LossCurve();
+        List<Long> aucSteps = new ArrayList<>();
         boolean tty = ProgressBar.consoleIsInteractive();
         CriteoRow row = new CriteoRow();
         double lastLoss = Double.NaN;
         long samples = 0;
         long trainNanos = 0;
+        long done = 0;
         TestResult result = null;
         for (int epoch = 0; epoch < epochs; epoch++) {
             ProgressBar bar = new ProgressBar(out, tty, String.format(Locale.ROOT, "epoch %d/%d", epoch + 1, epochs),
                     Math.toIntExact(stepsPerEpoch));
             long t0 = System.nanoTime();
+            long evalNanos = 0; // test time, left out of samples_per_sec
             long epochSamples = 0;
             try (CriteoReader reader = CriteoReader.open(train, rank.rank(), rank.worldSize(), skipBadLines)) {
                 for (int step = 1; step <= stepsPerEpoch; step++) {
@@ -171,12 +181,18 @@ public final class Ctr implements Callable<Integer> {
                     lossCurve.add(lastLoss);
                     epochSamples += (long) lossAndRows[1];
                     bar.update(step, lastLoss, epochSamples);
+                    done++;
+                    if (done % evalEvery == 0 || step == stepsPerEpoch) {
+                        long e0 = System.nanoTime();
+                        result = evaluate(net, exe, scope, test);
+                        evalNanos += System.nanoTime() - e0;
+                        aucCurve.add(result.auc);
+                        aucSteps.add(done);
+                    }
                 }
             }
-            trainNanos += System.nanoTime() - t0;
+            trainNanos += System.nanoTime() - t0 - evalNanos;
             samples += epochSamples;
-            result = evaluate(net, exe, scope, test);
-            aucCurve.add(result.auc);
             out.printf(Locale.ROOT, "epoch %d/%d: test AUC %.4f, logloss %.4f on %,d rows%n", epoch + 1, epochs,
                     result.auc, result.logloss, result.rows);
         }
@@ -195,17 +211,27 @@ public final class Ctr implements Callable<Integer> {
         Files.createDirectories(rank.logDir());
         lossCurve.writePng(rank.logDir().resolve("loss_curve.png"), "ctr training loss");
         lossCurve.writeCsv(rank.logDir().resolve("loss_curve.csv"));
-        aucCurve.writePng(rank.logDir().resolve("auc_curve.png"), "ctr test AUC after each epoch");
+        aucCurve.writePng(rank.logDir().resolve("auc_curve.png"), String.format(Locale.ROOT,
+                "ctr test AUC at %d points (every %d steps and each epoch's end)", aucSteps.size(), evalEvery));
         new Summary().put("program", "ctr").put("auc", result.auc).put("logloss", result.logloss)
                 .put("samples_per_sec", samples / seconds).put("mode", "local").put("protocol", "none")
                 .put("servers", 0).put("workers", rank.worldSize())
-                .put("auc_per_epoch", aucCurve.values()).put("final_loss", lastLoss).put("epochs", epochs)
+                .put("auc_curve", aucCurve(aucSteps, aucCurve.values())).put("final_loss", lastLoss).put("epochs", epochs)
                 .put("steps", stepsPerEpoch * epochs).put("batch_size", batchSize).put("optimizer", opt.name())
                 .put("lr", lr).put("seed", seed).put("embedding_dim", embeddingDim).put("vocab_size", vocabSize)
                 .put("test_rows", result.rows).put("train_seconds", seconds).put("blas", Blas.get().name())
                 .write(rank.logDir().resolve("summary.json"));
         out.println("ctr: wrote " + rank.logDir().resolve("summary.json") + ", loss_curve.png, loss_curve.csv and auc_curve.png");
         return 0;
+    }
+
+    /** [step, test AUC] pairs. */
+    private static List<List<Number>> aucCurve(List<Long> steps, List<Double> aucs) {
+        List<List<Number>> pairs = new ArrayList<>();
+        for (int i = 0; i < steps.size(); i++) {
+            pairs.add(List.of(steps.get(i), aucs.get(i)));
+        }
+        return pairs;
     }
 
     /**

@@ -66,6 +66,10 @@ class CtrTest {
             assertArrayEquals(new byte[]{(byte) 0x89, 'P', 'N', 'G'}, head, png);
         }
         assertEquals(200, LossCurve.readCsv(job.logDir().resolve("loss_curve.csv")).length);
+        // tested every 20 steps: ten points, the last at the end
+        assertEquals(10, summary.get("auc_curve").size(), summary.toString());
+        assertEquals(200, summary.get("auc_curve").get(9).get(0).asInt());
+        assertEquals(auc, summary.get("auc_curve").get(9).get(1).asDouble());
         assertTrue(Files.readString(job.logDir().resolve("workerlog.0")).contains("epoch 1/1 [=============================="),
                 job.describe());
     }
