@@ -15,6 +15,8 @@ public final class BuiltinPrograms {
         catalog.put("mlp_perf", "org.fleet4j.examples.MlpPerf");
         catalog.put("allreduce_perf", "org.fleet4j.collective.bench.AllreducePerf");
         catalog.put("grad_sync_perf", "org.fleet4j.examples.GradSyncPerf");
+        catalog.put("ctr_data", "org.fleet4j.examples.CtrData");
+        catalog.put("ctr", "org.fleet4j.examples.Ctr");
         MAIN_CLASSES = Collections.unmodifiableMap(catalog);
     }
 

@@ -1,0 +1,291 @@
+package org.fleet4j.examples;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.stream.Stream;
+import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.core.blas.Blas;
+import org.fleet4j.core.data.CriteoReader;
+import org.fleet4j.core.data.CriteoRow;
+import org.fleet4j.core.device.ProgramRunner;
+import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.ops.LrSchedule;
+import org.fleet4j.core.optim.Adam;
+import org.fleet4j.core.optim.Optimizer;
+import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.fleet.Fleet;
+import org.fleet4j.fleet.cli.ProgramMain;
+import org.fleet4j.fleet.metrics.LossCurve;
+import org.fleet4j.fleet.metrics.ProgressBar;
+import org.fleet4j.fleet.metrics.Summary;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The built-in {@code ctr} program: a {@link WideDeep} click-through-rate model trained on Criteo-format files, then
+ * tested with exact AUC and logloss. Its embeddings are local tables (ids hashed into {@code --vocab_size} rows per
+ * slot); under fleetrun with N ranks each rank streams its share of the training files and the sparse and dense
+ * gradients are averaged by allreduce. Every rank tests (the ranks hold the same parameters); rank 0 writes results.
+ */
+@Command(name = "ctr", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Trains Wide&Deep on Criteo-format data and reports test AUC and logloss.")
+public final class Ctr implements Callable<Integer> {
+    private static final int EVAL_BATCH = 4096;
+
+    @Option(names = "--data_dir", required = true, description = "folder with train* and test* Criteo files, plain or gzipped (bin/fleetrun ctr_data writes one)")
+    Path dataDir;
+    @Option(names = "--epochs", description = "passes over the training files (default ${DEFAULT-VALUE})")
+    int epochs = 1;
+    @Option(names = "--batch_size", description = "rows per rank per step (default ${DEFAULT-VALUE})")
+    int batchSize = 256;
+    @Option(names = "--optimizer", description = "sgd, momentum or adam (lazy: a sparse gradient updates only its rows) (default ${DEFAULT-VALUE})")
+    String optimizer = "adam";
+    @Option(names = "--lr", description = "learning rate (default ${DEFAULT-VALUE})")
+    double lr = 0.002;
+    @Option(names = "--seed", description = "seed of initialisation (default ${DEFAULT-VALUE})")
+    long seed = 1;
+    @Option(names = "--embedding_dim", description = "width of each slot's embedding, 8 to 16 (default ${DEFAULT-VALUE})")
+    int embeddingDim = 8;
+    @Option(names = "--vocab_size", description = "rows of each slot's local table; ids are hashed into them (default ${DEFAULT-VALUE})")
+    long vocabSize = 10_007;
+    @Option(names = "--hidden", description = "widths of the MLP's hidden layers (default ${DEFAULT-VALUE})")
+    String hidden = "64,32";
+    @Option(names = "--eval_steps", description = "test AUC every this many steps, for auc_curve.png (default: ten times over the training)")
+    Integer evalSteps;
+    @Option(names = "--skip_bad_lines", description = "count and report malformed lines instead of stopping at the first")
+    boolean skipBadLines;
+    @Option(names = "--log_dir", description = "where summary.json, loss_curve.png/.csv and auc_curve.png go (default: FLEET_LOG_DIR or log)")
+    String logDir;
+    @Option(names = "--save_checkpoint", description = "write the trained state (tables, weights, optimizer moments) to this safetensors file")
+    Path saveCheckpoint;
+    @Option(names = "--load_checkpoint", description = "start from the state that --save_checkpoint wrote")
+    Path loadCheckpoint;
+    @Option(names = "--log_level", description = "info or debug (debug shows stack traces)")
+    String logLevel = "info";
+
+    public static void main(String[] args) {
+        System.exit(ProgramMain.run("ctr", new Ctr(), args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        if (epochs < 1 || batchSize < 1) {
+            throw new IllegalArgumentException("--epochs and --batch_size must be at least 1, got " + epochs + " and " + batchSize);
+        }
+        if (embeddingDim < 8 || embeddingDim > 16) {
+            throw new IllegalArgumentException("--embedding_dim must be between 8 and 16, got " + embeddingDim);
+        }
+        if (evalSteps != null && evalSteps < 1) {
+            throw new IllegalArgumentException("--eval_steps must be at least 1, got " + evalSteps);
+        }
+        if (vocabSize < 2) {
+            throw new IllegalArgumentException("--vocab_size must be at least 2 (row 0 holds missing values), got " + vocabSize);
+        }
+        int[] widths = Mlp.parseLayers(hidden);
+        if (Arrays.stream(widths).anyMatch(w -> w < 1)) {
+            throw new IllegalArgumentException("--hidden widths must be positive, got " + hidden);
+        }
+        Optimizer opt = optimizer();
+        List<Path> train = dataFiles("train");
+        List<Path> test = dataFiles("test");
+        try (Fleet fleet = Fleet.init()) {
+            Rank rank = Rank.of(fleet, logDir);
+            if (saveCheckpoint != null) {
+                fleet.checkCheckpointWritable(saveCheckpoint);
+            }
+            WideDeep net = WideDeep.build(embeddingDim, vocabSize, widths, seed);
+            fleet.distributedOptimizer(opt).minimize(net.loss());
+            try (ProgramRunner runner = Training.runner(System.out, "ctr", fleet)) {
+                return train(fleet, rank, runner, net, opt, train, test);
+            }
+        }
+    }
+
+    private Optimizer optimizer() {
+        Optimizer checked = Training.optimizer(optimizer, lr);
+        // lazy Adam: a row no batch touched keeps its moments, as a parameter server's sparse table does
+        return optimizer.equals("adam") ? new Adam(LrSchedule.constant(lr), 0.9f, 0.999f, 1e-8f, true) : checked;
+    }
+
+    /** The regular files in --data_dir whose names start with {@code prefix}, sorted by name. */
+    private List<Path> dataFiles(String prefix) throws IOException {
+        if (!Files.isDirectory(dataDir)) {
+            throw new IllegalArgumentException("--data_dir " + dataDir + " is not a folder; write one with"
+                    + " bin/fleetrun ctr_data --rows 100000 --out " + dataDir);
+        }
+        try (Stream<Path> files = Files.list(dataDir)) {
+            List<Path> found = files.filter(f -> f.getFileName().toString().startsWith(prefix) && Files.isRegularFile(f))
+                    .sorted().toList();
+            if (found.isEmpty()) {
+                throw new IllegalArgumentException("--data_dir " + dataDir + " has no " + prefix + "* files; it needs"
+                        + " train* and test* Criteo files (bin/fleetrun ctr_data --rows 100000 --out DIR writes them)");
+            }
+            return found;
+        }
+    }
+
+    private int train(Fleet fleet, Rank rank, ProgramRunner exe, WideDeep net, Optimizer opt, List<Path> train,
+                      List<Path> test) throws Exception {
+        PrintStream out = System.out;
+        Scope scope = new Scope();
+        exe.run(net.startup(), scope);
+        if (loadCheckpoint != null) {
+            exe.syncToScope(scope);
+            fleet.loadCheckpoint(loadCheckpoint, scope, net.main());
+            exe.scopeChanged();
+            out.println("ctr: loaded the training state from " + loadCheckpoint);
+        }
+        long stepsPerEpoch = stepsPerEpoch(fleet, rank, train);
+        out.println(Blas.get().description());
+        out.printf(Locale.ROOT, "ctr: Wide&Deep, %d slots x %d-wide embeddings of %,d rows, MLP %s; %s lr %s; batch %d"
+                        + " per rank over %d %s; %d steps per epoch%n", CriteoRow.SPARSE, embeddingDim, vocabSize, hidden,
+                optimizer, lr, batchSize, rank.worldSize(), rank.worldSize() == 1 ? "rank" : "ranks", stepsPerEpoch);
+
+        long evalEvery = evalSteps != null ? evalSteps : Math.max(1, stepsPerEpoch * epochs / 10);
+        LossCurve lossCurve = new LossCurve();
+        LossCurve aucCurve = new LossCurve();
+        List<Long> aucSteps = new ArrayList<>();
+        boolean tty = ProgressBar.consoleIsInteractive();
+        CriteoRow row = new CriteoRow();
+        double lastLoss = Double.NaN;
+        long samples = 0;
+        long trainNanos = 0;
+        long done = 0;
+        TestResult result = null;
+        for (int epoch = 0; epoch < epochs; epoch++) {
+            ProgressBar bar = new ProgressBar(out, tty, String.format(Locale.ROOT, "epoch %d/%d", epoch + 1, epochs),
+                    Math.toIntExact(stepsPerEpoch));
+            long t0 = System.nanoTime();
+            long evalNanos = 0; // test time, left out of samples_per_sec
+            long epochSamples = 0;
+            try (CriteoReader reader = CriteoReader.open(train, rank.rank(), rank.worldSize(), skipBadLines)) {
+                for (int step = 1; step <= stepsPerEpoch; step++) {
+                    CtrBatch b = CtrBatch.read(reader, row, batchSize, vocabSize);
+                    Map<String, Tensor> r = exe.run(net.main(), scope, net.feed(b), List.of(net.loss().name()));
+                    // the loss of the whole global batch: every rank's mean weighted by its rows, so all ranks agree
+                    double[] lossAndRows = fleet.util().allReduce(
+                            new double[]{r.get(net.loss().name()).getFloat(0) * (double) b.rows(), b.rows()}, ReduceOp.SUM);
+                    lastLoss = lossAndRows[0] / lossAndRows[1];
+                    if (!Double.isFinite(lastLoss)) {
+                        throw new IllegalStateException("the loss became " + lastLoss + " at step " + step
+                                + " of epoch " + (epoch + 1) + "; try a smaller --lr");
+                    }
+                    lossCurve.add(lastLoss);
+                    epochSamples += (long) lossAndRows[1];
+                    bar.update(step, lastLoss, epochSamples);
+                    done++;
+                    if (done % evalEvery == 0 || step == stepsPerEpoch) {
+                        long e0 = System.nanoTime();
+                        result = evaluate(net, exe, scope, test);
+                        evalNanos += System.nanoTime() - e0;
+                        aucCurve.add(result.auc);
+                        aucSteps.add(done);
+                    }
+                }
+            }
+            trainNanos += System.nanoTime() - t0 - evalNanos;
+            samples += epochSamples;
+            out.printf(Locale.ROOT, "epoch %d/%d: test AUC %.4f, logloss %.4f on %,d rows%n", epoch + 1, epochs,
+                    result.auc, result.logloss, result.rows);
+        }
+        double seconds = trainNanos / 1e9;
+        exe.syncToScope(scope);
+        if (saveCheckpoint != null) {
+            fleet.saveCheckpoint(saveCheckpoint, scope, net.main());
+            out.println("ctr: saved the training state to " + saveCheckpoint);
+        }
+        if (!rank.isFirst()) {
+            out.printf(Locale.ROOT, "ctr: rank %d done; rank 0 writes the summary%n", rank.rank());
+            return 0;
+        }
+        out.printf(Locale.ROOT, "test AUC %.4f, logloss %.4f on %,d rows; final loss %.4f; %,.0f samples/s%n",
+                result.auc, result.logloss, result.rows, lastLoss, samples / seconds);
+        Files.createDirectories(rank.logDir());
+        lossCurve.writePng(rank.logDir().resolve("loss_curve.png"), "ctr training loss");
+        lossCurve.writeCsv(rank.logDir().resolve("loss_curve.csv"));
+        aucCurve.writePng(rank.logDir().resolve("auc_curve.png"), String.format(Locale.ROOT,
+                "ctr test AUC at %d points (every %d steps and each epoch's end)", aucSteps.size(), evalEvery));
+        new Summary().put("program", "ctr").put("auc", result.auc).put("logloss", result.logloss)
+                .put("samples_per_sec", samples / seconds).put("mode", "local").put("protocol", "none")
+                .put("servers", 0).put("workers", rank.worldSize())
+                .put("auc_curve", aucCurve(aucSteps, aucCurve.values())).put("final_loss", lastLoss).put("epochs", epochs)
+                .put("steps", stepsPerEpoch * epochs).put("batch_size", batchSize).put("optimizer", opt.name())
+                .put("lr", lr).put("seed", seed).put("embedding_dim", embeddingDim).put("vocab_size", vocabSize)
+                .put("test_rows", result.rows).put("train_seconds", seconds).put("blas", Blas.get().name())
+                .write(rank.logDir().resolve("summary.json"));
+        out.println("ctr: wrote " + rank.logDir().resolve("summary.json") + ", loss_curve.png, loss_curve.csv and auc_curve.png");
+        return 0;
+    }
+
+    /** [step, test AUC] pairs. */
+    private static List<List<Number>> aucCurve(List<Long> steps, List<Double> aucs) {
+        List<List<Number>> pairs = new ArrayList<>();
+        for (int i = 0; i < steps.size(); i++) {
+            pairs.add(List.of(steps.get(i), aucs.get(i)));
+        }
+        return pairs;
+    }
+
+    /**
+     * Reads this rank's share once (which also finds a malformed line before training starts) and returns the steps
+     * every rank takes per epoch: the fewest any rank's rows fill, so the ranks' allreduces pair up.
+     */
+    private long stepsPerEpoch(Fleet fleet, Rank rank, List<Path> train) {
+        long rows;
+        try (CriteoReader reader = CriteoReader.open(train, rank.rank(), rank.worldSize(), skipBadLines)) {
+            CriteoRow row = new CriteoRow();
+            while (reader.next(row)) {
+                // counting
+            }
+            rows = reader.rows();
+            System.out.printf(Locale.ROOT, "ctr: rank %d reads %,d training rows from %d of %d file(s) (sharded %s)%n",
+                    rank.rank(), rows, reader.files().size(), train.size(), reader.sharding().name().toLowerCase(Locale.ROOT).replace('_', ' '));
+            if (reader.skippedLines() > 0) {
+                System.out.printf(Locale.ROOT, "ctr: skipped %,d malformed line(s) of rank %d's share; the first: %s%n",
+                        reader.skippedLines(), rank.rank(), reader.firstSkipped());
+            }
+        }
+        long mine = rows / batchSize + (rank.worldSize() == 1 && rows % batchSize != 0 ? 1 : 0);
+        long steps = fleet.util().allReduce(mine, ReduceOp.MIN);
+        if (steps == 0) {
+            throw new IllegalArgumentException("--batch_size " + batchSize + " is more than some rank's share of the "
+                    + "training rows (rank " + rank.rank() + " has " + rows + "); use a smaller --batch_size or more data");
+        }
+        return steps;
+    }
+
+    private record TestResult(double auc, double logloss, int rows) {
+    }
+
+    /** Exact AUC and logloss of the forward-only program over every test row. */
+    private TestResult evaluate(WideDeep net, ProgramRunner exe, Scope scope, List<Path> test) {
+        float[] logits = new float[EVAL_BATCH];
+        int[] labels = new int[EVAL_BATCH];
+        int n = 0;
+        CriteoRow row = new CriteoRow();
+        try (CriteoReader reader = CriteoReader.open(test, skipBadLines)) {
+            CtrBatch b;
+            while ((b = CtrBatch.read(reader, row, EVAL_BATCH, vocabSize)) != null) {
+                Tensor z = exe.run(net.test(), scope, net.feed(b), List.of(net.logit().name())).get(net.logit().name());
+                if (n + b.rows() > logits.length) {
+                    logits = Arrays.copyOf(logits, Math.max(2 * logits.length, n + b.rows()));
+                    labels = Arrays.copyOf(labels, logits.length);
+                }
+                for (int i = 0; i < b.rows(); i++) {
+                    logits[n + i] = z.getFloat(i);
+                    labels[n + i] = b.label(i);
+                }
+                n += b.rows();
+            }
+        }
+        return new TestResult(BinaryMetrics.auc(logits, labels, n), BinaryMetrics.logloss(logits, labels, n), n);
+    }
+}
