@@ -46,7 +46,7 @@ public final class Ctr implements Callable<Integer> {
     int epochs = 1;
     @Option(names = "--batch_size", description = "rows per rank per step (default ${DEFAULT-VALUE})")
     int batchSize = 256;
-    @Option(names = "--optimizer", description = "sgd, momentum or adam (lazy: a sparse gradient updates only its rows) (default ${DEFAULT-VALUE})")
+    @Option(names = "--optimizer", description = "sgd, momentum, adam or adagrad (lazy: a sparse gradient updates only its rows) (default ${DEFAULT-VALUE})")
     String optimizer = "adam";
     @Option(names = "--lr", description = "learning rate (default ${DEFAULT-VALUE})")
     double lr = 0.002;

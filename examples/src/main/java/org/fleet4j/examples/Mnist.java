@@ -41,7 +41,7 @@ public final class Mnist implements Callable<Integer> {
     int batchSize = 64;
     @Option(names = "--global_batch", description = "samples per step over all ranks, split between them")
     Integer globalBatch;
-    @Option(names = "--optimizer", description = "sgd, momentum or adam (default ${DEFAULT-VALUE})")
+    @Option(names = "--optimizer", description = "sgd, momentum, adam or adagrad (default ${DEFAULT-VALUE})")
     String optimizer = "momentum";
     @Option(names = "--lr", description = "learning rate (default ${DEFAULT-VALUE})")
     double lr = 0.05;

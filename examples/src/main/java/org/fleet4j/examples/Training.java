@@ -16,6 +16,7 @@ import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ops.LrSchedule;
+import org.fleet4j.core.optim.Adagrad;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.Optimizer;
@@ -37,7 +38,8 @@ final class Training {
             case "sgd" -> new SGD(lr);
             case "momentum" -> new Momentum(LrSchedule.constant(lr), 0.9f, false, 0f);
             case "adam" -> new Adam(lr);
-            default -> throw new IllegalArgumentException("--optimizer must be sgd, momentum or adam, got '" + name + "'");
+            case "adagrad" -> new Adagrad(lr);
+            default -> throw new IllegalArgumentException("--optimizer must be sgd, momentum, adam or adagrad, got '" + name + "'");
         };
     }
 

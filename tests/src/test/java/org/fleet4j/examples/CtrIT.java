@@ -143,8 +143,8 @@ class CtrIT {
     void badFlagsExitWithCode2AndOneLineNamingTheFlag() {
         assertEquals("ctr: --embedding_dim must be between 8 and 16, got 4",
                 ctr(2, "--data_dir", work.toString(), "--embedding_dim", "4"));
-        assertEquals("ctr: --optimizer must be sgd, momentum or adam, got 'adagrad'",
-                ctr(2, "--data_dir", work.toString(), "--optimizer", "adagrad"));
+        assertEquals("ctr: --optimizer must be sgd, momentum, adam or adagrad, got 'adamax'",
+                ctr(2, "--data_dir", work.toString(), "--optimizer", "adamax"));
         assertTrue(ctr(2, "--data_dir", work.resolve("absent").toString())
                 .startsWith("ctr: --data_dir " + work.resolve("absent") + " is not a folder"));
         assertTrue(ctr(2, "--data_dir", work.toString()).startsWith("ctr: --data_dir " + work + " has no train* files"));
