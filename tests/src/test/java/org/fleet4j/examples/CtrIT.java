@@ -29,9 +29,12 @@ class CtrIT {
     @TempDir
     Path work;
 
-    private Path data(String name, long rows) {
+    /** Generated data, written by the real {@code fleetrun ctr_data}. */
+    private Path data(String name, long rows) throws Exception {
         Path out = work.resolve(name);
-        assertEquals(0, CtrDataTest.ctrData("--rows", "" + rows, "--out", out.toString()).code());
+        FleetRunJob job = FleetRunJob.start(work.resolve(name + "-job"), 1, "ctr_data", "--rows", "" + rows, "--out",
+                out.toString());
+        assertEquals(0, job.await(Duration.ofSeconds(120)), job.describe());
         return out;
     }
 
