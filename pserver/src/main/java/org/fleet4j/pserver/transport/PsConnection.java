@@ -1,0 +1,51 @@
+package org.fleet4j.pserver.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.fleet4j.pserver.table.TableStats;
+
+/**
+ * A worker's connection to one parameter server, whatever the protocol. Each call mirrors the server's
+ * {@link org.fleet4j.pserver.table.TableShard} method of the same name and waits at most the connection's deadline;
+ * a call that fails or times out throws {@link PsException} naming the server's endpoint and the call. Buffers are
+ * the caller's (off-heap): a transport may send from and receive into them without copies.
+ */
+public interface PsConnection extends AutoCloseable {
+    /** The server's endpoint as the cluster describes it (host:port), for messages. */
+    String endpoint();
+
+    /** Copies block {@code block} of dense parameter {@code param} into {@code out}. */
+    void pullDense(String param, int block, MemorySegment out);
+
+    /** Hands the server a gradient for block {@code block} of {@code param}; it applies its optimizer. */
+    void pushDense(String param, int block, MemorySegment grad);
+
+    /** The rows of {@code n} ids (int64) of a sparse table, created on first pull, into {@code out} (n x dim floats). */
+    void pullSparse(String table, MemorySegment ids, int n, MemorySegment out);
+
+    /** Gradients (n x dim floats) for {@code n} ids; the server applies its optimizer row by row. */
+    void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads);
+
+    /**
+     * Waits until all {@code workers} workers have reached barrier {@code name} on this server, or fails naming
+     * those that did not come within {@code timeout}.
+     */
+    void barrier(String name, int worker, int workers, Duration timeout);
+
+    /** The server writes its shard of every table to {@code dir} (a path on the server's file system). */
+    void save(Path dir);
+
+    /** The server fills its tables from a checkpoint in {@code dir}, saved by any number of servers. */
+    void load(Path dir);
+
+    /** Keys, bytes and queue depths per table. */
+    List<TableStats> stats();
+
+    /** Asks the server to stop serving once the calls under way are answered. */
+    void stop();
+
+    @Override
+    void close();
+}

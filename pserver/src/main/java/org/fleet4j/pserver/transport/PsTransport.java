@@ -1,0 +1,32 @@
+package org.fleet4j.pserver.transport;
+
+import java.util.ServiceLoader;
+import org.fleet4j.pserver.table.TableShard;
+
+/**
+ * A wire protocol between workers and parameter servers ({@code grpc}, and later {@code grpc++}, {@code star_server},
+ * {@code star_server_lite}), found through {@link ServiceLoader} by the strategy's {@code protocol}.
+ */
+public interface PsTransport {
+    /** The strategy's name for this protocol. */
+    String protocol();
+
+    /** Serves {@code shard} on {@code options.endpoint()} until {@link PsServer#close()} or a worker's stop. */
+    PsServer serve(TableShard shard, PsOptions options);
+
+    /** Connects to the server at {@code endpoint} (host:port). */
+    PsConnection connect(String endpoint, PsOptions options);
+
+    /** The transport registered for {@code protocol}; an unknown name fails listing the registered ones. */
+    static PsTransport forProtocol(String protocol) {
+        StringBuilder known = new StringBuilder();
+        for (PsTransport t : ServiceLoader.load(PsTransport.class)) {
+            if (t.protocol().equals(protocol)) {
+                return t;
+            }
+            known.append(known.isEmpty() ? "" : ", ").append(t.protocol());
+        }
+        throw new PsException("no parameter-server transport for protocol '" + protocol + "'; registered: ["
+                + known + "]");
+    }
+}
