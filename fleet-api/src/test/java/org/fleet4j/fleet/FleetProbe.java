@@ -17,6 +17,7 @@ import org.fleet4j.core.data.DataLoader;
 import org.fleet4j.core.data.TensorDataset;
 import org.fleet4j.core.drift.RoundingNoise;
 import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
@@ -73,7 +74,7 @@ public final class FleetProbe {
             result.setProperty("main_ops", main.globalBlock().ops().stream().map(op -> op.type())
                     .collect(Collectors.joining(",")));
 
-            Executor exe = new Executor();
+            Executor exe = new Executor(ExecutorOptions.defaults(), fleet.execContext());
             Scope scope = new Scope();
             exe.run(startup, scope);
             result.setProperty("initial", params(main, scope));
@@ -89,7 +90,7 @@ public final class FleetProbe {
                 result.setProperty("noise.losses", train(util, exe, main, noise, loss, loader, steps).toString());
                 result.setProperty("noise.trained", params(main, noise));
             }
-            result.setProperty("registered_bucket_bytes", "" + RegisteredBucketMemory.bytesGiven());
+            result.setProperty("registered_bucket_bytes", "" + fleet.registeredBucketBytes());
             write(out.resolve("rank-" + rank + ".properties"), result);
         }
     }

@@ -84,12 +84,19 @@ final class Plan {
         }
     }
 
-    /** The CPU's kernel resolver: the kernel of the op's registered spec, made with the job's context. */
+    /** The CPU's kernel resolver: the kernel of the op's registered spec, made with the job's context; failures name the op. */
     static Kernel cpuKernel(PlanLayout.OpSlots o, ExecContext context) {
         if (o.spec().kernelFactory() == null) {
             throw new ExecutionException("op #" + o.index() + " " + o.op().type() + " has no CPU kernel");
         }
-        return o.spec().kernelFactory().create(o.op(), context);
+        try {
+            return o.spec().kernelFactory().create(o.op(), context);
+        } catch (ExecutionException named) {
+            throw named;
+        } catch (RuntimeException e) {
+            // a ring the context lacks, a root outside its ring: named with the op, as a failure of its kernel is
+            throw new ExecutionException("op #" + o.index() + " " + o.op() + " failed: " + e.getMessage(), e);
+        }
     }
 
     private static int[] flat(int[][] slots) {

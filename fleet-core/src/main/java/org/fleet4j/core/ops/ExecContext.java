@@ -19,6 +19,7 @@ public final class ExecContext {
 
     private final Map<Integer, Object> rings;
     private final Map<Integer, String> notMember;
+    private final Map<String, BufferPlacements.Allocator> allocators;
     private final BufferPlacements placements;
     private final Map<Class<?>, Object> services;
     private final String missingRingHint;
@@ -26,7 +27,8 @@ public final class ExecContext {
     private ExecContext(Builder b) {
         this.rings = Map.copyOf(b.rings);
         this.notMember = Map.copyOf(b.notMember);
-        this.placements = BufferPlacements.of(b.allocators);
+        this.allocators = Map.copyOf(b.allocators);
+        this.placements = BufferPlacements.of(allocators);
         this.services = Map.copyOf(b.services);
         this.missingRingHint = b.missingRingHint;
     }
@@ -38,6 +40,17 @@ public final class ExecContext {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** A builder that starts from this context's rings, placements and services, to make one with more. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.rings.putAll(rings);
+        b.notMember.putAll(notMember);
+        b.allocators.putAll(allocators);
+        b.services.putAll(services);
+        b.missingRingHint = missingRingHint;
+        return b;
     }
 
     /**

@@ -7,7 +7,7 @@ import java.util.function.Function;
 import java.util.function.IntFunction;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.core.exec.ExecutionException;
-import org.fleet4j.fleet.ops.Rings;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.gpu.GpuDevice;
 import org.fleet4j.gpu.NcclProcessGroup;
 
@@ -15,11 +15,10 @@ import org.fleet4j.gpu.NcclProcessGroup;
  * The process group that the GPU executor's {@code c_allreduce} and {@code c_broadcast} of each ring run on, on device
  * memory. A group attached by hand wins. Otherwise, with {@code FLEET_GPU_COLLECTIVES=nccl} (the default for programs
  * run through {@code ProgramRunners}), the first collective op of a ring opens an {@link NcclProcessGroup} over the host
- * group that {@code Fleet.init} opened for that ring ({@link Rings}): same ranks, NCCL's unique id through that group's
+ * group that the job's {@link ExecContext} holds for that ring (the rings {@code Fleet.init} opened): same ranks, NCCL's unique id through that group's
  * rendezvous store. Every rank prepares the same programs in the same op order, so every member of a ring opens its
- * communicator at the same point. A ring this rank is not a member of, or that no Fleet opened, gets no group: its ops
- * take the host path, whose CPU kernel skips or names the ring. A new Fleet (another host group at the ring id) gets a
- * new communicator. With {@code FLEET_GPU_COLLECTIVES=host} every ring reduces through its host group (a copy each way).
+ * communicator at the same point. A ring this rank is not a member of, or that the context lacks, gets no group: its
+ * ops take the host path, whose CPU kernel skips or names the ring. With {@code FLEET_GPU_COLLECTIVES=host} every ring reduces through its host group (a copy each way).
  */
 public final class RingGroups implements AutoCloseable {
     public static final String VARIABLE = "FLEET_GPU_COLLECTIVES";
@@ -71,19 +70,18 @@ public final class RingGroups implements AutoCloseable {
         });
     }
 
-    /** The mode of {@link #VARIABLE}, over Fleet's rings, opening NCCL groups on {@code gpu}. */
-    static RingGroups fromEnvironment(GpuDevice gpu) {
-        return new RingGroups(Mode.parse(System.getenv(VARIABLE)), RingGroups::fleetRing,
+    /** The mode of {@link #VARIABLE}, over the rings of {@code context}, opening NCCL groups on {@code gpu}. */
+    static RingGroups fromEnvironment(GpuDevice gpu, ExecContext context) {
+        return new RingGroups(Mode.parse(System.getenv(VARIABLE)), ring -> hostRing(context, ring),
                 host -> NcclProcessGroup.over(host, gpu));
     }
 
-    /** The group Fleet opened at {@code ringId} when this rank is a member, else null. */
-    static ProcessGroup fleetRing(int ringId) {
-        try {
-            return Rings.isMember(ringId) ? Rings.get(ringId) : null;
-        } catch (IllegalStateException noRing) {
-            return null; // no Fleet opened this ring: the host path's CPU kernel says so, naming the ring
-        }
+    /**
+     * The host group of {@code ringId} in {@code context} when this rank is a member, else null: for a ring the context
+     * lacks, the host path's CPU kernel says so, naming the ring.
+     */
+    static ProcessGroup hostRing(ExecContext context, int ringId) {
+        return context.memberRing(ringId, ProcessGroup.class).orElse(null);
     }
 
     public Mode mode() {

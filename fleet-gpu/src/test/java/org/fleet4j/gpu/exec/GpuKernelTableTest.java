@@ -26,9 +26,11 @@ import org.fleet4j.examples.Mlp;
 import org.fleet4j.gpu.KernelModule;
 import org.fleet4j.gpu.KernelSignatures;
 import org.fleet4j.strategy.DistributedStrategy;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 /**
  * Without a GPU: the kernel table covers every op of the mnist and mlp_perf programs (as the examples build them, on
@@ -43,8 +45,20 @@ class GpuKernelTableTest {
                 throw new AssertionError("the group was used while preparing a plan: " + method.getName());
             });
 
+    private static OneRankJob job;
+
+    @BeforeAll
+    static void openJob() {
+        job = new OneRankJob();
+    }
+
+    @AfterAll
+    static void closeJob() {
+        job.close();
+    }
+
     private static GpuPlan prepare(Program program, ProcessGroup ncclGroup) {
-        return new GpuPlan(program, null, List.of(), ring -> ncclGroup);
+        return new GpuPlan(program, null, List.of(), ring -> ncclGroup, job.context());
     }
 
     private static Set<String> opTypes(Program p) {

@@ -18,8 +18,8 @@ import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.core.device.DeviceUnavailableException;
 import org.fleet4j.core.exec.ExecutionException;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.examples.Mlp;
-import org.fleet4j.fleet.ops.Rings;
 import org.fleet4j.gpu.CudaLibrary;
 import org.fleet4j.gpu.CudaLoader;
 import org.fleet4j.gpu.NcclProcessGroup;
@@ -27,8 +27,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Without a GPU: which group the GPU executor's collectives of a ring run on. Host groups are real single-rank groups
- * registered in Fleet's {@link Rings} as {@code Fleet.init} registers them; the "NCCL" groups are stand-ins handed out
- * by a recording opener (NCCL itself needs a GPU: GpuExecutorTest).
+ * in a job's {@link ExecContext} as {@code Fleet.init} puts them there; the "NCCL" groups are stand-ins handed out by a
+ * recording opener (NCCL itself needs a GPU: GpuExecutorTest).
  */
 class RingGroupsTest {
     private static final GroupOptions OPTIONS = GroupOptions.defaults().withTimeout(Duration.ofSeconds(20));
@@ -64,30 +64,23 @@ class RingGroupsTest {
     }
 
     @Test
-    void aRingOfFleetGetsOneNcclGroupOverItsHostGroupUntilAnotherFleetTakesTheRing() {
+    void aRingOfTheJobGetsOneNcclGroupOverItsHostGroupUntilAnotherGroupTakesTheRing() {
         int ring = 9101;
         RecordingOpener opener = new RecordingOpener();
         try (ProcessGroup first = ProcessGroups.init(JobRole.single(), OPTIONS);
              ProcessGroup second = ProcessGroups.init(JobRole.single(), OPTIONS)) {
-            RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing, opener::open);
-            assertNull(groups.groupFor(ring), "no Fleet opened the ring: the host path names it");
-            Rings.put(ring, first);
-            try {
-                ProcessGroup nccl = groups.groupFor(ring);
-                assertSame(nccl, groups.groupFor(ring), "opened once, then reused");
-                assertEquals(List.of(first), opener.hosts);
-            } finally {
-                Rings.remove(ring, first);
-            }
-            Rings.put(ring, second); // a new Fleet on the same ring id
-            try {
-                ProcessGroup again = groups.groupFor(ring);
-                assertEquals(List.of(first, second), opener.hosts);
-                assertEquals(List.of(first.name() + "/nccl#1"), opener.closed, "the stale communicator is closed");
-                assertEquals(second.name() + "/nccl#2", again.name());
-            } finally {
-                Rings.remove(ring, second);
-            }
+            ExecContext[] job = {ExecContext.none()};
+            RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, r -> RingGroups.hostRing(job[0], r), opener::open);
+            assertNull(groups.groupFor(ring), "the job has no such ring: the host path names it");
+            job[0] = ExecContext.builder().ring(ring, first).build();
+            ProcessGroup nccl = groups.groupFor(ring);
+            assertSame(nccl, groups.groupFor(ring), "opened once, then reused");
+            assertEquals(List.of(first), opener.hosts);
+            job[0] = ExecContext.builder().ring(ring, second).build();
+            ProcessGroup again = groups.groupFor(ring);
+            assertEquals(List.of(first, second), opener.hosts);
+            assertEquals(List.of(first.name() + "/nccl#1"), opener.closed, "the stale communicator is closed");
+            assertEquals(second.name() + "/nccl#2", again.name());
             groups.close();
             assertEquals(List.of(first.name() + "/nccl#1", second.name() + "/nccl#2"), opener.closed);
         }
@@ -97,14 +90,11 @@ class RingGroupsTest {
     void aRingThisRankIsNotAMemberOfStaysOnTheHostPath() {
         int ring = 9102;
         RecordingOpener opener = new RecordingOpener();
-        Rings.putNotMember(ring, "the node leaders [0, 2] of hierarchical allreduce, communicator 0");
-        try {
-            RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing, opener::open);
-            assertNull(groups.groupFor(ring));
-            assertEquals(List.of(), opener.hosts);
-        } finally {
-            Rings.removeNotMember(ring);
-        }
+        ExecContext job = ExecContext.builder()
+                .notMember(ring, "the node leaders [0, 2] of hierarchical allreduce, communicator 0").build();
+        RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, r -> RingGroups.hostRing(job, r), opener::open);
+        assertNull(groups.groupFor(ring));
+        assertEquals(List.of(), opener.hosts);
     }
 
     @Test
@@ -112,23 +102,19 @@ class RingGroupsTest {
         int ring = 9103;
         RecordingOpener opener = new RecordingOpener();
         try (ProcessGroup host = ProcessGroups.init(JobRole.single(), OPTIONS)) {
-            Rings.put(ring, host);
-            try {
-                RingGroups hostMode = new RingGroups(RingGroups.Mode.HOST, RingGroups::fleetRing, opener::open);
-                assertNull(hostMode.groupFor(ring));
-                ProcessGroup mine = opener.open(host);
-                hostMode.attach(ring, mine);
-                assertSame(mine, hostMode.groupFor(ring));
-                RingGroups ncclMode = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing, opener::open);
-                ncclMode.attach(ring, mine);
-                assertSame(mine, ncclMode.groupFor(ring));
-                assertEquals(1, opener.hosts.size(), "only the test opened a group");
-                ncclMode.close();
-                hostMode.close();
-                assertEquals(List.of(), opener.closed, "attached groups belong to whoever attached them");
-            } finally {
-                Rings.remove(ring, host);
-            }
+            ExecContext job = ExecContext.builder().ring(ring, host).build();
+            RingGroups hostMode = new RingGroups(RingGroups.Mode.HOST, r -> RingGroups.hostRing(job, r), opener::open);
+            assertNull(hostMode.groupFor(ring));
+            ProcessGroup mine = opener.open(host);
+            hostMode.attach(ring, mine);
+            assertSame(mine, hostMode.groupFor(ring));
+            RingGroups ncclMode = new RingGroups(RingGroups.Mode.NCCL, r -> RingGroups.hostRing(job, r), opener::open);
+            ncclMode.attach(ring, mine);
+            assertSame(mine, ncclMode.groupFor(ring));
+            assertEquals(1, opener.hosts.size(), "only the test opened a group");
+            ncclMode.close();
+            hostMode.close();
+            assertEquals(List.of(), opener.closed, "attached groups belong to whoever attached them");
         }
     }
 
@@ -145,43 +131,35 @@ class RingGroupsTest {
         assumeTrue(!nccl, "NCCL loads here: the refusal is for machines without it");
         int ring = 9104;
         try (ProcessGroup host = ProcessGroups.init(JobRole.single(), OPTIONS)) {
-            Rings.put(ring, host);
-            try {
-                RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing,
-                        h -> NcclProcessGroup.over(h, null));
-                var e = assertThrows(ExecutionException.class, () -> groups.groupFor(ring));
-                assertTrue(e.getMessage().startsWith("ring_id 9104: the GPU executor could not open an NCCL group over"
-                        + " host group '" + host.name() + "' (rank 0 of 1): "), e.getMessage());
-                assertTrue(e.getMessage().contains(".so"), "names the missing library: " + e.getMessage());
-                assertTrue(e.getMessage().endsWith("Set FLEET_GPU_COLLECTIVES=host to reduce through the host group"
-                        + " instead"), e.getMessage());
-            } finally {
-                Rings.remove(ring, host);
-            }
+            ExecContext job = ExecContext.builder().ring(ring, host).build();
+            RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, r -> RingGroups.hostRing(job, r),
+                    h -> NcclProcessGroup.over(h, null));
+            var e = assertThrows(ExecutionException.class, () -> groups.groupFor(ring));
+            assertTrue(e.getMessage().startsWith("ring_id 9104: the GPU executor could not open an NCCL group over"
+                    + " host group '" + host.name() + "' (rank 0 of 1): "), e.getMessage());
+            assertTrue(e.getMessage().contains(".so"), "names the missing library: " + e.getMessage());
+            assertTrue(e.getMessage().endsWith("Set FLEET_GPU_COLLECTIVES=host to reduce through the host group"
+                    + " instead"), e.getMessage());
         }
     }
 
     /**
      * mnist's two-rank program prepared as the GPU runner prepares it: ring 0's allreduces and broadcasts go to the one
-     * NCCL group opened over Fleet's ring 0, shared by the startup and the main program; nothing takes the host path.
+     * NCCL group opened over the job's ring 0, shared by the startup and the main program; nothing takes the host path.
      */
     @Test
     void theTwoRankTrainingStepOpensOneGroupForRingZeroAndFallsBackNowhere() {
         RecordingOpener opener = new RecordingOpener();
         Mlp net = MlpPrograms.build(new int[]{784, 512, 512, 10}, "sgd", 2, MlpPrograms.allFusions());
         try (ProcessGroup host = ProcessGroups.init(JobRole.single(), OPTIONS)) {
-            Rings.put(0, host);
-            try {
-                RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing, opener::open);
-                GpuPlan startup = new GpuPlan(net.startup(), null, List.of(), groups::groupFor);
-                GpuPlan main = new GpuPlan(net.main(), null, List.of(), groups::groupFor);
-                assertEquals(Set.of(), main.hostOps);
-                assertTrue(!startup.hostOps.contains("c_broadcast"), "startup: " + startup.hostOps);
-                assertEquals(List.of(host), opener.hosts);
-                assertTrue(main.groupsCurrent(groups::groupFor));
-            } finally {
-                Rings.remove(0, host);
-            }
+            ExecContext job = ExecContext.builder().ring(0, host).build();
+            RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, r -> RingGroups.hostRing(job, r), opener::open);
+            GpuPlan startup = new GpuPlan(net.startup(), null, List.of(), groups::groupFor, job);
+            GpuPlan main = new GpuPlan(net.main(), null, List.of(), groups::groupFor, job);
+            assertEquals(Set.of(), main.hostOps);
+            assertTrue(!startup.hostOps.contains("c_broadcast"), "startup: " + startup.hostOps);
+            assertEquals(List.of(host), opener.hosts);
+            assertTrue(main.groupsCurrent(groups::groupFor));
         }
     }
 }
