@@ -1,10 +1,12 @@
 package org.fleet4j.fleet;
 
 import java.io.IOException;
+import java.io.StringReader;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -50,6 +52,27 @@ public final class FleetProbe {
             write(out.resolve("rank-" + rank + ".properties"),
                     run(fleet, globalBatch, steps, "1".equals(System.getenv("PROBE_SPARSE"))));
         }
+    }
+
+    /**
+     * Runs the probe as a job of {@code nproc} rank processes under the real launcher in {@code work/name}, with
+     * {@code env} added to the ranks' environment; returns what each rank recorded, failing with the job's output
+     * when it did not exit 0.
+     */
+    static Properties[] launch(Path work, String name, int nproc, Map<String, String> env, int globalBatch, int steps)
+            throws IOException, InterruptedException {
+        Path out = Files.createDirectories(work.resolve(name + "-out"));
+        LaunchedJob job = LaunchedJob.run(work.resolve(name), nproc, env, Duration.ofSeconds(120),
+                FleetProbe.class.getName(), out.toString(), "" + globalBatch, "" + steps);
+        if (job.exitCode() != 0) {
+            throw new AssertionError("the probe's job " + name + " failed: " + job.describe());
+        }
+        Properties[] ranks = new Properties[nproc];
+        for (int r = 0; r < nproc; r++) {
+            ranks[r] = new Properties();
+            ranks[r].load(new StringReader(Files.readString(out.resolve("rank-" + r + ".properties"))));
+        }
+        return ranks;
     }
 
     /**

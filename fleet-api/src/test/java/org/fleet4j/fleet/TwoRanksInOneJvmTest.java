@@ -7,10 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.StringReader;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,7 +44,7 @@ class TwoRanksInOneJvmTest {
     @Test
     void twoRanksOnTwoThreadsTrainBitForBitAsTwoProcesses() throws Exception {
         Properties[] threads = inOneJvm();
-        Properties[] processes = inTwoProcesses();
+        Properties[] processes = FleetProbe.launch(work, "processes", 2, Map.of(), GLOBAL_BATCH, STEPS);
         for (int r = 0; r < 2; r++) {
             assertTrue(threads[r].getProperty("main_ops").contains("c_allreduce"), threads[r].getProperty("main_ops"));
             assertEquals("[100, 101]", threads[r].getProperty("gather"), "rank " + r);
@@ -87,20 +85,6 @@ class TwoRanksInOneJvmTest {
         } finally {
             ranks.shutdownNow();
         }
-    }
-
-    /** The same job as two rank processes under the real launcher (what DataParallelFleetTest runs). */
-    private Properties[] inTwoProcesses() throws Exception {
-        Path out = Files.createDirectories(work.resolve("two-out"));
-        LaunchedJob job = LaunchedJob.run(work.resolve("two"), 2, JOB_TIMEOUT, FleetProbe.class.getName(),
-                out.toString(), "" + GLOBAL_BATCH, "" + STEPS);
-        assertEquals(0, job.exitCode(), job.describe());
-        Properties[] ranks = new Properties[2];
-        for (int r = 0; r < 2; r++) {
-            ranks[r] = new Properties();
-            ranks[r].load(new StringReader(Files.readString(out.resolve("rank-" + r + ".properties"))));
-        }
-        return ranks;
     }
 
     private static int freePort() throws IOException {

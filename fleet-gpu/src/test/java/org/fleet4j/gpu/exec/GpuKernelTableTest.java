@@ -26,9 +26,8 @@ import org.fleet4j.examples.Mlp;
 import org.fleet4j.gpu.KernelModule;
 import org.fleet4j.gpu.KernelSignatures;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -45,20 +44,11 @@ class GpuKernelTableTest {
                 throw new AssertionError("the group was used while preparing a plan: " + method.getName());
             });
 
-    private static OneRankJob job;
-
-    @BeforeAll
-    static void openJob() {
-        job = new OneRankJob();
-    }
-
-    @AfterAll
-    static void closeJob() {
-        job.close();
-    }
+    @RegisterExtension
+    static final OneRankJob JOB = new OneRankJob();
 
     private static GpuPlan prepare(Program program, ProcessGroup ncclGroup) {
-        return new GpuPlan(program, null, List.of(), ring -> ncclGroup, job.context());
+        return new GpuPlan(program, null, List.of(), ring -> ncclGroup, JOB.context());
     }
 
     private static Set<String> opTypes(Program p) {

@@ -6,22 +6,31 @@ import org.fleet4j.collective.JobRole;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.core.ops.ExecContext;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * A job of one rank whose ring 0 is a real single-rank host group: what the host fallbacks of a plan's collective ops
- * are made with when a test prepares multi-rank programs in one process.
+ * A job of one rank whose ring 0 is a real single-rank host group, open while a test class runs (register it as a
+ * static extension): what the host fallbacks of a plan's collective ops are made with when a test prepares
+ * multi-rank programs in one process.
  */
-final class OneRankJob implements AutoCloseable {
-    private final ProcessGroup ring0 = ProcessGroups.init(JobRole.single(),
-            GroupOptions.defaults().withTimeout(Duration.ofSeconds(20)));
-    private final ExecContext context = ExecContext.builder().ring(0, ring0).build();
+final class OneRankJob implements BeforeAllCallback, AfterAllCallback {
+    private ProcessGroup ring0;
+    private ExecContext context;
 
-    ExecContext context() {
-        return context;
+    @Override
+    public void beforeAll(ExtensionContext extension) {
+        ring0 = ProcessGroups.init(JobRole.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(20)));
+        context = ExecContext.builder().ring(0, ring0).build();
     }
 
     @Override
-    public void close() {
+    public void afterAll(ExtensionContext extension) {
         ring0.close();
+    }
+
+    ExecContext context() {
+        return context;
     }
 }

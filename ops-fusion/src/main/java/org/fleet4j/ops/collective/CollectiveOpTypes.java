@@ -55,6 +55,16 @@ public final class CollectiveOpTypes {
         return op.intAttr(ROOT);
     }
 
+    /** The op's root, which must be a rank of {@code group}, its ring's; fails naming the op, the ring and its size. */
+    public static int root(Op op, ProcessGroup group) {
+        int root = root(op);
+        if (root < 0 || root >= group.size()) {
+            throw new IrException(op.type() + ": root " + root + " is not a rank of ring " + ringId(op) + " ("
+                    + group.size() + " ranks)");
+        }
+        return root;
+    }
+
     /** The reduction of {@code op}'s {@code reduce} attribute. */
     public static ReduceOp reduce(Op op) {
         return reduceOf(op.type(), op.stringAttr(REDUCE_ATTR));

@@ -17,6 +17,7 @@ import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.collective.Work;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
+import org.fleet4j.core.ops.InferContext;
 import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.ops.SelectedRows;
 import org.fleet4j.core.tensor.DType;
@@ -34,14 +35,17 @@ final class CollectiveOps {
     private CollectiveOps() {
     }
 
+    /** Shape inference of an in-place reduction: Out is X, and the reduce attribute must name a reduction. */
+    static void inPlaceReduction(InferContext ctx) {
+        CollectiveOpTypes.reduce(ctx.op());
+        ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
+    }
+
     static List<OpSpec> specs() {
         return List.of(
                 OpSpec.builder(ALLREDUCE).in("X").out("Out")
                         .attr(RING_ID, AttrType.INT, 0).attr(REDUCE_ATTR, AttrType.STRING, "sum")
-                        .shape(ctx -> {
-                            CollectiveOpTypes.reduce(ctx.op());
-                            ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
-                        })
+                        .shape(CollectiveOps::inPlaceReduction)
                         .kernel((op, context) -> {
                             ProcessGroup group = context.ring(CollectiveOpTypes.ringId(op), ProcessGroup.class);
                             ReduceOp reduce = CollectiveOpTypes.reduce(op);
@@ -91,13 +95,8 @@ final class CollectiveOps {
                         .attr(RING_ID, AttrType.INT, 0).attr(ROOT, AttrType.INT, 0)
                         .shape(ctx -> ctx.set("Out", ctx.dtype("X"), ctx.shape("X")))
                         .kernel((op, context) -> {
-                            int ring = CollectiveOpTypes.ringId(op);
-                            int root = CollectiveOpTypes.root(op);
-                            ProcessGroup group = context.ring(ring, ProcessGroup.class);
-                            if (root < 0 || root >= group.size()) {
-                                throw new IrException(BROADCAST + ": root " + root + " is not a rank of ring " + ring
-                                        + " (" + group.size() + " ranks)");
-                            }
+                            ProcessGroup group = context.ring(CollectiveOpTypes.ringId(op), ProcessGroup.class);
+                            int root = CollectiveOpTypes.root(op, group);
                             Duration limit = waitLimit(group);
                             return args -> {
                                 Tensor x = args.in("X");

@@ -44,19 +44,11 @@ final class HierarchicalOps {
     static List<OpSpec> specs() {
         return List.of(OpSpec.builder(REDUCE).in("X").out("Out")
                 .attr(RING_ID, AttrType.INT, 0).attr(ROOT, AttrType.INT, 0).attr(REDUCE_ATTR, AttrType.STRING, "sum")
-                .shape(ctx -> {
-                    CollectiveOpTypes.reduce(ctx.op());
-                    ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
-                })
+                .shape(CollectiveOps::inPlaceReduction)
                 .kernel((op, context) -> {
-                    int ring = CollectiveOpTypes.ringId(op);
-                    int root = CollectiveOpTypes.root(op);
                     ReduceOp reduce = CollectiveOpTypes.reduce(op);
-                    ProcessGroup group = context.ring(ring, ProcessGroup.class);
-                    if (root < 0 || root >= group.size()) {
-                        throw new IrException(REDUCE + ": root " + root + " is not a rank of ring " + ring
-                                + " (" + group.size() + " ranks)");
-                    }
+                    ProcessGroup group = context.ring(CollectiveOpTypes.ringId(op), ProcessGroup.class);
+                    int root = CollectiveOpTypes.root(op, group);
                     Duration limit = waitLimit(group);
                     return args -> {
                         Tensor x = args.in("X");
@@ -66,10 +58,7 @@ final class HierarchicalOps {
                 }).build(),
             OpSpec.builder(LEADERS_ALLREDUCE).in("X").out("Out")
                 .attr(RING_ID, AttrType.INT, 0).attr(REDUCE_ATTR, AttrType.STRING, "sum")
-                .shape(ctx -> {
-                    CollectiveOpTypes.reduce(ctx.op());
-                    ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
-                })
+                .shape(CollectiveOps::inPlaceReduction)
                 .kernel((op, context) -> {
                     int ring = CollectiveOpTypes.ringId(op);
                     ReduceOp reduce = CollectiveOpTypes.reduce(op);
