@@ -110,7 +110,8 @@ public final class GradSyncPerf implements Callable<Integer> {
         Scope scope = new Scope();
         new Executor(ExecutorOptions.defaults(), fleet.execContext()).run(startup, scope);
         return new Job(main, scope, main.globalBlock().ops().stream()
-                .filter(op -> op.type().equals(CollectiveOpTypes.ALLREDUCE) || op.type().equals(CollectiveOpTypes.ALLREDUCE_START)).count());
+                .filter(op -> op.type().equals(CollectiveOpTypes.ALLREDUCE)
+                        || op.type().equals(CollectiveOpTypes.ALLREDUCE_START)).count());
     }
 
     private int measure(Fleet fleet, Rank rank, long floats) throws Exception {

@@ -13,10 +13,10 @@ import org.fleet4j.core.ops.ExecContext;
 
 /**
  * The rings of one job as {@link RingLayout} lays them out, opened on every rank in one fixed order and handed to the
- * job's kernels through its {@link ExecContext} ({@link #addTo}): the default group at ring 0, a further group of all ranks per extra communicator, and per
- * communicator an inner group (this rank's node) and a leaders group (the first rank of every inner group) for
- * hierarchical allreduce, and a cross group (the ranks with this rank's index in their node) when the layout's form
- * may reduce-scatter. Closing closes all but the default group, which its opener owns.
+ * job's kernels through its {@link ExecContext} ({@link #addTo}): the default group at ring 0, a further group of all
+ * ranks per extra communicator, and per communicator an inner group (this rank's node) and a leaders group (the first
+ * rank of every inner group) for hierarchical allreduce, and a cross group (the ranks with this rank's index in their
+ * node) when the layout's form may reduce-scatter. Closing closes all but the default group, which its opener owns.
  */
 public final class OpenRings implements AutoCloseable {
     private final ProcessGroup defaultGroup;
