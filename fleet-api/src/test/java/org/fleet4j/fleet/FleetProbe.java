@@ -28,7 +28,8 @@ import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 
 /**
- * A rank program for the Fleet tests, run under the real launcher. It exercises {@code fleet.util()} and the
+ * A rank program for the Fleet tests, run under the real launcher ({@link #launch}), or as a rank on a thread
+ * ({@link #run}: TwoRanksInOneJvmTest). It exercises {@code fleet.util()} and the
  * barrier, then trains a small classifier data-parallel, initialised with a different seed on every rank so that
  * only the startup broadcast can make the ranks agree, and records every result in OUT_DIR/rank-N.properties.
  * A one-rank run also trains the same model started one ulp away ({@link RoundingNoise}) and records it as "noise.*",
