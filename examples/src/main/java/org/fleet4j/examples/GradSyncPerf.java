@@ -10,6 +10,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
@@ -21,8 +22,8 @@ import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.ExecutionSettings;
 import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.cli.ProgramMain;
-import org.fleet4j.fleet.ops.CollectiveOps;
 import org.fleet4j.fleet.metrics.Summary;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 import org.fleet4j.strategy.DistributedStrategy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -107,9 +108,10 @@ public final class GradSyncPerf implements Callable<Integer> {
             fleet.distributedOptimizer(new SGD(0.01), strategy).minimize(loss);
         }
         Scope scope = new Scope();
-        new Executor().run(startup, scope);
+        new Executor(ExecutorOptions.defaults(), fleet.execContext()).run(startup, scope);
         return new Job(main, scope, main.globalBlock().ops().stream()
-                .filter(op -> op.type().equals(CollectiveOps.ALLREDUCE) || op.type().equals(CollectiveOps.ALLREDUCE_START)).count());
+                .filter(op -> op.type().equals(CollectiveOpTypes.ALLREDUCE)
+                        || op.type().equals(CollectiveOpTypes.ALLREDUCE_START)).count());
     }
 
     private int measure(Fleet fleet, Rank rank, long floats) throws Exception {

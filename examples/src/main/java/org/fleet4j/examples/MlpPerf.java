@@ -92,7 +92,8 @@ public final class MlpPerf implements Callable<Integer> {
             EffectiveStrategy effective = EffectiveStrategy.resolve(other, fleet.strategy().world());
             Mlp net2 = Mlp.build(widths, seed);
             fleet.distributedOptimizer(new SGD(0.01), other).minimize(net2.loss());
-            try (ProgramRunner runner2 = new CpuProgramRunner(new Executor(ExecutionSettings.of(effective)))) {
+            try (ProgramRunner runner2 = new CpuProgramRunner(new Executor(ExecutionSettings.of(effective),
+                    fleet.execContext()))) {
                 return measure(fleet, rank, widths, List.of(job, new Variant(net2, runner2, effective)));
             }
         }

@@ -102,7 +102,7 @@ final class Training {
         String asked = System.getenv(Devices.DEVICE_ENV);
         ProgramRunner runner;
         try {
-            runner = ProgramRunners.forThisProcess(ExecutionSettings.of(fleet.strategy()));
+            runner = ProgramRunners.forThisProcess(ExecutionSettings.of(fleet.strategy()), fleet.execContext());
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(Devices.DEVICE_ENV + "=" + asked + ": " + e.getMessage(), e);
         } catch (RuntimeException e) {

@@ -11,7 +11,7 @@ import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.optim.Optimizer;
-import org.fleet4j.fleet.ops.CollectiveOps;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
 
@@ -68,8 +68,8 @@ public final class DistributedOptimizer {
         if (worldSize > 1) {
             Block block = main.globalBlock();
             for (ParamGrad pg : grads) {
-                block.appendOp(CollectiveOps.ALLREDUCE, Map.of("X", List.of(pg.grad())), Map.of("Out", List.of(pg.grad())),
-                        Map.of("ring_id", ringId, "reduce", scaleStrategy()));
+                block.appendOp(CollectiveOpTypes.ALLREDUCE, Map.of("X", List.of(pg.grad())), Map.of("Out", List.of(pg.grad())),
+                        Map.of(CollectiveOpTypes.RING_ID, ringId, CollectiveOpTypes.REDUCE_ATTR, scaleStrategy()));
             }
             Block init = startup.globalBlock();
             for (ParamGrad pg : grads) {
@@ -77,8 +77,8 @@ public final class DistributedOptimizer {
                     throw new IrException("parameter '" + pg.param() + "' is not created by the startup program, so rank 0"
                             + " cannot broadcast its initial value");
                 }
-                init.appendOp(CollectiveOps.BROADCAST, Map.of("X", List.of(pg.param())), Map.of("Out", List.of(pg.param())),
-                        Map.of("ring_id", ringId, "root", 0));
+                init.appendOp(CollectiveOpTypes.BROADCAST, Map.of("X", List.of(pg.param())), Map.of("Out", List.of(pg.param())),
+                        Map.of(CollectiveOpTypes.RING_ID, ringId, CollectiveOpTypes.ROOT, 0));
             }
         }
         inner.applyGradients(main, grads);

@@ -32,8 +32,8 @@ public final class ExecutionSettings {
                 strategy.get(StrategySchema.EXEC_NUM_ITERATION_PER_RUN));
     }
 
-    /** An executor that runs programs as the job's effective strategy says. */
+    /** An executor that runs programs as the job's effective strategy says, its kernels on the job's rings. */
     public static Executor executor(Fleet fleet) {
-        return new Executor(of(fleet.strategy()));
+        return new Executor(of(fleet.strategy()), fleet.execContext());
     }
 }

@@ -17,14 +17,14 @@ import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.collective.Role;
 import org.fleet4j.compiler.HierarchicalForm;
 import org.fleet4j.compiler.RingLayout;
+import org.fleet4j.core.device.Devices;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.io.CheckpointException;
 import org.fleet4j.core.io.LoadOptions;
 import org.fleet4j.core.io.SafeTensors;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.optim.Optimizer;
-import org.fleet4j.fleet.ops.CollectiveOps;
-import org.fleet4j.fleet.ops.HierarchicalOps;
 import org.fleet4j.fleet.ops.OpenRings;
 import org.fleet4j.fleet.role.EnvironmentRoleMaker;
 import org.fleet4j.fleet.role.RoleMaker;
@@ -37,8 +37,10 @@ import org.fleet4j.strategy.World;
 /**
  * A process's handle on a collective data-parallel job: its role, the effective strategy for the world, and the
  * process groups that gradient allreduces run on: the default group (ring 0), and the further rings the strategy's
- * {@link RingLayout} names (nccl_comm_num communicators; inner and leaders groups for hierarchical allreduce). Open
- * one per process with {@link #init}, close it at the end (it is {@link AutoCloseable}).
+ * {@link RingLayout} names (nccl_comm_num communicators; inner and leaders groups for hierarchical allreduce). Its
+ * {@link #execContext()} hands those rings, and the memory registered with them, to the kernels of the executors it
+ * makes; nothing of a Fleet is process-wide, so two can run in one JVM. Open one per rank with {@link #init}, close it
+ * at the end (it is {@link AutoCloseable}).
  */
 public final class Fleet implements AutoCloseable {
     /** The ring id of the default group, as {@code c_allreduce} and {@code c_broadcast} name it. */
@@ -49,24 +51,32 @@ public final class Fleet implements AutoCloseable {
      */
     public static final String DRY_RUN_ENV = "FLEET_DRY_RUN";
 
+    /** What the error for a ring this job did not open tells the user. */
+    private static final String MISSING_RING = "this job did not open it: Fleet.init opens the rings that the"
+            + " strategy's nccl_comm_num and use_hierarchical_allreduce ask for; compile with its layout,"
+            + " Pipeline.forStrategy(fleet.strategy(), fleet.ringLayout()): with FLEET_HIERARCHICAL_FORM=reduce it"
+            + " opens no cross rings for the reduce-scatter form";
+
     private final Role role;
     private final EffectiveStrategy strategy;
     private final RingLayout layout;
     private final ProcessGroup group;
     private final OpenRings rings;
-    /** Set once the rings are open; null in a dry run. */
-    private RegisteredBucketMemory bucketMemory;
+    private final RegisteredBucketMemory bucketMemory;
+    private final ExecContext context;
     private final Duration timeout;
     private final FleetUtil util;
 
-    /** {@code group}, {@code rings} and {@code util} are null in a dry run. */
+    /** {@code group}, {@code rings} and {@code util} are null in a dry run, whose context has no rings. */
     private Fleet(Role role, EffectiveStrategy strategy, RingLayout layout, ProcessGroup group, OpenRings rings,
-                  Duration timeout) {
+                  RegisteredBucketMemory bucketMemory, ExecContext context, Duration timeout) {
         this.role = role;
         this.strategy = strategy;
         this.layout = layout;
         this.group = group;
         this.rings = rings;
+        this.bucketMemory = bucketMemory;
+        this.context = context;
         this.timeout = timeout.plusSeconds(5);
         this.util = group == null ? null : new FleetUtil(group, this.timeout);
     }
@@ -106,7 +116,8 @@ public final class Fleet implements AutoCloseable {
     }
 
     /**
-     * Reads the role, resolves the strategy for the world (printed on rank 0 to {@code log}), rendezvouses with the
+     * Reads the role, resolves the strategy for the world and this rank's device (printed on rank 0 to {@code log}),
+     * rendezvouses with the
      * other ranks at the role's master and opens every ring of the strategy's {@link RingLayout} (listed on rank 0);
      * every wait is bounded by {@code options.timeout()}.
      */
@@ -114,7 +125,7 @@ public final class Fleet implements AutoCloseable {
         return init(roleMaker, strategy, options, log, "1".equals(System.getenv(DRY_RUN_ENV)), System.getenv());
     }
 
-    /** {@code env} holds the job token ({@link JobToken#fromEnvironment}). */
+    /** {@code env} holds the job token ({@link JobToken#fromEnvironment}) and the device ({@link Devices#DEVICE_ENV}). */
     static Fleet init(RoleMaker roleMaker, DistributedStrategy strategy, GroupOptions options, PrintStream log, boolean dryRun,
                       Map<String, String> env) {
         if (roleMaker == null || strategy == null || options == null) {
@@ -125,7 +136,8 @@ public final class Fleet implements AutoCloseable {
             throw new IllegalArgumentException("Fleet.init: this process is " + role.describe() + " (TRAINING_ROLE=PSERVER),"
                     + " and Fleet does not run parameter servers yet; start trainers only (TRAINING_ROLE=TRAINER)");
         }
-        EffectiveStrategy effective = EffectiveStrategy.resolve(strategy, new World(role.nodeNum(), role.localWorldSize(), "cpu"));
+        EffectiveStrategy effective = EffectiveStrategy.resolve(strategy, new World(role.nodeNum(), role.localWorldSize(),
+                Devices.kindOf(env.get(Devices.DEVICE_ENV))));
         if (Mode.of(effective.get(StrategySchema.MODE)) == Mode.PS) {
             throw new IllegalArgumentException("Fleet.init: the strategy asks for mode ps (parameter servers), which Fleet"
                     + " does not run yet; use mode collective");
@@ -135,11 +147,9 @@ public final class Fleet implements AutoCloseable {
             log.println(StrategyReport.describe(effective));
         }
         RingLayout layout = RingLayout.of(effective, HierarchicalForm.parse(System.getenv(HierarchicalForm.ENV)));
-        CollectiveOps.register();
-        HierarchicalOps.register();
         if (dryRun) {
             log.println("fleet: dry run: no rendezvous, no process groups; the program stops after the compiler");
-            return new Fleet(role, effective, layout, null, null, options.timeout());
+            return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout());
         }
         boolean registeredBuckets = RegisteredBucketMemory.enabled(System.getenv(RegisteredBucketMemory.ENV));
         JobToken token = JobToken.fromEnvironment(env, role.worldSize());
@@ -161,10 +171,12 @@ public final class Fleet implements AutoCloseable {
         if (role.isFirst()) {
             log.println(rings.describe());
         }
-        Fleet fleet = new Fleet(role, effective, layout, group, rings, options.timeout());
-        fleet.bucketMemory = RegisteredBucketMemory.register(layout, registeredBuckets);
-        return fleet;
+        RegisteredBucketMemory bucketMemory = new RegisteredBucketMemory();
+        ExecContext.Builder context = rings.addTo(ExecContext.builder().missingRingHint(MISSING_RING));
+        bucketMemory.addTo(context, layout, rings, registeredBuckets);
+        return new Fleet(role, effective, layout, group, rings, bucketMemory, context.build(), options.timeout());
     }
+
 
     public Role role() {
         return role;
@@ -200,6 +212,20 @@ public final class Fleet implements AutoCloseable {
      */
     public RingLayout ringLayout() {
         return layout;
+    }
+
+    /**
+     * What this job gives the kernels of its programs: its rings by ring id (the groups of {@code c_allreduce} and the
+     * other collective ops) and the registered memory of gradient buckets. Make executors with it, e.g.
+     * {@link ExecutionSettings#executor(Fleet)}; a dry run's has no rings.
+     */
+    public ExecContext execContext() {
+        return context;
+    }
+
+    /** Bytes of gradient buckets given memory registered with their ring so far. */
+    long registeredBucketBytes() {
+        return bucketMemory == null ? 0 : bucketMemory.bytesGiven();
     }
 
     /** The default group (ring 0), for collectives beyond what {@link #util()} offers. */
@@ -338,7 +364,6 @@ public final class Fleet implements AutoCloseable {
     @Override
     public void close() {
         if (!isDryRun()) {
-            bucketMemory.close();
             rings.close();
             group.close();
         }

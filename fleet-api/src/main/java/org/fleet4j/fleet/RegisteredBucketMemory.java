@@ -1,12 +1,11 @@
 package org.fleet4j.fleet;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.compiler.FuseAllReducePass;
 import org.fleet4j.compiler.RingLayout;
-import org.fleet4j.core.exec.BufferPlacements;
-import org.fleet4j.fleet.ops.Rings;
+import org.fleet4j.core.ops.ExecContext;
+import org.fleet4j.fleet.ops.OpenRings;
 
 /**
  * Puts the gradient buckets of each flat ring in memory registered with that ring's process group
@@ -15,29 +14,26 @@ import org.fleet4j.fleet.ops.Rings;
  * buckets are allocated by {@code gather_bucket} in the first step, in program order, so every rank registers the same
  * buckets in the same order, as registration requires. FLEET_REGISTERED_BUCKETS=0 turns it off (ordinary memory).
  */
-final class RegisteredBucketMemory implements AutoCloseable {
+final class RegisteredBucketMemory {
     static final String ENV = "FLEET_REGISTERED_BUCKETS";
-    /** Bytes of buckets given registered memory in this JVM, so tests can see that buckets really were placed. */
-    private static final AtomicLong GIVEN = new AtomicLong();
-    private final List<BufferPlacements.Registration> registrations = new ArrayList<>();
+    /** Bytes of buckets given registered memory for this job, so tests can see that buckets really were placed. */
+    private final AtomicLong given = new AtomicLong();
 
-    private RegisteredBucketMemory() {
-    }
-
-    /** Registers the placement of every flat ring of {@code layout}, or nothing when not {@code enabled}. */
-    static RegisteredBucketMemory register(RingLayout layout, boolean enabled) {
-        RegisteredBucketMemory memory = new RegisteredBucketMemory();
+    /**
+     * Gives {@code context} the placement of every flat ring of {@code layout}, whose groups {@code rings} holds, or
+     * nothing when not {@code enabled}.
+     */
+    void addTo(ExecContext.Builder context, RingLayout layout, OpenRings rings, boolean enabled) {
         if (!enabled) {
-            return memory;
+            return;
         }
         for (int c = 0; c < layout.commNum(); c++) {
-            int ring = layout.flat(c);
-            memory.registrations.add(BufferPlacements.register(FuseAllReducePass.placement(ring), (name, bytes) -> {
-                GIVEN.addAndGet(bytes);
-                return Rings.get(ring).registeredBuffer(name, bytes);
-            }));
+            ProcessGroup group = rings.group(layout.flat(c));
+            context.placement(FuseAllReducePass.placement(layout.flat(c)), (name, bytes) -> {
+                given.addAndGet(bytes);
+                return group.registeredBuffer(name, bytes);
+            });
         }
-        return memory;
     }
 
     /** Whether FLEET_REGISTERED_BUCKETS (the value {@code env}) asks for registered buckets; unset means yes. */
@@ -52,12 +48,7 @@ final class RegisteredBucketMemory implements AutoCloseable {
                 + " in memory registered with their ring, the default) or 0 (ordinary memory)");
     }
 
-    static long bytesGiven() {
-        return GIVEN.get();
-    }
-
-    @Override
-    public void close() {
-        registrations.forEach(BufferPlacements.Registration::close);
+    long bytesGiven() {
+        return given.get();
     }
 }

@@ -18,7 +18,7 @@ import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
-import org.fleet4j.fleet.ops.CollectiveOps;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 
 /**
  * A Chrome trace of one rank (the JSON that chrome://tracing and Perfetto open): one complete event ("ph":"X") per
@@ -61,9 +61,9 @@ public final class Timeline implements Executor.OpObserver {
         Map<String, Integer> startOfWork = new HashMap<>();
         for (int i = 0; i < ops.size(); i++) {
             Op op = ops.get(i);
-            if (op.type().equals(CollectiveOps.ALLREDUCE_START)) {
+            if (op.type().equals(CollectiveOpTypes.ALLREDUCE_START)) {
                 startOfWork.put(op.out("Work"), i);
-            } else if (op.type().equals(CollectiveOps.WAIT) && startOfWork.containsKey(op.in("Work"))) {
+            } else if (op.type().equals(CollectiveOpTypes.WAIT) && startOfWork.containsKey(op.in("Work"))) {
                 startOfWait.put(i, startOfWork.get(op.in("Work")));
             }
         }
@@ -81,7 +81,7 @@ public final class Timeline implements Executor.OpObserver {
     public void opStarted(int index, String type) {
         long now = System.nanoTime();
         started.get()[0] = now;
-        if (CollectiveOps.ALLREDUCE_START.equals(type)) {
+        if (CollectiveOpTypes.ALLREDUCE_START.equals(type)) {
             inFlightSince.put(index, now);
         }
     }
@@ -90,10 +90,10 @@ public final class Timeline implements Executor.OpObserver {
     public void opFinished(int index, String type) {
         long end = System.nanoTime();
         long start = started.get()[0];
-        boolean allreduce = CollectiveOps.ALLREDUCE.equals(type) || CollectiveOps.ALLREDUCE_START.equals(type);
+        boolean allreduce = CollectiveOpTypes.ALLREDUCE.equals(type) || CollectiveOpTypes.ALLREDUCE_START.equals(type);
         add(new Span(type, index, originMicros + (start - originNanos) / 1000, Math.max(0, (end - start) / 1000),
                 Thread.currentThread().threadId(), allreduce ? allreduceBytes(index) : -1));
-        Integer issued = CollectiveOps.WAIT.equals(type) ? startOfWait.get(index) : null;
+        Integer issued = CollectiveOpTypes.WAIT.equals(type) ? startOfWait.get(index) : null;
         Long since = issued == null ? null : inFlightSince.remove(issued);
         if (since != null) {
             int ring = program.globalBlock().ops().get(issued).intAttr("ring_id");
@@ -111,8 +111,8 @@ public final class Timeline implements Executor.OpObserver {
     /** Bytes of the op's X as the program declares them; -1 when the index is not an allreduce of the program. */
     private long allreduceBytes(int index) {
         List<Op> ops = program.globalBlock().ops();
-        if (index < 0 || index >= ops.size() || !(ops.get(index).type().equals(CollectiveOps.ALLREDUCE)
-                || ops.get(index).type().equals(CollectiveOps.ALLREDUCE_START))) {
+        if (index < 0 || index >= ops.size() || !(ops.get(index).type().equals(CollectiveOpTypes.ALLREDUCE)
+                || ops.get(index).type().equals(CollectiveOpTypes.ALLREDUCE_START))) {
             return -1;
         }
         long total = 0;

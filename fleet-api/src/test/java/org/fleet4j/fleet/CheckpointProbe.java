@@ -14,6 +14,7 @@ import org.fleet4j.core.data.DataLoader;
 import org.fleet4j.core.data.TensorDataset;
 import org.fleet4j.core.drift.RoundingNoise;
 import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
@@ -48,7 +49,7 @@ public final class CheckpointProbe {
             Var loss = nn.mean(nn.softmaxWithCrossEntropy(nn.fc(nn.fc(x, 6, "relu"), 3, null), y));
             fleet.distributedOptimizer(new Adam(LrSchedule.stepDecay(0.05, 4, 0.5), 0.9f, 0.999f, 1e-8f, false))
                     .minimize(loss);
-            Executor exe = new Executor();
+            Executor exe = new Executor(ExecutorOptions.defaults(), fleet.execContext());
             Scope scope = new Scope();
             exe.run(startup, scope);
             RoundingNoise.perturbParameters(main, scope, Integer.parseInt(System.getenv().getOrDefault("PROBE_NOISE_ULPS", "0")), 1);

@@ -16,6 +16,7 @@ import org.fleet4j.core.autodiff.Backward;
 import org.fleet4j.core.autodiff.ParamGrad;
 import org.fleet4j.core.drift.RoundingNoise;
 import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
@@ -128,7 +129,7 @@ public final class CompilerKnobsProbe {
 
     /** "LOSS LOSS ... | name=v,v,... name=v,...": the loss of every step, then every parameter at the end. */
     private static String train(Net net, Fleet fleet, int steps, int ulps) {
-        Executor exe = new Executor();
+        Executor exe = new Executor(ExecutorOptions.defaults(), fleet.execContext());
         Scope scope = new Scope();
         exe.run(net.startup, scope);
         RoundingNoise.perturbParameters(net.main, scope, ulps, 1);

@@ -15,21 +15,14 @@ import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.fleet.ops.CollectiveOps;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.ScaleStrategy;
 import org.fleet4j.strategy.World;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** What minimize appends to the programs, per world size and scale strategy (no processes needed). */
 class DistributedOptimizerTest {
-    @BeforeAll
-    static void registerOps() {
-        CollectiveOps.register();
-    }
-
     private static Var model() {
         Program main = new Program().setRandomSeed(1);
         Program startup = new Program().setRandomSeed(1);

@@ -2,6 +2,7 @@ package org.fleet4j.fleet;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -15,8 +16,8 @@ import java.util.List;
 import java.util.Map;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobToken;
+import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ReduceOp;
-import org.fleet4j.fleet.ops.Rings;
 import org.fleet4j.collective.Role;
 import org.fleet4j.fleet.role.UserDefinedRoleMaker;
 import org.fleet4j.strategy.DistributedStrategy;
@@ -56,17 +57,21 @@ class FleetInitTest {
                     () -> fleet.util().allReduce(3L, ReduceOp.AVG));
             assertEquals("avg of integers would truncate; reduce a double instead", avg.getMessage());
             fleet.barrierWorker();
-            assertEquals(fleet.processGroup(), Rings.get(Fleet.DEFAULT_RING));
-            IllegalStateException twice = assertThrows(IllegalStateException.class,
-                    () -> Fleet.init(Role::single, new DistributedStrategy(), QUICK, log()));
-            assertTrue(twice.getMessage().contains("ring_id 0 already holds process group"), twice.getMessage());
+            assertEquals(fleet.processGroup(), fleet.execContext().ring(Fleet.DEFAULT_RING, ProcessGroup.class));
+            try (Fleet second = Fleet.init(Role::single, new DistributedStrategy(), QUICK, log())) {
+                assertEquals(second.processGroup(), second.execContext().ring(Fleet.DEFAULT_RING, ProcessGroup.class),
+                        "a second job in this JVM has its own ring 0");
+                assertNotEquals(fleet.processGroup(), second.processGroup());
+            }
+            IllegalStateException missing = assertThrows(IllegalStateException.class,
+                    () -> fleet.execContext().ring(5, ProcessGroup.class));
+            assertTrue(missing.getMessage().startsWith("no process group at ring_id 5 (rings: [0]); this job did not open"
+                    + " it: Fleet.init opens the rings"), missing.getMessage());
         }
         String printed = log.toString(StandardCharsets.UTF_8);
         assertTrue(printed.contains("fleet: rank 0 of 1 (node 0 of 1, local rank 0 of 1) from no launcher"), printed);
         assertTrue(printed.contains("fleet: effective strategy for 1 node x 1 rank per node = 1 rank on cpu: defaults\n"
                 + "  changed by rule: fuse_all_reduce_ops: true -> false"), printed);
-        IllegalStateException closed = assertThrows(IllegalStateException.class, () -> Rings.get(Fleet.DEFAULT_RING));
-        assertTrue(closed.getMessage().contains("call Fleet.init before running programs with collective ops"), closed.getMessage());
     }
 
     @Test
@@ -106,11 +111,21 @@ class FleetInitTest {
     }
 
     @Test
+    void theStrategyIsResolvedForTheDeviceTheLauncherGaveThisRank() {
+        DistributedStrategy strategy = new DistributedStrategy();
+        try (Fleet onGpu = Fleet.init(Role::single, strategy, QUICK, log(), true, Map.of("FLEET_DEVICE", "gpu:1"));
+             Fleet onCpu = Fleet.init(Role::single, strategy, QUICK, log(), true, Map.of())) {
+            assertEquals("gpu", onGpu.strategy().world().device());
+            assertEquals("cpu", onCpu.strategy().world().device());
+        }
+        assertTrue(log.toString(StandardCharsets.UTF_8).contains("= 1 rank on gpu"), log.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
     void theParameterServerModeIsRefusedBeforeAnyRendezvous() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Fleet.init(Role::single, new DistributedStrategy().mode(Mode.PS), QUICK, log()));
         assertTrue(e.getMessage().startsWith("Fleet.init: the strategy asks for mode ps (parameter servers)"), e.getMessage());
-        assertThrows(IllegalStateException.class, () -> Rings.get(Fleet.DEFAULT_RING));
     }
 
     @Test

@@ -19,11 +19,11 @@ import org.fleet4j.compiler.HierarchicalForm;
 import org.fleet4j.compiler.OverlapAllreducePass;
 import org.fleet4j.compiler.RingLayout;
 import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.fleet.ops.Rings;
 import org.fleet4j.fleet.role.EnvironmentRoleMaker;
 import org.fleet4j.strategy.DistributedStrategy;
 
@@ -119,54 +119,50 @@ public final class HierarchicalAllreduceBenchmark {
         GroupOptions options = GroupOptions.defaults();
         try (Fleet fleet = Fleet.init(EnvironmentRoleMaker.fromSystem(), strategy, options, System.out);
              ProcessGroup flat = fleet.processGroup().newGroup("flat", options.withBackend(Backend.TCP))) {
-            Rings.put(FLAT_RING, flat);
-            try {
-                Program startup = new Program();
-                Program collective = syncProgram(startup, tensors, floats, fleet.workerIndex(), Fleet.DEFAULT_RING);
-                Program flatRing = syncProgram(new Program(), tensors, floats, fleet.workerIndex(), FLAT_RING);
-                Program reduce = new HierarchicalAllreducePass(RingLayout.of(fleet.strategy(), HierarchicalForm.REDUCE))
-                        .apply(collective).program();
-                Program rsag = new HierarchicalAllreducePass(RingLayout.of(fleet.strategy(), HierarchicalForm.RSAG))
-                        .apply(collective).program();
-                Program pipelined = new OverlapAllreducePass().apply(new HierarchicalAllreducePass(
-                        RingLayout.of(fleet.strategy(), HierarchicalForm.RSAG), true).apply(collective).program()).program();
-                List<String> names = List.of("flat", "reduce", "rsag", "rsag_overlap", "collective");
-                List<Program> programs = List.of(flatRing, reduce, rsag, pipelined, collective);
-                Executor exe = new Executor();
-                Scope scope = new Scope();
-                exe.run(startup, scope);
-                for (Program p : programs) {
-                    exe.run(p, scope);
-                    float v = scope.get("g0").getFloat(0);
-                    float last = scope.get("g" + (tensors - 1)).getFloat(floats - 1);
-                    if (Math.abs(v - 2.5f) > 1e-5f || Math.abs(last - 2.5f) > 1e-5f) {
-                        throw new IllegalStateException("after one step the average of 1, 2, 3, 4 should be 2.5, is " + v
-                                + " (first element) and " + last + " (last)");
-                    }
+            Program startup = new Program();
+            Program collective = syncProgram(startup, tensors, floats, fleet.workerIndex(), Fleet.DEFAULT_RING);
+            Program flatRing = syncProgram(new Program(), tensors, floats, fleet.workerIndex(), FLAT_RING);
+            Program reduce = new HierarchicalAllreducePass(RingLayout.of(fleet.strategy(), HierarchicalForm.REDUCE))
+                    .apply(collective).program();
+            Program rsag = new HierarchicalAllreducePass(RingLayout.of(fleet.strategy(), HierarchicalForm.RSAG))
+                    .apply(collective).program();
+            Program pipelined = new OverlapAllreducePass().apply(new HierarchicalAllreducePass(
+                    RingLayout.of(fleet.strategy(), HierarchicalForm.RSAG), true).apply(collective).program()).program();
+            List<String> names = List.of("flat", "reduce", "rsag", "rsag_overlap", "collective");
+            List<Program> programs = List.of(flatRing, reduce, rsag, pipelined, collective);
+            Executor exe = new Executor(ExecutorOptions.defaults(),
+                    fleet.execContext().toBuilder().ring(FLAT_RING, flat).build());
+            Scope scope = new Scope();
+            exe.run(startup, scope);
+            for (Program p : programs) {
+                exe.run(p, scope);
+                float v = scope.get("g0").getFloat(0);
+                float last = scope.get("g" + (tensors - 1)).getFloat(floats - 1);
+                if (Math.abs(v - 2.5f) > 1e-5f || Math.abs(last - 2.5f) > 1e-5f) {
+                    throw new IllegalStateException("after one step the average of 1, 2, 3, 4 should be 2.5, is " + v
+                            + " (first element) and " + last + " (last)");
                 }
-                double[][] perStep = new double[programs.size()][rounds];
-                for (int round = 0; round < rounds; round++) {
-                    for (int v = 0; v < programs.size(); v++) {
-                        long t0 = System.nanoTime();
-                        for (int s = 0; s < STEPS_PER_TURN; s++) {
-                            exe.run(programs.get(v), scope);
-                        }
-                        perStep[v][round] = (System.nanoTime() - t0) / 1e6 / STEPS_PER_TURN;
+            }
+            double[][] perStep = new double[programs.size()][rounds];
+            for (int round = 0; round < rounds; round++) {
+                for (int v = 0; v < programs.size(); v++) {
+                    long t0 = System.nanoTime();
+                    for (int s = 0; s < STEPS_PER_TURN; s++) {
+                        exe.run(programs.get(v), scope);
                     }
+                    perStep[v][round] = (System.nanoTime() - t0) / 1e6 / STEPS_PER_TURN;
                 }
-                if (fleet.isFirstWorker()) {
-                    double mb = tensors * floats * 4 / 1e6;
-                    System.out.printf(Locale.ROOT, "%d tensors x %d floats = %.1f MB per step, %d rounds x %d steps per"
-                            + " variant, load average %s%n", tensors, floats, mb, rounds, STEPS_PER_TURN, loadAverage());
-                    double flatMedian = median(perStep[0]);
-                    for (int v = 0; v < programs.size(); v++) {
-                        double m = median(perStep[v]);
-                        System.out.printf(Locale.ROOT, "%-12s median %8.1f ms/step  %6.1f MB/s  flat/this %.2fx%n",
-                                names.get(v), m, mb / (m / 1e3), flatMedian / m);
-                    }
+            }
+            if (fleet.isFirstWorker()) {
+                double mb = tensors * floats * 4 / 1e6;
+                System.out.printf(Locale.ROOT, "%d tensors x %d floats = %.1f MB per step, %d rounds x %d steps per"
+                        + " variant, load average %s%n", tensors, floats, mb, rounds, STEPS_PER_TURN, loadAverage());
+                double flatMedian = median(perStep[0]);
+                for (int v = 0; v < programs.size(); v++) {
+                    double m = median(perStep[v]);
+                    System.out.printf(Locale.ROOT, "%-12s median %8.1f ms/step  %6.1f MB/s  flat/this %.2fx%n",
+                            names.get(v), m, mb / (m / 1e3), flatMedian / m);
                 }
-            } finally {
-                Rings.remove(FLAT_RING, flat);
             }
         }
     }

@@ -40,10 +40,12 @@ public final class IterationsPerRunProbe {
                 perRun = exe.options().iterationsPerRun();
                 train("per_run", fleet, exe, calls, 1, result);
             }
-            try (Executor exe = new Executor(ExecutionSettings.of(fleet.strategy()).withIterationsPerRun(1))) {
+            try (Executor exe = new Executor(ExecutionSettings.of(fleet.strategy()).withIterationsPerRun(1),
+                    fleet.execContext())) {
                 train("single", fleet, exe, calls, perRun, result);
             }
-            try (Executor exe = new Executor(ExecutionSettings.of(fleet.strategy()).withIterationsPerRun(1))) {
+            try (Executor exe = new Executor(ExecutionSettings.of(fleet.strategy()).withIterationsPerRun(1),
+                    fleet.execContext())) {
                 train("once", fleet, exe, calls, 1, result);
             }
             result.setProperty("iterations_per_run", "" + perRun);

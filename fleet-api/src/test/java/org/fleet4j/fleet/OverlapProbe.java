@@ -83,7 +83,7 @@ public final class OverlapProbe {
         EffectiveStrategy effective = EffectiveStrategy.resolve(strategy, fleet.strategy().world());
         List<Float> losses = new ArrayList<>();
         Scope scope = new Scope();
-        try (Executor exe = new Executor(ExecutionSettings.of(effective))) {
+        try (Executor exe = new Executor(ExecutionSettings.of(effective), fleet.execContext())) {
             exe.run(startup, scope);
             RoundingNoise.perturbParameters(main, scope, ulps, 1);
             Timeline timeline = name.equals("overlap") ? Timeline.attach(exe, main, rank) : null;

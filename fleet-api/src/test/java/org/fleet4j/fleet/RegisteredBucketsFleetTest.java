@@ -5,10 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.StringReader;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
@@ -19,22 +16,11 @@ import org.junit.jupiter.api.io.TempDir;
  * train exactly as buckets in ordinary memory: two real ranks under the launcher, with and without.
  */
 class RegisteredBucketsFleetTest {
-    private static final Duration JOB_TIMEOUT = Duration.ofSeconds(120);
-
     @TempDir
     Path work;
 
     private Properties[] launch(String name, Map<String, String> env) throws Exception {
-        Path out = Files.createDirectories(work.resolve(name + "-out"));
-        LaunchedJob job = LaunchedJob.run(work.resolve(name), 2, env, JOB_TIMEOUT, FleetProbe.class.getName(),
-                out.toString(), "16", "10");
-        assertEquals(0, job.exitCode(), job.describe());
-        Properties[] ranks = new Properties[2];
-        for (int r = 0; r < 2; r++) {
-            ranks[r] = new Properties();
-            ranks[r].load(new StringReader(Files.readString(out.resolve("rank-" + r + ".properties"))));
-        }
-        return ranks;
+        return FleetProbe.launch(work, name, 2, env, 16, 10);
     }
 
     @Test

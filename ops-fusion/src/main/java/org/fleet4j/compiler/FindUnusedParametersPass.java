@@ -1,5 +1,7 @@
 package org.fleet4j.compiler;
 
+import static org.fleet4j.ops.collective.CollectiveOpTypes.ALLREDUCE;
+
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -39,7 +41,7 @@ public final class FindUnusedParametersPass implements Pass {
         int checked = 0;
         for (int i = 0; i < ops.size(); i++) {
             Op op = ops.get(i);
-            if (!op.type().equals(FuseAllReducePass.ALLREDUCE) || !op.in("X").equals(op.out("Out"))) {
+            if (!op.type().equals(ALLREDUCE) || !op.in("X").equals(op.out("Out"))) {
                 continue;
             }
             Var g = block.var(op.in("X"));

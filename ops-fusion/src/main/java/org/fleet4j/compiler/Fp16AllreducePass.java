@@ -8,6 +8,7 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 import org.fleet4j.ops.fused.AllreduceCastOp;
 import org.fleet4j.ops.fused.FusedOps;
 
@@ -35,7 +36,7 @@ public final class Fp16AllreducePass implements Pass {
         List<Integer> targets = new ArrayList<>();
         for (int i = 0; i < ops.size(); i++) {
             Op op = ops.get(i);
-            if (op.type().equals(FuseAllReducePass.ALLREDUCE) && op.in("X").equals(op.out("Out"))
+            if (op.type().equals(CollectiveOpTypes.ALLREDUCE) && op.in("X").equals(op.out("Out"))
                     && block.var(op.in("X")).dtype() == DType.F32
                     && block.var(op.in("X")).kind() == org.fleet4j.core.ir.VarKind.DENSE) {
                 targets.add(i);

@@ -1,5 +1,7 @@
 package org.fleet4j.compiler;
 
+import static org.fleet4j.ops.collective.CollectiveOpTypes.ALLREDUCE;
+
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -29,7 +31,6 @@ import org.fleet4j.strategy.StrategySchema;
  */
 public final class FuseAllReducePass implements Pass {
     public static final String NAME = "fuse_all_reduce_ops";
-    static final String ALLREDUCE = "c_allreduce";
     private static final long MB = 1024L * 1024L;
 
     static {

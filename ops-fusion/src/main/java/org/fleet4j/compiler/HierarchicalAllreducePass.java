@@ -1,5 +1,12 @@
 package org.fleet4j.compiler;
 
+import static org.fleet4j.ops.collective.CollectiveOpTypes.ALLGATHER;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.ALLREDUCE;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.BROADCAST;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.LEADERS_ALLREDUCE;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.REDUCE;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.REDUCE_SCATTER;
+
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -36,11 +43,6 @@ import org.fleet4j.strategy.StrategySchema;
  */
 public final class HierarchicalAllreducePass implements Pass {
     public static final String NAME = "use_hierarchical_allreduce";
-    public static final String REDUCE = "c_reduce";
-    public static final String LEADERS_ALLREDUCE = "c_leaders_allreduce";
-    public static final String REDUCE_SCATTER = "c_reducescatter";
-    public static final String ALLGATHER = "c_allgather";
-    static final String BROADCAST = "c_broadcast";
 
     private final RingLayout layout;
     private final boolean overlap;
@@ -95,7 +97,7 @@ public final class HierarchicalAllreducePass implements Pass {
                 notes.add(pending.what() + " waits until op #" + i + " " + op.type() + ", which needs the bucket");
                 pending = null;
             }
-            if (!op.type().equals(FuseAllReducePass.ALLREDUCE)) {
+            if (!op.type().equals(ALLREDUCE)) {
                 rebuilt.add(op);
                 continue;
             }
@@ -131,7 +133,7 @@ public final class HierarchicalAllreducePass implements Pass {
                 block.createVar(shard, var.dtype(), shardSize).setStopGradient(true);
                 rebuilt.add(new Op(REDUCE_SCATTER, Map.of("X", List.of(x)), Map.of("Out", List.of(shard)),
                         attrs(Map.of("ring_id", layout.inner(ring), "nranks", l, "reduce", reduce))));
-                rebuilt.add(new Op(FuseAllReducePass.ALLREDUCE, Map.of("X", List.of(shard)), Map.of("Out", List.of(shard)),
+                rebuilt.add(new Op(ALLREDUCE, Map.of("X", List.of(shard)), Map.of("Out", List.of(shard)),
                         attrs(Map.of("ring_id", layout.cross(ring), "reduce", reduce))));
                 pending = flush(pending, rebuilt, notes, i);
                 Op gather = new Op(ALLGATHER, Map.of("X", List.of(x), "Shard", List.of(shard)), Map.of("Out", List.of(x)),

@@ -1,5 +1,9 @@
 package org.fleet4j.compiler;
 
+import static org.fleet4j.ops.collective.CollectiveOpTypes.ALLREDUCE;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.ALLREDUCE_START;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.WAIT;
+
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -11,7 +15,6 @@ import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ops.ControlOps;
-import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.ops.fused.AllreduceCastOp;
 import org.fleet4j.ops.fused.BucketOps;
@@ -31,9 +34,6 @@ import org.fleet4j.ops.fused.FusedOps;
  */
 public final class OverlapAllreducePass implements Pass {
     public static final String NAME = "overlap_allreduce";
-    public static final String START = "c_allreduce_start";
-    public static final String WAIT = "c_wait";
-    static final String ALLREDUCE = FuseAllReducePass.ALLREDUCE;
 
     static {
         FusedOps.register();
@@ -70,10 +70,6 @@ public final class OverlapAllreducePass implements Pass {
         }
         if (allreduces.isEmpty()) {
             return PassResult.unchanged(program, "nothing overlapped: no in-place c_allreduce (a world of one has none)");
-        }
-        if (!OpRegistry.contains(START) || !OpRegistry.contains(WAIT)) {
-            return PassResult.unchanged(program, "nothing overlapped: " + START + " and " + WAIT
-                    + " are not registered (fleet-api's CollectiveOps.register() does that)");
         }
         Map<String, String> storage = sharedStorage(ops);
         Set<Integer> converted = Set.copyOf(allreduces);
@@ -124,7 +120,7 @@ public final class OverlapAllreducePass implements Pass {
         for (Split s : splits.values()) {
             Op op = ops.get(s.index());
             String x = op.in("X");
-            Op start = new Op(START, Map.of("X", List.of(x)), Map.of("Out", List.of(x), "Work", List.of(s.work())), op.attrs());
+            Op start = new Op(ALLREDUCE_START, Map.of("X", List.of(x)), Map.of("Out", List.of(x), "Work", List.of(s.work())), op.attrs());
             Op wait = new Op(WAIT, Map.of("X", List.of(x), "Work", List.of(s.work())), Map.of("Out", List.of(x)),
                     Map.of("ring_id", op.intAttr("ring_id")));
             if (s.inPlace()) {
@@ -154,7 +150,7 @@ public final class OverlapAllreducePass implements Pass {
         }
         ProgramEdits.replaceOps(out, rebuilt);
         notes.addFirst(splits.size() + " of " + allreduces.size() + " c_allreduce ops overlap the ops around them ("
-                + START + " / " + WAIT + ")");
+                + ALLREDUCE_START + " / " + WAIT + ")");
         return new PassResult(result, notes);
     }
 

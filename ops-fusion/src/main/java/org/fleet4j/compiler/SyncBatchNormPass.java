@@ -8,6 +8,7 @@ import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.ops.fused.SyncBatchNormOps;
 
@@ -86,7 +87,7 @@ public final class SyncBatchNormPass implements Pass {
     }
 
     private static Op allreduce(String var) {
-        return new Op(FuseAllReducePass.ALLREDUCE, Map.of("X", List.of(var)), Map.of("Out", List.of(var)),
+        return new Op(CollectiveOpTypes.ALLREDUCE, Map.of("X", List.of(var)), Map.of("Out", List.of(var)),
                 Map.of("ring_id", 0, "reduce", "sum"));
     }
 }

@@ -5,17 +5,14 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
-import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.core.exec.Scope;
-import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.Program;
-import org.fleet4j.core.ops.OpRegistry;
-import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.strategy.DistributedStrategy;
@@ -42,7 +39,7 @@ public final class AmpRankTraining {
     }
 
     static Nets.Net net(boolean allreduce) {
-        return allreduce ? Nets.mlpWithAllreduce("relu", new int[]{16, 12}, new SGD(0.1), "avg")
+        return allreduce ? Nets.mlpWithCollectiveAllreduce("relu", new int[]{16, 12}, new SGD(0.1), "avg")
                 : Nets.mlp("relu", new int[]{16, 12}, p -> new SGD(0.1));
     }
 
@@ -61,7 +58,6 @@ public final class AmpRankTraining {
         GroupOptions options = new GroupOptions(d.backend(), Duration.ofSeconds(40), d.verifyCalls(), d.shmSlotBytes(),
                 d.tcpChunkBytes());
         try (ProcessGroup group = ProcessGroups.init(options)) {
-            registerAllreduce(group);
             int steps = Integer.parseInt(args[0]);
             int poisonedStep = Integer.parseInt(args[1]);
             Nets.Net net = net(true);
@@ -69,7 +65,7 @@ public final class AmpRankTraining {
                     .run(net.main());
             System.out.print(c.describe());
             Program main = c.program();
-            Executor exe = new Executor();
+            Executor exe = new Executor(ExecutorOptions.defaults(), ExecContext.builder().ring(0, group).build());
             Scope scope = new Scope();
             exe.run(main.startupProgram(), scope);
             for (int step = 0; step < steps; step++) {
@@ -78,19 +74,5 @@ public final class AmpRankTraining {
             Files.writeString(Path.of(System.getenv("FLEET_LOG_DIR"), "rank-" + group.rank() + ".values"),
                     Nets.valuesLine(main, scope) + "\n");
         }
-    }
-
-    private static void registerAllreduce(ProcessGroup group) {
-        OpRegistry.register(OpSpec.builder(FuseAllReducePass.ALLREDUCE).in("X").out("Out")
-                .attr("ring_id", AttrType.INT, 0).attr("reduce", AttrType.STRING, "sum")
-                .shape(ctx -> ctx.set("Out", ctx.dtype("X"), ctx.shape("X")))
-                .kernel(op -> {
-                    ReduceOp reduce = op.stringAttr("reduce").equals("avg") ? ReduceOp.AVG : ReduceOp.SUM;
-                    return a -> {
-                        Tensor x = a.in("X");
-                        group.allreduce(x.segment(), DataType.F32, reduce).await(Duration.ofSeconds(60));
-                        a.setOut("Out", x);
-                    };
-                }).build());
     }
 }

@@ -21,6 +21,7 @@ import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
@@ -62,7 +63,7 @@ class FindUnusedParametersPassTest {
             main.globalBlock().insertOp(first, ControlOps.BEGIN, Map.of("Cond", List.of(useAux.name())), Map.of(), Map.of());
         }
         for (ParamGrad pg : grads) {
-            main.globalBlock().appendOp(FuseAllReducePass.ALLREDUCE, Map.of("X", List.of(pg.grad())),
+            main.globalBlock().appendOp(CollectiveOpTypes.ALLREDUCE, Map.of("X", List.of(pg.grad())),
                     Map.of("Out", List.of(pg.grad())), Map.of("ring_id", 0, "reduce", "avg"));
         }
         new Adam(0.02).applyGradients(main, grads);

@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import org.fleet4j.core.autodiff.Backward;
 import org.fleet4j.core.autodiff.ParamGrad;
-import org.fleet4j.core.exec.BufferPlacements;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.core.exec.Scope;
@@ -18,6 +17,7 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
@@ -118,16 +118,18 @@ class FuseAllReducePassTest {
             String bucket = gathers.get(b).out("Bucket");
             expected.add("ring:" + b + " " + bucket + " " + fused.globalBlock().var(bucket).shape()[0] * 4);
         }
-        try (Arena arena = Arena.ofShared();
-             BufferPlacements.Registration r0 = BufferPlacements.register("ring:0", (name, bytes) -> {
-                 given.add("ring:0 " + name + " " + bytes);
-                 return arena.allocate(bytes, 4096);
-             });
-             BufferPlacements.Registration r1 = BufferPlacements.register("ring:1", (name, bytes) -> {
-                 given.add("ring:1 " + name + " " + bytes);
-                 return arena.allocate(bytes, 4096);
-             })) {
-            Nets.Trained placed = trainDroppingTemporaries(fused, net);
+        try (Arena arena = Arena.ofShared()) {
+            ExecContext context = ExecContext.builder()
+                    .placement("ring:0", (name, bytes) -> {
+                        given.add("ring:0 " + name + " " + bytes);
+                        return arena.allocate(bytes, 4096);
+                    })
+                    .placement("ring:1", (name, bytes) -> {
+                        given.add("ring:1 " + name + " " + bytes);
+                        return arena.allocate(bytes, 4096);
+                    }).build();
+            Nets.Trained placed = Nets.train(fused, net.startup(), net.loss(), 7,
+                    ExecutorOptions.defaults().withIterationsPerDropScope(2), context);
             assertEquals(expected, given, "one allocation per bucket, from its ring's allocator");
             Same.runs(ordinary, placed, 0f);
         }

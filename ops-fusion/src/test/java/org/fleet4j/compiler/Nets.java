@@ -15,9 +15,11 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 
 /** Small seeded training programs, and a loop that trains one and records losses and final parameters. */
 final class Nets {
@@ -59,6 +61,14 @@ final class Nets {
     /** As above with the allreduces' {@code reduce} attribute ("sum" or "avg"). */
     static Net mlpWithAllreduce(String act, int[] hidden, Optimizer optimizer, String reduce) {
         StandInAllreduce.register();
+        return mlpWithCollectiveAllreduce(act, hidden, optimizer, reduce);
+    }
+
+    /**
+     * As {@link #mlpWithAllreduce(String, int[], Optimizer, String)} with the real {@code c_allreduce}, for the rank
+     * processes whose executor's context holds their group.
+     */
+    static Net mlpWithCollectiveAllreduce(String act, int[] hidden, Optimizer optimizer, String reduce) {
         Program main = new Program().setRandomSeed(11);
         Program startup = new Program();
         Layers nn = new Layers(main, startup);
@@ -71,7 +81,7 @@ final class Nets {
         Var loss = nn.mean(nn.softmaxWithCrossEntropy(nn.fc(h, 3, null), y));
         List<ParamGrad> grads = Backward.appendBackward(loss);
         for (ParamGrad pg : grads) {
-            main.globalBlock().appendOp(FuseAllReducePass.ALLREDUCE, Map.of("X", List.of(pg.grad())),
+            main.globalBlock().appendOp(CollectiveOpTypes.ALLREDUCE, Map.of("X", List.of(pg.grad())),
                     Map.of("Out", List.of(pg.grad())), Map.of("ring_id", 0, "reduce", reduce));
         }
         optimizer.applyGradients(main, grads);
@@ -102,7 +112,13 @@ final class Nets {
 
     /** {@code steps} steps on batches 0, 1, ... with an executor of {@code options}: the losses and float parameters. */
     static Trained train(Program main, Program startup, String loss, int steps, ExecutorOptions options) {
-        try (Executor exe = new Executor(options)) {
+        return train(main, startup, loss, steps, options, ExecContext.none());
+    }
+
+    /** As {@link #train(Program, Program, String, int, ExecutorOptions)}, the kernels made with {@code context}. */
+    static Trained train(Program main, Program startup, String loss, int steps, ExecutorOptions options,
+                         ExecContext context) {
+        try (Executor exe = new Executor(options, context)) {
             Scope scope = new Scope();
             exe.run(startup, scope);
             List<Float> losses = new ArrayList<>();

@@ -19,6 +19,7 @@ import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 import org.fleet4j.ops.fused.AllreduceCastOp;
 import org.fleet4j.ops.fused.BucketOps;
 import org.fleet4j.strategy.DistributedStrategy;
@@ -62,30 +63,30 @@ class OverlapAllreducePassTest {
         List<Op> ops = ops(p);
         List<Integer> windows = new ArrayList<>();
         for (int s = 0; s < ops.size(); s++) {
-            if (!ops.get(s).type().equals(OverlapAllreducePass.START)) {
+            if (!ops.get(s).type().equals(CollectiveOpTypes.ALLREDUCE_START)) {
                 continue;
             }
             Op start = ops.get(s);
             Set<String> vars = memoryOf(p, start.in("X"));
             int w = s + 1;
-            while (!(ops.get(w).type().equals(OverlapAllreducePass.WAIT) && ops.get(w).in("Work").equals(start.out("Work")))) {
+            while (!(ops.get(w).type().equals(CollectiveOpTypes.WAIT) && ops.get(w).in("Work").equals(start.out("Work")))) {
                 assertTrue(!touches(ops.get(w), vars), "op #" + w + " " + ops.get(w) + " touches " + vars + " in flight");
                 w++;
             }
             int before = s - 1;
-            while (before >= 0 && ops.get(before).type().equals(OverlapAllreducePass.START)) {
+            while (before >= 0 && ops.get(before).type().equals(CollectiveOpTypes.ALLREDUCE_START)) {
                 before--;
             }
             assertTrue(before < 0 || touches(ops.get(before), vars) || ops.get(before).type().startsWith("conditional_"),
                     "start #" + s + " follows the last op that touches " + vars + ", not " + ops.get(before));
             int after = w + 1;
-            while (after < ops.size() && ops.get(after).type().equals(OverlapAllreducePass.WAIT)) {
+            while (after < ops.size() && ops.get(after).type().equals(CollectiveOpTypes.WAIT)) {
                 after++;
             }
             assertTrue(after == ops.size() || touches(ops.get(after), vars) || ops.get(after).type().startsWith("conditional_"),
                     "wait #" + w + " precedes the next op that touches " + vars + ", not " + ops.get(after));
             windows.add((int) ops.subList(s + 1, w).stream()
-                    .filter(o -> !o.type().equals(OverlapAllreducePass.START) && !o.type().equals(OverlapAllreducePass.WAIT))
+                    .filter(o -> !o.type().equals(CollectiveOpTypes.ALLREDUCE_START) && !o.type().equals(CollectiveOpTypes.WAIT))
                     .count());
         }
         return windows;
@@ -97,17 +98,17 @@ class OverlapAllreducePassTest {
         PassResult r = pass.apply(net.main());
         Program p = r.program();
         assertEquals(0, Nets.count(p, "c_allreduce"));
-        assertEquals(6, Nets.count(p, OverlapAllreducePass.START));
-        assertEquals(6, Nets.count(p, OverlapAllreducePass.WAIT));
+        assertEquals(6, Nets.count(p, CollectiveOpTypes.ALLREDUCE_START));
+        assertEquals(6, Nets.count(p, CollectiveOpTypes.WAIT));
         List<Integer> windows = checkWindows(p);
         assertTrue(windows.getFirst() >= 10, "the last layer's gradients are reduced while backward runs on: " + windows);
-        int firstWait = Nets.opTypes(p).indexOf(OverlapAllreducePass.WAIT);
+        int firstWait = Nets.opTypes(p).indexOf(CollectiveOpTypes.WAIT);
         int lastGrad = Nets.opTypes(p).lastIndexOf("matmul_grad");
-        assertTrue(Nets.opTypes(p).indexOf(OverlapAllreducePass.START) < lastGrad && lastGrad < firstWait, Nets.opTypes(p).toString());
+        assertTrue(Nets.opTypes(p).indexOf(CollectiveOpTypes.ALLREDUCE_START) < lastGrad && lastGrad < firstWait, Nets.opTypes(p).toString());
         assertTrue(r.notes().getFirst().equals("6 of 6 c_allreduce ops overlap the ops around them (c_allreduce_start / c_wait)"),
                 r.notes().toString());
         assertEquals(Nets.opTypes(net.main()).size() + 6, ops(p).size(), "each allreduce became two ops");
-        Var work = p.globalBlock().var(ops(p).stream().filter(o -> o.type().equals(OverlapAllreducePass.START)).findFirst()
+        Var work = p.globalBlock().var(ops(p).stream().filter(o -> o.type().equals(CollectiveOpTypes.ALLREDUCE_START)).findFirst()
                 .orElseThrow().out("Work"));
         assertEquals(DType.I64, work.dtype());
     }
@@ -118,9 +119,9 @@ class OverlapAllreducePassTest {
         Program fused = new FuseAllReducePass(new GradientBucketer(1000, 50, 600, 1)).apply(net.main()).program();
         Program p = pass.apply(fused).program();
         List<String> types = Nets.opTypes(p);
-        assertEquals(2, Nets.count(p, OverlapAllreducePass.START));
+        assertEquals(2, Nets.count(p, CollectiveOpTypes.ALLREDUCE_START));
         for (int s = 0; s < types.size(); s++) {
-            if (types.get(s).equals(OverlapAllreducePass.START)) {
+            if (types.get(s).equals(CollectiveOpTypes.ALLREDUCE_START)) {
                 assertEquals(BucketOps.GATHER, types.get(s - 1), "a bucket starts right after it is gathered");
             }
         }
@@ -138,7 +139,7 @@ class OverlapAllreducePassTest {
         int begin = types.indexOf(ControlOps.BEGIN);
         int end = types.indexOf(ControlOps.END);
         for (int i = 0; i < types.size(); i++) {
-            if (types.get(i).equals(OverlapAllreducePass.START) || types.get(i).equals(OverlapAllreducePass.WAIT)) {
+            if (types.get(i).equals(CollectiveOpTypes.ALLREDUCE_START) || types.get(i).equals(CollectiveOpTypes.WAIT)) {
                 assertTrue(begin < i && i < end, types.get(i) + " at #" + i + " outside the region #" + begin + "..#" + end);
             }
         }
@@ -152,7 +153,7 @@ class OverlapAllreducePassTest {
         b.createVar("g", DType.F32, 4);
         b.createVar("out", DType.F32, 4);
         b.appendOp("scale", Map.of("X", List.of("x")), Map.of("Out", List.of("g")), Map.of("scale", 2f));
-        b.appendOp(FuseAllReducePass.ALLREDUCE, Map.of("X", List.of("g")), Map.of("Out", List.of("g")), Map.of());
+        b.appendOp(CollectiveOpTypes.ALLREDUCE, Map.of("X", List.of("g")), Map.of("Out", List.of("g")), Map.of());
         b.appendOp("scale", Map.of("X", List.of("g")), Map.of("Out", List.of("out")), Map.of("scale", 2f));
         PassResult r = pass.apply(p);
         assertSame(p, r.program(), r.notes().toString());
@@ -170,10 +171,10 @@ class OverlapAllreducePassTest {
         Program cast = new Fp16AllreducePass().apply(net.main()).program();
         PassResult r = pass.apply(cast);
         Program p = r.program();
-        assertEquals(6, Nets.count(p, OverlapAllreducePass.START), r.notes().toString());
+        assertEquals(6, Nets.count(p, CollectiveOpTypes.ALLREDUCE_START), r.notes().toString());
         List<Op> ops = ops(p);
         for (int w = 0; w < ops.size(); w++) {
-            if (ops.get(w).type().equals(OverlapAllreducePass.WAIT)) {
+            if (ops.get(w).type().equals(CollectiveOpTypes.WAIT)) {
                 Op back = ops.get(w + 1);
                 assertEquals(AllreduceCastOp.TYPE, back.type(), "op after the wait #" + w);
                 assertEquals(ops.get(w).in("X"), back.in("X"));

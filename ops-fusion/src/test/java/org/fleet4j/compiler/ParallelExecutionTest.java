@@ -18,6 +18,7 @@ import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -54,7 +55,7 @@ class ParallelExecutionTest {
         Nets.Net net = Nets.mlpWithAllreduce("relu", new int[]{16, 12}, new SGD(0.1));
         List<Long> programOrder = new ArrayList<>();
         for (Op op : net.main().globalBlock().ops()) {
-            if (op.type().equals(FuseAllReducePass.ALLREDUCE)) {
+            if (op.type().equals(CollectiveOpTypes.ALLREDUCE)) {
                 long n = 1;
                 for (long d : net.main().globalBlock().var(op.in("X")).shape()) {
                     n *= d;
@@ -83,7 +84,7 @@ class ParallelExecutionTest {
         StandInOverlapOps.register();
         Program bucketedOverlap = new OverlapAllreducePass().apply(new FuseAllReducePass(new GradientBucketer(1000, 50, 600, 1))
                 .apply(merged).program()).program();
-        assertTrue(Nets.opTypes(bucketedOverlap).contains(OverlapAllreducePass.START), Nets.opTypes(bucketedOverlap).toString());
+        assertTrue(Nets.opTypes(bucketedOverlap).contains(CollectiveOpTypes.ALLREDUCE_START), Nets.opTypes(bucketedOverlap).toString());
         assertSame(order, train(bucketedOverlap, merged.startupProgram(), net.loss(), FOUR, 9));
     }
 

@@ -5,25 +5,23 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
-import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.core.autodiff.Backward;
 import org.fleet4j.core.autodiff.ParamGrad;
 import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.core.exec.Scope;
-import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
-import org.fleet4j.core.ops.OpRegistry;
-import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
@@ -46,10 +44,9 @@ public final class RankTraining {
         GroupOptions options = new GroupOptions(d.backend(), Duration.ofSeconds(40), d.verifyCalls(), d.shmSlotBytes(),
                 d.tcpChunkBytes());
         try (ProcessGroup group = ProcessGroups.init(options)) {
-            registerAllreduce(group);
             int steps = Integer.parseInt(args[0]);
             boolean syncBn = args.length > 1 && args[1].equals("sync_batch_norm");
-            Nets.Net net = syncBn ? bnNet(true) : Nets.mlpWithAllreduce("relu", new int[]{16, 12}, new Adam(0.02), "avg");
+            Nets.Net net = syncBn ? bnNet(true) : Nets.mlpWithCollectiveAllreduce("relu", new int[]{16, 12}, new Adam(0.02), "avg");
             DistributedStrategy s = syncBn ? new DistributedStrategy().syncBatchNorm(true).fuseAllReduceOps(false)
                     : new DistributedStrategy()
                     .set(StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS, true)
@@ -78,7 +75,7 @@ public final class RankTraining {
         List<ParamGrad> grads = Backward.appendBackward(loss);
         if (allreduce) {
             for (ParamGrad pg : grads) {
-                main.globalBlock().appendOp(FuseAllReducePass.ALLREDUCE, Map.of("X", List.of(pg.grad())),
+                main.globalBlock().appendOp(CollectiveOpTypes.ALLREDUCE, Map.of("X", List.of(pg.grad())),
                         Map.of("Out", List.of(pg.grad())), Map.of("ring_id", 0, "reduce", "avg"));
             }
         }
@@ -87,7 +84,7 @@ public final class RankTraining {
     }
 
     private static String run(Program main, Nets.Net net, ProcessGroup group, int steps) {
-        Executor exe = new Executor();
+        Executor exe = new Executor(ExecutorOptions.defaults(), ExecContext.builder().ring(0, group).build());
         Scope scope = new Scope();
         exe.run(net.startup(), scope);
         for (int step = 0; step < steps; step++) {
@@ -101,25 +98,5 @@ public final class RankTraining {
         long rows = 16 / world;
         return Map.of("x", batch.get("x").rows(rank * rows, (rank + 1) * rows),
                 "y", batch.get("y").rows(rank * rows, (rank + 1) * rows));
-    }
-
-    private static void registerAllreduce(ProcessGroup group) {
-        OpRegistry.register(OpSpec.builder(FuseAllReducePass.ALLREDUCE).in("X").out("Out")
-                .attr("ring_id", AttrType.INT, 0).attr("reduce", AttrType.STRING, "sum")
-                .shape(ctx -> ctx.set("Out", ctx.dtype("X"), ctx.shape("X")))
-                .kernel(op -> {
-                    ReduceOp reduce = op.stringAttr("reduce").equals("avg") ? ReduceOp.AVG : ReduceOp.SUM;
-                    return a -> {
-                        Tensor x = a.in("X");
-                        DataType type = switch (x.dtype()) {
-                            case BF16 -> DataType.BF16;
-                            case F64 -> DataType.F64;
-                            default -> DataType.F32;
-                        };
-                        group.allreduce(x.segment(), type, reduce)
-                                .await(Duration.ofSeconds(60));
-                        a.setOut("Out", x);
-                    };
-                }).build());
     }
 }

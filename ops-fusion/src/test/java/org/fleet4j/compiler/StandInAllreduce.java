@@ -8,9 +8,10 @@ import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 
 /**
- * A one-process stand-in for fleet-api's {@code c_allreduce}, same slots and attributes: "sum" doubles X in place,
+ * A one-process stand-in for {@code c_allreduce}, same slots and attributes: "sum" doubles X in place,
  * as a world of two ranks with equal gradients would; "avg" leaves it. Every call is recorded (ring, floats), so
  * tests see how many collectives ran and on which rings.
  */
@@ -23,11 +24,15 @@ final class StandInAllreduce {
     private StandInAllreduce() {
     }
 
-    static void register() {
-        if (OpRegistry.contains(FuseAllReducePass.ALLREDUCE)) {
+    private static boolean registered;
+
+    /** Puts the stand-in in place of the real c_allreduce (which needs a job's rings), once. */
+    static synchronized void register() {
+        if (registered) {
             return;
         }
-        OpRegistry.register(OpSpec.builder(FuseAllReducePass.ALLREDUCE).in("X").out("Out")
+        registered = true;
+        OpRegistry.register(OpSpec.builder(CollectiveOpTypes.ALLREDUCE).in("X").out("Out")
                 .attr("ring_id", AttrType.INT, 0).attr("reduce", AttrType.STRING, "sum")
                 .shape(ctx -> ctx.set("Out", ctx.dtype("X"), ctx.shape("X")))
                 .kernel(op -> {

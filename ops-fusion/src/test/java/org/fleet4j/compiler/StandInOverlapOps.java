@@ -9,9 +9,10 @@ import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 
 /**
- * One-process stand-ins for fleet-api's {@code c_allreduce_start} and {@code c_wait}, same slots and attributes:
+ * One-process stand-ins for {@code c_allreduce_start} and {@code c_wait}, same slots and attributes:
  * the start doubles X ("sum" of two equal ranks, as {@link StandInAllreduce}) on a thread of its own, element by
  * element, and returns at once with the future as its Work; the wait joins it. A reader that ran before the wait
  * would see a half-doubled tensor.
@@ -26,12 +27,16 @@ final class StandInOverlapOps {
     private StandInOverlapOps() {
     }
 
+    private static boolean registered;
+
+    /** Puts the stand-ins in place of the real ops (which need a job's rings), once. */
     static synchronized void register() {
         StandInAllreduce.register();
-        if (OpRegistry.contains(OverlapAllreducePass.START)) {
+        if (registered) {
             return;
         }
-        OpRegistry.register(OpSpec.builder(OverlapAllreducePass.START).in("X").out("Out", "Work")
+        registered = true;
+        OpRegistry.register(OpSpec.builder(CollectiveOpTypes.ALLREDUCE_START).in("X").out("Out", "Work")
                 .attr("ring_id", AttrType.INT, 0).attr("reduce", AttrType.STRING, "sum")
                 .shape(ctx -> {
                     ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
@@ -51,7 +56,7 @@ final class StandInOverlapOps {
                         a.setOut("Out", x);
                     };
                 }).build());
-        OpRegistry.register(OpSpec.builder(OverlapAllreducePass.WAIT).in("X", "Work").out("Out")
+        OpRegistry.register(OpSpec.builder(CollectiveOpTypes.WAIT).in("X", "Work").out("Out")
                 .attr("ring_id", AttrType.INT, 0)
                 .shape(ctx -> ctx.set("Out", ctx.dtype("X"), ctx.shape("X")))
                 .kernel(op -> a -> {

@@ -30,6 +30,7 @@ import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
@@ -96,7 +97,7 @@ public final class TwoRankMlpBenchmark {
 
     private static void rank(String passes) throws Exception {
         try (ProcessGroup g = ProcessGroups.init(GroupOptions.defaults())) {
-            OpRegistry.register(OpSpec.builder(FuseAllReducePass.ALLREDUCE).in("X").out("Out")
+            OpRegistry.register(OpSpec.builder(CollectiveOpTypes.ALLREDUCE).in("X").out("Out")
                     .attr("ring_id", AttrType.INT, 0).attr("reduce", AttrType.STRING, "sum")
                     .shape(c -> c.set("Out", c.dtype("X"), c.shape("X")))
                     .kernel(op -> a -> {
@@ -114,7 +115,7 @@ public final class TwoRankMlpBenchmark {
                 Var h = nn.fc(nn.fc(x, 512, "relu"), 512, "relu");
                 List<ParamGrad> grads = Backward.appendBackward(nn.mean(nn.softmaxWithCrossEntropy(nn.fc(h, 10, null), y)));
                 for (ParamGrad pg : grads) {
-                    main.globalBlock().appendOp(FuseAllReducePass.ALLREDUCE, Map.of("X", List.of(pg.grad())),
+                    main.globalBlock().appendOp(CollectiveOpTypes.ALLREDUCE, Map.of("X", List.of(pg.grad())),
                             Map.of("Out", List.of(pg.grad())), Map.of("ring_id", 0, "reduce", "avg"));
                 }
                 new SGD(0.01).applyGradients(main, grads);

@@ -7,6 +7,7 @@ import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.ops.Kernel;
 import org.fleet4j.core.ops.KernelArgs;
 import org.fleet4j.core.ops.OpRegistry;
@@ -21,8 +22,8 @@ import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
@@ -72,7 +73,7 @@ public class ExecutorOverheadBench {
         String[] out = {"Out"};
         for (int i = 0; i < OPS; i++) {
             Op op = block.ops().get(i);
-            kernels[i] = OpRegistry.get("scale").kernelFactory().create(op);
+            kernels[i] = OpRegistry.get("scale").kernelFactory().create(op, ExecContext.none());
             args[i] = new KernelArgs(op, frame, in, new int[][]{{i}}, out, new int[][]{{i + 1}});
         }
     }

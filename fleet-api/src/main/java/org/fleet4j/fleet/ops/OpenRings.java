@@ -9,14 +9,14 @@ import java.util.TreeMap;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.compiler.RingLayout;
+import org.fleet4j.core.ops.ExecContext;
 
 /**
- * The rings of one job as {@link RingLayout} lays them out, opened on every rank in one fixed order and registered in
- * {@link Rings}: the default group at ring 0, a further group of all ranks per extra communicator, and per
- * communicator an inner group (this rank's node) and a leaders group (the first rank of every inner group) for
- * hierarchical allreduce, and a cross group (the ranks with this rank's index in their node) when the layout's form
- * may reduce-scatter. Closing removes them from {@link Rings} and closes all but the default group, which its
- * opener owns.
+ * The rings of one job as {@link RingLayout} lays them out, opened on every rank in one fixed order and handed to the
+ * job's kernels through its {@link ExecContext} ({@link #addTo}): the default group at ring 0, a further group of all
+ * ranks per extra communicator, and per communicator an inner group (this rank's node) and a leaders group (the first
+ * rank of every inner group) for hierarchical allreduce, and a cross group (the ranks with this rank's index in their
+ * node) when the layout's form may reduce-scatter. Closing closes all but the default group, which its opener owns.
  */
 public final class OpenRings implements AutoCloseable {
     private final ProcessGroup defaultGroup;
@@ -45,7 +45,6 @@ public final class OpenRings implements AutoCloseable {
                         rings.add(layout.leaders(c), defaultGroup.subgroup(ints(leaders)));
                     } else {
                         String what = "the node leaders " + leaders + " of hierarchical allreduce, communicator " + c;
-                        Rings.putNotMember(layout.leaders(c), what);
                         rings.notMember.put(layout.leaders(c), what);
                     }
                     if (layout.crossRings()) {
@@ -61,15 +60,19 @@ public final class OpenRings implements AutoCloseable {
     }
 
     private void add(int ringId, ProcessGroup group) {
-        try {
-            Rings.put(ringId, group);
-        } catch (RuntimeException e) {
-            if (group != defaultGroup) {
-                group.close();
-            }
-            throw e;
-        }
         groups.put(ringId, group);
+    }
+
+    /** Gives {@code context} every ring: the groups of those this rank is a member of, and those it is not. */
+    public ExecContext.Builder addTo(ExecContext.Builder context) {
+        groups.forEach(context::ring);
+        notMember.forEach(context::notMember);
+        return context;
+    }
+
+    /** The group at ring {@code ringId}; only for rings this rank is a member of. */
+    public ProcessGroup group(int ringId) {
+        return groups.get(ringId);
     }
 
     private static int[] ints(List<Integer> ranks) {
@@ -88,12 +91,10 @@ public final class OpenRings implements AutoCloseable {
 
     @Override
     public void close() {
-        notMember.keySet().forEach(Rings::removeNotMember);
-        List<Map.Entry<Integer, ProcessGroup>> opened = new ArrayList<>(groups.entrySet());
+        List<ProcessGroup> opened = new ArrayList<>(groups.values());
         for (int i = opened.size() - 1; i >= 0; i--) {
-            Rings.remove(opened.get(i).getKey(), opened.get(i).getValue());
-            if (opened.get(i).getValue() != defaultGroup) {
-                opened.get(i).getValue().close();
+            if (opened.get(i) != defaultGroup) {
+                opened.get(i).close();
             }
         }
     }

@@ -28,6 +28,19 @@ public final class Devices {
         return name == null || name.isBlank() ? cpu() : find(name, Devices.class.getClassLoader(), DEVICE_ENV);
     }
 
+    /**
+     * The kind of device a name such as {@code FLEET_DEVICE}'s gives ("gpu" for "gpu:1"), without opening it; "cpu" when
+     * there is no name.
+     */
+    public static String kindOf(String name) {
+        if (name == null || name.isBlank()) {
+            return "cpu";
+        }
+        String n = name.trim().toLowerCase(Locale.ROOT);
+        int colon = n.indexOf(':');
+        return colon < 0 ? n : n.substring(0, colon);
+    }
+
     public static Device find(String name) {
         return find(name, Devices.class.getClassLoader(), "device");
     }
@@ -36,7 +49,7 @@ public final class Devices {
     public static Device find(String name, ClassLoader loader, String what) {
         String n = name.trim().toLowerCase(Locale.ROOT);
         int colon = n.indexOf(':');
-        String kind = colon < 0 ? n : n.substring(0, colon);
+        String kind = kindOf(name);
         int ordinal = colon < 0 ? 0 : parseOrdinal(name, n.substring(colon + 1), what);
         if (kind.equals("cpu")) {
             if (ordinal != 0) {

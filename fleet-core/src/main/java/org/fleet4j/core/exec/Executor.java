@@ -8,6 +8,7 @@ import java.util.Map;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.tensor.OffHeapMemoryException;
 import org.fleet4j.core.tensor.Tensor;
 
@@ -27,19 +28,31 @@ public final class Executor implements AutoCloseable {
     private final Map<Program, Plan> plans = new IdentityHashMap<>();
     private final List<OpObserver> observers = new ArrayList<>();
     private final ExecutorOptions options;
+    private final ExecContext context;
     private ParallelRunner runner;
 
-    /** One thread, program order: {@link ExecutorOptions#defaults()}. */
+    /** One thread, program order: {@link ExecutorOptions#defaults()}; no job's context (no collective ops). */
     public Executor() {
         this(ExecutorOptions.defaults());
     }
 
+    /** An executor of programs without collective ops: its kernels get {@link ExecContext#none()}. */
     public Executor(ExecutorOptions options) {
+        this(options, ExecContext.none());
+    }
+
+    /** An executor whose kernels are made with {@code context}: the rings, placements and services of a job. */
+    public Executor(ExecutorOptions options, ExecContext context) {
         this.options = options;
+        this.context = context;
     }
 
     public ExecutorOptions options() {
         return options;
+    }
+
+    public ExecContext context() {
+        return context;
     }
 
     /** Told the start and end of every op, e.g. to write a timeline; called from the thread that runs the op. */
@@ -71,7 +84,7 @@ public final class Executor implements AutoCloseable {
                                     int iterations) {
         Plan plan = plans.get(program);
         if (plan == null || plan.isStale()) {
-            plan = new Plan(program);
+            plan = new Plan(program, context);
             plans.put(program, plan);
         }
         Block block = program.globalBlock();
@@ -148,13 +161,13 @@ public final class Executor implements AutoCloseable {
      * Releases the temporaries' buffers to the garbage collector; the next iteration takes those it has not freed yet
      * back (DroppedBuffers) and allocates the rest anew.
      */
-    private static void dropTemporaries(Plan plan) {
+    private void dropTemporaries(Plan plan) {
         List<Tensor> released = new ArrayList<>();
         List<Tensor> kept = new ArrayList<>();
         for (int s : plan.temporaries) {
             if (plan.frame[s] instanceof Tensor t) {
                 // placed memory (a registered gradient bucket) stays with its kernel and its allocator
-                (BufferPlacements.holds(t) ? kept : released).add(t);
+                (context.placements().holds(t) ? kept : released).add(t);
             }
             plan.frame[s] = null;
         }

@@ -1,6 +1,5 @@
 package org.fleet4j.core.exec;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -10,17 +9,15 @@ import java.util.Set;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
-import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ops.DroppedBuffers;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.ops.Kernel;
 import org.fleet4j.core.ops.KernelArgs;
-import org.fleet4j.core.ops.OpRegistry;
-import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.tensor.Tensor;
 
 /**
- * A program prepared for repeated runs: every var has a slot in one frame array, every op a kernel and the
- * slot indices of its inputs and outputs. Temporaries stay in the frame between runs, so their buffers are
+ * A program prepared for repeated runs on the CPU: laid out by {@link PlanLayout}, every var has a slot in one frame
+ * array, every op the kernel of its spec and the slot indices of its inputs and outputs. Temporaries stay in the frame between runs, so their buffers are
  * reused rather than reallocated each step.
  */
 final class Plan {
@@ -58,64 +55,47 @@ final class Plan {
     record Step(int index, Op op, Kernel kernel, KernelArgs args, int condSlot, int skipTo, int[] reads, int[] writes) {
     }
 
-    Plan(Program program) {
+    Plan(Program program, ExecContext context) {
+        PlanLayout layout = new PlanLayout(program);
         this.program = program;
-        this.version = program.version();
-        Block block = program.globalBlock();
-        List<String> all = new ArrayList<>();
-        for (Var v : block.vars()) {
-            slotOf.put(v.name(), all.size());
-            all.add(v.name());
-        }
-        names = all.toArray(String[]::new);
+        this.version = layout.version();
+        slotOf.putAll(layout.slotOf());
+        names = layout.names();
         frame = new Object[names.length];
-        List<Integer> pers = new ArrayList<>();
-        for (Var v : block.vars()) {
-            if (v.persistable()) {
-                pers.add(slotOf.get(v.name()));
-            }
-        }
-        persistable = pers.stream().mapToInt(Integer::intValue).toArray();
+        persistable = layout.persistable();
+        readFirst.addAll(layout.readFirst());
+        Block block = program.globalBlock();
         Set<String> kept = new HashSet<>();
-        for (Op op : block.ops()) {
-            if (OpRegistry.get(op.type()).keepsOutputs()) {
-                kept.addAll(op.allOutputs());
+        for (PlanLayout.OpSlots op : layout.ops()) {
+            if (op.spec().keepsOutputs()) {
+                kept.addAll(op.op().allOutputs());
             }
         }
         temporaries = block.vars().stream().filter(v -> !v.persistable() && !v.isData() && !kept.contains(v.name()))
                 .mapToInt(v -> slotOf.get(v.name())).toArray();
-        Set<String> written = new HashSet<>();
-        List<Op> ops = block.ops();
-        steps = new Step[ops.size()];
-        ranOnce = new boolean[ops.size()];
-        unrun = ops.size();
-        for (int i = 0; i < ops.size(); i++) {
-            Op op = ops.get(i);
-            OpSpec spec = OpRegistry.get(op.type());
-            for (String in : op.allInputs()) {
-                if (!written.contains(in)) {
-                    readFirst.add(in);
-                }
-            }
-            written.addAll(op.allOutputs());
-            String[] inSlots = spec.inputs().toArray(String[]::new);
-            String[] outSlots = spec.outputs().toArray(String[]::new);
-            int[][] in = new int[inSlots.length][];
-            int[][] out = new int[outSlots.length][];
-            for (int s = 0; s < inSlots.length; s++) {
-                in[s] = op.input(inSlots[s]).stream().mapToInt(slotOf::get).toArray();
-            }
-            for (int s = 0; s < outSlots.length; s++) {
-                out[s] = op.output(outSlots[s]).stream().mapToInt(slotOf::get).toArray();
-            }
-            if (spec.kernelFactory() == null) {
-                throw new ExecutionException("op #" + i + " " + op.type() + " has no CPU kernel");
-            }
-            Kernel k = spec.kernelFactory().create(op);
-            int cond = op.type().equals(CONDITIONAL_BEGIN) ? slotOf.get(op.in("Cond")) : -1;
-            int skip = op.type().equals(CONDITIONAL_BEGIN) ? ConditionalBlocks.matchingEnd(ops, i) : -1;
-            steps[i] = new Step(i, op, k, new KernelArgs(op, frame, inSlots, in, outSlots, out, dropped), cond, skip, flat(in),
-                    flat(out));
+        List<Kernel> kernels = layout.kernels(op -> cpuKernel(op, context));
+        steps = new Step[kernels.size()];
+        ranOnce = new boolean[steps.length];
+        unrun = steps.length;
+        for (PlanLayout.OpSlots o : layout.ops()) {
+            steps[o.index()] = new Step(o.index(), o.op(), kernels.get(o.index()),
+                    new KernelArgs(o.op(), frame, o.inSlots(), o.in(), o.outSlots(), o.out(), dropped), o.condSlot(),
+                    o.skipTo(), flat(o.in()), flat(o.out()));
+        }
+    }
+
+    /** The CPU's kernel resolver: the kernel of the op's registered spec, made with the job's context; failures name the op. */
+    static Kernel cpuKernel(PlanLayout.OpSlots o, ExecContext context) {
+        if (o.spec().kernelFactory() == null) {
+            throw new ExecutionException("op #" + o.index() + " " + o.op().type() + " has no CPU kernel");
+        }
+        try {
+            return o.spec().kernelFactory().create(o.op(), context);
+        } catch (ExecutionException named) {
+            throw named;
+        } catch (RuntimeException e) {
+            // a ring the context lacks, a root outside its ring: named with the op, as a failure of its kernel is
+            throw new ExecutionException("op #" + o.index() + " " + o.op() + " failed: " + e.getMessage(), e);
         }
     }
 

@@ -1,5 +1,6 @@
 package org.fleet4j.core.ops;
 
+import java.util.function.Function;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
@@ -40,8 +41,8 @@ final class Bf16Widening implements Kernel {
     }
 
     /** A factory whose kernels accept bf16 inputs as well as the float32 ones {@code f32} takes. */
-    static KernelFactory of(KernelFactory f32) {
-        return op -> new Bf16Widening(f32.create(op), op);
+    static Function<Op, Kernel> of(Function<Op, Kernel> f32) {
+        return op -> new Bf16Widening(f32.apply(op), op);
     }
 
     private static int[] range(int from, int n) {

@@ -1,16 +1,23 @@
 package org.fleet4j.core.ops;
 
 import java.util.Map;
+import java.util.ServiceLoader;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import org.fleet4j.core.ir.IrException;
 
-/** All op types by name. Built-in ops register themselves on first use; users may register their own. */
+/**
+ * All op types by name. Built-in ops, and those of every {@link OpLibrary} on the class path, register themselves on
+ * first use; users may register their own.
+ */
 public final class OpRegistry {
     private static final Map<String, OpSpec> SPECS = new ConcurrentHashMap<>();
 
     static {
         BuiltinOps.registerAll();
+        for (OpLibrary library : ServiceLoader.load(OpLibrary.class, OpRegistry.class.getClassLoader())) {
+            library.specs().forEach(OpRegistry::register);
+        }
     }
 
     private OpRegistry() {

@@ -6,6 +6,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.IrException;
@@ -282,9 +283,19 @@ public final class OpSpec {
             return this;
         }
 
+        /** A kernel that needs nothing from the job's {@link ExecContext}. */
+        public Builder kernel(Function<Op, Kernel> k) {
+            return kernel((op, context) -> k.apply(op));
+        }
+
         public Builder gradKernel(KernelFactory k) {
             this.gradKernel = k;
             return this;
+        }
+
+        /** A gradient kernel that needs nothing from the job's {@link ExecContext}. */
+        public Builder gradKernel(Function<Op, Kernel> k) {
+            return gradKernel((op, context) -> k.apply(op));
         }
 
         /** Extra inference for the grad op beyond "an input's grad has the input's shape" (e.g. sparse grads). */

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.tensor.DType;
@@ -42,7 +43,7 @@ class DependencyGraphTest {
 
     /** A plan whose kernels ran once in program order on these values, as the executor's first run leaves it. */
     private static Plan ranOnce(Program p, Map<String, Tensor> values) {
-        Plan plan = new Plan(p);
+        Plan plan = new Plan(p, ExecContext.none());
         values.forEach((k, v) -> plan.frame[plan.slotOf.get(k)] = v);
         for (Plan.Step s : plan.steps) {
             s.kernel().run(s.args());
@@ -93,7 +94,7 @@ class DependencyGraphTest {
     }
 
     private static int slot(Program p, String name) {
-        return new Plan(p).slotOf.get(name);
+        return new Plan(p, ExecContext.none()).slotOf.get(name);
     }
 
     @Test

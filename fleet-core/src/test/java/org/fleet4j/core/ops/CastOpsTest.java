@@ -94,7 +94,7 @@ class CastOpsTest {
                 Map.of("Out", List.of("emb@GRAD"), "FoundInfinite", List.of("found")), Map.of());
         SelectedRows sparse = new SelectedRows(Tensor.ofLongs(new long[]{4, 1}, 2), Tensor.of(new float[]{2, 4, 6, 8}, 2, 2), 10);
         Object[] frame = {sparse, Tensor.of(new float[]{2f}, 1), null};
-        Kernel k = OpRegistry.get("check_finite_and_unscale").kernelFactory().create(op);
+        Kernel k = OpRegistry.get("check_finite_and_unscale").kernelFactory().create(op, ExecContext.none());
         k.run(new KernelArgs(op, frame, new String[]{"X", "Scale"}, new int[][]{{0}, {1}},
                 new String[]{"Out", "FoundInfinite"}, new int[][]{{0}, {2}}));
         SelectedRows out = (SelectedRows) frame[0];

@@ -6,7 +6,7 @@ import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.core.ir.Op;
-import org.fleet4j.fleet.ops.CollectiveOps;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 
 /**
  * {@code c_allreduce} and {@code c_broadcast} on device memory, in place, through the device backend (NCCL) of the
@@ -27,9 +27,9 @@ final class DeviceCollective implements GpuOpKernel {
 
     static DeviceCollective of(Op op, ProcessGroup group) {
         return switch (op.type()) {
-            case "c_allreduce", "c_allreduce_start" ->
-                    new DeviceCollective(group, false, CollectiveOps.reduceOf(op.type(), op.stringAttr("reduce")), 0);
-            case "c_broadcast" -> new DeviceCollective(group, true, null, op.intAttr("root"));
+            case CollectiveOpTypes.ALLREDUCE, CollectiveOpTypes.ALLREDUCE_START ->
+                    new DeviceCollective(group, false, CollectiveOpTypes.reduce(op), 0);
+            case CollectiveOpTypes.BROADCAST -> new DeviceCollective(group, true, null, CollectiveOpTypes.root(op));
             default -> throw new IllegalArgumentException(op.type() + " is not a collective op");
         };
     }
@@ -38,8 +38,8 @@ final class DeviceCollective implements GpuOpKernel {
     public void run(GpuOpArgs a) {
         DeviceTensor x = a.in("X");
         CudaBuffer buffer = x.buffer().slice(0, x.byteSize()).forCollective();
-        DataType dtype = CollectiveOps.dataType(x.dtype());
-        Duration limit = CollectiveOps.waitLimit(group);
+        DataType dtype = CollectiveOpTypes.dataType(x.dtype());
+        Duration limit = CollectiveOpTypes.waitLimit(group);
         (broadcast ? group.broadcast(buffer, dtype, root) : group.allreduce(buffer, dtype, reduce)).await(limit);
         a.setOut("Out", x);
     }

@@ -15,6 +15,7 @@ import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.gpu.GpuDevice;
 import org.fleet4j.gpu.PinnedHostBuffer;
@@ -38,16 +39,29 @@ public final class GpuExecutor implements ProgramRunner {
     private final Set<String> deviceNewer = new HashSet<>();
     private final Map<String, PinnedHostBuffer> pinned = new HashMap<>();
     private final RingGroups rings;
+    private final ExecContext context;
 
-    /** An executor whose collective ops reduce through the host unless a group is attached ({@link #attachGroup}). */
+    /** An executor of programs without collective ops, or whose collective ops run on groups attached by hand. */
     public GpuExecutor(GpuDevice device) {
-        this(device, RingGroups.attachedOnly());
+        this(device, ExecContext.none());
     }
 
-    /** An executor whose collective ops run on the groups {@code rings} gives (NCCL over Fleet's rings, say). */
-    GpuExecutor(GpuDevice device, RingGroups rings) {
+    /**
+     * An executor whose collective ops reduce through the host groups of {@code context}'s rings unless a group is
+     * attached ({@link #attachGroup}).
+     */
+    public GpuExecutor(GpuDevice device, ExecContext context) {
+        this(device, RingGroups.attachedOnly(), context);
+    }
+
+    /**
+     * An executor whose collective ops run on the groups {@code rings} gives (NCCL over the job's rings, say), the
+     * host fallbacks' CPU kernels made with {@code context}.
+     */
+    GpuExecutor(GpuDevice device, RingGroups rings, ExecContext context) {
         this.device = device;
         this.rings = rings;
+        this.context = context;
     }
 
     @Override
@@ -82,7 +96,7 @@ public final class GpuExecutor implements ProgramRunner {
             if (plan != null) {
                 plan.clear();
             }
-            plan = new GpuPlan(program, device, persistent.values(), rings::groupFor);
+            plan = new GpuPlan(program, device, persistent.values(), rings::groupFor, context);
             plans.put(program, plan);
         }
         Block block = program.globalBlock();

@@ -5,8 +5,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Function;
+import org.fleet4j.core.exec.ConditionalBlocks;
 import org.fleet4j.core.exec.ExecutionException;
 import org.fleet4j.core.ir.Op;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 
 /**
  * Which op types run on the GPU and how: a GPU kernel (cuBLAS or an NVRTC-compiled CUDA C kernel), or a host
@@ -26,10 +28,10 @@ public final class GpuKernelTable {
         AmpGpuKernels.register();
         LayerGpuKernels.register();
         // the executor skips to the matching end when the condition is false (GpuPlan.Step.skipTo); the ops do nothing
-        gpu(GpuPlan.CONDITIONAL_BEGIN, op -> a -> { });
-        gpu(GpuPlan.CONDITIONAL_END, op -> a -> { });
+        gpu(ConditionalBlocks.CONDITIONAL_BEGIN, op -> a -> { });
+        gpu(ConditionalBlocks.CONDITIONAL_END, op -> a -> { });
         // the c_allreduce_start before it completed its allreduce (on the device group or through the host) already
-        gpu("c_wait", op -> a -> a.setOut("Out", a.in("X")));
+        gpu(CollectiveOpTypes.WAIT, op -> a -> a.setOut("Out", a.in("X")));
         host("uniform_random", "an initialiser: runs once in the startup program; its random stream matches the CPU's");
         host("gaussian_random", "an initialiser: runs once in the startup program; its random stream matches the CPU's");
         host("fill_constant", "for dtypes other than float32 (float32 has a GPU kernel)");
@@ -37,11 +39,11 @@ public final class GpuKernelTable {
                 + " one scalar each way per step");
         host("momentum", "with weight_decay != 0 (without it there is a GPU kernel)");
         host("fused_momentum", "with weight_decay != 0 (without it there is a GPU kernel)");
-        host("c_allreduce", "when no NCCL group is attached to the op's ring (GpuExecutor.attachGroup): the gradient is"
+        host(CollectiveOpTypes.ALLREDUCE, "when no NCCL group is attached to the op's ring (GpuExecutor.attachGroup): the gradient is"
                 + " reduced through the ring's host process group");
-        host("c_broadcast", "when no NCCL group is attached to the op's ring (GpuExecutor.attachGroup): the parameter"
+        host(CollectiveOpTypes.BROADCAST, "when no NCCL group is attached to the op's ring (GpuExecutor.attachGroup): the parameter"
                 + " is broadcast through the ring's host process group");
-        host("c_allreduce_start", "when the ring has no device group: runs as a synchronous c_allreduce through the"
+        host(CollectiveOpTypes.ALLREDUCE_START, "when the ring has no device group: runs as a synchronous c_allreduce through the"
                 + " ring's host process group (with a device group it runs on NCCL, to completion, like c_allreduce)");
         host("merge_step", "gradient merge's micro-step counter: one int64 each way per step, whose condition the"
                 + " executor reads back anyway");

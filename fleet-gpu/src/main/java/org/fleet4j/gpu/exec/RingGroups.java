@@ -7,17 +7,17 @@ import java.util.function.Consumer;
 import java.util.function.IntFunction;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.core.exec.ExecutionException;
-import org.fleet4j.fleet.ops.Rings;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.gpu.GpuDevice;
 
 /**
  * The process group that the GPU executor's {@code c_allreduce} and {@code c_broadcast} of each ring run on, on device
  * memory. A group attached by hand wins. Otherwise, with {@code FLEET_GPU_COLLECTIVES=nccl} (the default for programs
- * run through {@code ProgramRunners}), it is the host group that {@code Fleet.init} opened for that ring ({@link Rings})
- * itself: the first collective op of a ring opens that group's device backend (NCCL, its unique id through the group's
+ * run through {@code ProgramRunners}), it is the host group that the job's {@link ExecContext} holds for that ring (the rings
+ * {@code Fleet.init} opened) itself: the first collective op of a ring opens that group's device backend (NCCL, its unique id through the group's
  * rendezvous store), which then runs the ring's collectives on device buffers. Every rank prepares the same programs in
  * the same op order, so every member of a ring opens its communicator at the same point. A ring this rank is not a
- * member of, or that no Fleet opened, gets no group: its ops take the host path, whose CPU kernel skips or names the
+ * member of, or that the context lacks, gets no group: its ops take the host path, whose CPU kernel skips or names the
  * ring. A new Fleet (another host group at the ring id) brings its own device backend, closed with it. With
  * {@code FLEET_GPU_COLLECTIVES=host} every ring reduces through its host group (a copy each way).
  */
@@ -67,19 +67,18 @@ public final class RingGroups {
         });
     }
 
-    /** The mode of {@link #VARIABLE}, over Fleet's rings, their device backends on {@code gpu}. */
-    static RingGroups fromEnvironment(GpuDevice gpu) {
-        return new RingGroups(Mode.parse(System.getenv(VARIABLE)), RingGroups::fleetRing,
+    /** The mode of {@link #VARIABLE}, over the rings of {@code context}, their device backends on {@code gpu}. */
+    static RingGroups fromEnvironment(GpuDevice gpu, ExecContext context) {
+        return new RingGroups(Mode.parse(System.getenv(VARIABLE)), ring -> hostRing(context, ring),
                 host -> host.deviceBackend(gpu.ordinal()));
     }
 
-    /** The group Fleet opened at {@code ringId} when this rank is a member, else null. */
-    static ProcessGroup fleetRing(int ringId) {
-        try {
-            return Rings.isMember(ringId) ? Rings.get(ringId) : null;
-        } catch (IllegalStateException noRing) {
-            return null; // no Fleet opened this ring: the host path's CPU kernel says so, naming the ring
-        }
+    /**
+     * The host group of {@code ringId} in {@code context} when this rank is a member, else null: for a ring the context
+     * lacks, the host path's CPU kernel says so, naming the ring.
+     */
+    static ProcessGroup hostRing(ExecContext context, int ringId) {
+        return context.memberRing(ringId, ProcessGroup.class).orElse(null);
     }
 
     public Mode mode() {

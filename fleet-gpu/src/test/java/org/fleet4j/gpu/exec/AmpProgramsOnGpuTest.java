@@ -11,6 +11,7 @@ import org.fleet4j.core.tensor.DType;
 import org.fleet4j.examples.Mlp;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.StrategySchema;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -21,6 +22,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * the allreduce, until an NCCL group is attached).
  */
 class AmpProgramsOnGpuTest {
+    @RegisterExtension
+    static final OneRankJob JOB = new OneRankJob();
     private static final int[] MNIST = {784, 512, 512, 10};
     /** What the AMP pass writes into a program besides the ops it rewraps. */
     private static final Set<String> AMP_OPS = Set.of("cast", "cast_grad", "elementwise_mul", "elementwise_mul_grad",
@@ -49,10 +52,11 @@ class AmpProgramsOnGpuTest {
                 boolean bf16Matmul = net.main().globalBlock().ops().stream().anyMatch(op -> op.type().equals("matmul")
                         && net.main().globalBlock().var(op.in("X")).dtype() == DType.BF16);
                 assertTrue(bf16Matmul, "matmul computes in bfloat16: " + net.main());
-                GpuPlan plan = new GpuPlan(net.main(), null, List.of(), ring -> null);
+                GpuPlan plan = new GpuPlan(net.main(), null, List.of(), ring -> null, JOB.context());
                 assertEquals(ranks == 1 ? Set.of() : Set.of("c_allreduce"), plan.hostOps,
                         optimizer + " on " + ranks + " ranks with " + types);
-                Set<String> startupHostOps = new GpuPlan(net.startup(), null, List.of(), ring -> null).hostOps;
+                Set<String> startupHostOps = new GpuPlan(net.startup(), null, List.of(), ring -> null,
+                        JOB.context()).hostOps;
                 assertTrue(Set.of("uniform_random", "fill_constant", "c_broadcast").containsAll(startupHostOps),
                         "startup: " + startupHostOps);
                 if (ranks > 1 && s.get(StrategySchema.FP16_ALLREDUCE)) {

@@ -13,12 +13,13 @@ import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.Role;
 import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.examples.Mlp;
-import org.fleet4j.fleet.ops.Rings;
 import org.fleet4j.gpu.CudaLibrary;
 import org.fleet4j.gpu.GpuAssumptions;
 import org.fleet4j.gpu.GpuDevice;
@@ -79,7 +80,12 @@ class GpuExecutorTest {
 
     /** Runs startup, STEPS training steps and the test program on both devices; returns the GPU executor's host ops. */
     private static void trainBothWays(Mlp net, String optimizer, GpuExecutor onGpu) {
-        Executor cpu = new Executor();
+        trainBothWays(net, optimizer, onGpu, ExecContext.none());
+    }
+
+    /** As {@link #trainBothWays(Mlp, String, GpuExecutor)}, the CPU's kernels made with the job's {@code context}. */
+    private static void trainBothWays(Mlp net, String optimizer, GpuExecutor onGpu, ExecContext context) {
+        Executor cpu = new Executor(ExecutorOptions.defaults(), context);
         Scope cpuScope = new Scope();
         Scope gpuScope = new Scope();
         cpu.run(net.startup(), cpuScope);
@@ -145,21 +151,17 @@ class GpuExecutorTest {
         GpuAssumptions.requireNccl();
         try (ProcessGroup host = ProcessGroups.init(Role.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(30)));
              GpuExecutor onGpu = new GpuExecutor(gpu)) {
-            Rings.put(0, host); // the CPU's c_allreduce kernel reduces through ring 0
-            try {
-                onGpu.attachGroup(0, host);
-                Mlp net = MlpPrograms.build(MNIST, "sgd", 2, MlpPrograms.allFusions());
-                trainBothWays(net, "sgd", onGpu);
-                assertEquals(java.util.Set.of(), onGpu.hostFallbackOps(net.main()));
-                assertEquals(Backend.NCCL, host.deviceBackend(gpu.ordinal()));
-            } finally {
-                Rings.remove(0, host);
-            }
+            onGpu.attachGroup(0, host);
+            Mlp net = MlpPrograms.build(MNIST, "sgd", 2, MlpPrograms.allFusions());
+            // the CPU's c_allreduce kernel reduces through ring 0
+            trainBothWays(net, "sgd", onGpu, ExecContext.builder().ring(0, host).build());
+            assertEquals(java.util.Set.of(), onGpu.hostFallbackOps(net.main()));
+            assertEquals(Backend.NCCL, host.deviceBackend(gpu.ordinal()));
         }
     }
 
     /**
-     * The runner ProgramRunners gives for a GPU (what mnist and mlp_perf use) opens the device backend (NCCL) of Fleet's
+     * The runner ProgramRunners gives for a GPU (what mnist and mlp_perf use) opens the device backend (NCCL) of the job's
      * ring 0 by itself: no group attached, no host fallback, the same training as the CPU's.
      */
     @Test
@@ -168,14 +170,13 @@ class GpuExecutorTest {
         org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv(RingGroups.VARIABLE) == null,
                 RingGroups.VARIABLE + " is set: the default mode is what this test checks");
         try (ProcessGroup host = ProcessGroups.init(Role.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(30)))) {
-            Rings.put(0, host);
-            try (GpuExecutor onGpu = (GpuExecutor) org.fleet4j.core.device.ProgramRunners.forDevice(gpu)) {
+            ExecContext job = ExecContext.builder().ring(0, host).build();
+            try (GpuExecutor onGpu = (GpuExecutor) org.fleet4j.core.device.ProgramRunners.forDevice(gpu, job,
+                    GpuExecutorTest.class.getClassLoader())) {
                 assertEquals(RingGroups.Mode.NCCL, onGpu.collectiveMode());
                 Mlp net = MlpPrograms.build(MNIST, "sgd", 2, MlpPrograms.allFusions());
-                trainBothWays(net, "sgd", onGpu);
+                trainBothWays(net, "sgd", onGpu, job);
                 assertEquals(java.util.Set.of(), onGpu.hostFallbackOps(net.main()));
-            } finally {
-                Rings.remove(0, host);
             }
         }
     }

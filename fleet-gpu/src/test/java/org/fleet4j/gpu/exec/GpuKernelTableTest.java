@@ -26,9 +26,10 @@ import org.fleet4j.examples.Mlp;
 import org.fleet4j.gpu.KernelModule;
 import org.fleet4j.gpu.KernelSignatures;
 import org.fleet4j.strategy.DistributedStrategy;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 /**
  * Without a GPU: the kernel table covers every op of the mnist and mlp_perf programs (as the examples build them, on
@@ -43,8 +44,11 @@ class GpuKernelTableTest {
                 throw new AssertionError("the group was used while preparing a plan: " + method.getName());
             });
 
+    @RegisterExtension
+    static final OneRankJob JOB = new OneRankJob();
+
     private static GpuPlan prepare(Program program, ProcessGroup ncclGroup) {
-        return new GpuPlan(program, null, List.of(), ring -> ncclGroup);
+        return new GpuPlan(program, null, List.of(), ring -> ncclGroup, JOB.context());
     }
 
     private static Set<String> opTypes(Program p) {

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import org.fleet4j.ops.fused.FusedOps;
-import org.fleet4j.fleet.ops.CollectiveOps;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.tensor.DType;
@@ -19,7 +18,6 @@ import org.fleet4j.core.tensor.Tensor;
 final class GpuOpCases {
     static {
         FusedOps.register();
-        CollectiveOps.register();
     }
 
     /** {@code feed}: inputs by var name (copied before each run, since in-place ops write into them). */

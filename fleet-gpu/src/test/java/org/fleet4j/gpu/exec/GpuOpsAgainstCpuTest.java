@@ -3,23 +3,24 @@ package org.fleet4j.gpu.exec;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
-import org.fleet4j.core.exec.Executor;
-import org.fleet4j.core.exec.Scope;
-import org.fleet4j.core.tensor.Tensor;
-import org.fleet4j.gpu.CudaLibrary;
-import org.fleet4j.gpu.GpuAssumptions;
-import org.fleet4j.gpu.GpuDevice;
-import java.time.Duration;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.Role;
-import org.fleet4j.fleet.ops.Rings;
+import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.ExecutorOptions;
+import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.ops.ExecContext;
+import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.gpu.CudaLibrary;
+import org.fleet4j.gpu.GpuAssumptions;
+import org.fleet4j.gpu.GpuDevice;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DynamicTest;
@@ -37,11 +38,13 @@ class GpuOpsAgainstCpuTest {
 
     /** Ring 0 for the overlapped allreduce's case: the CPU's kernels (and the GPU's host path) reduce through it. */
     private static ProcessGroup ring0;
+    /** The job whose ring 0 that is. */
+    private static ExecContext job;
 
     @BeforeAll
     static void openRing0() {
         ring0 = ProcessGroups.init(Role.single(), GroupOptions.defaults().withTimeout(Duration.ofSeconds(20)));
-        Rings.put(0, ring0);
+        job = ExecContext.builder().ring(0, ring0).build();
     }
 
     @AfterAll
@@ -49,7 +52,6 @@ class GpuOpsAgainstCpuTest {
         if (gpu != null) {
             gpu.close();
         }
-        Rings.remove(0, ring0);
         ring0.close();
     }
 
@@ -71,7 +73,7 @@ class GpuOpsAgainstCpuTest {
     @TestFactory
     Stream<DynamicTest> everyCaseRunsOnTheCpu() {
         return GpuOpCases.all().stream().map(c -> DynamicTest.dynamicTest(c.name(), () -> {
-            Map<String, Tensor> out = new Executor().run(c.program(), new Scope(), copies(c.feed()), c.fetch());
+            Map<String, Tensor> out = new Executor(ExecutorOptions.defaults(), job).run(c.program(), new Scope(), copies(c.feed()), c.fetch());
             if (!allFinite(c.feed().values())) {
                 return; // a case of inf/nan handling: its outputs hold them on purpose
             }
@@ -102,9 +104,9 @@ class GpuOpsAgainstCpuTest {
             if (gpu == null) {
                 gpu = GpuDevice.open(0, 0);
             }
-            Map<String, Tensor> cpu = new Executor().run(c.program(), new Scope(), copies(c.feed()), c.fetch());
+            Map<String, Tensor> cpu = new Executor(ExecutorOptions.defaults(), job).run(c.program(), new Scope(), copies(c.feed()), c.fetch());
             Map<String, Tensor> onGpu;
-            try (GpuExecutor exe = new GpuExecutor(gpu)) {
+            try (GpuExecutor exe = new GpuExecutor(gpu, job)) {
                 onGpu = exe.run(c.program(), new Scope(), copies(c.feed()), c.fetch());
                 assertTrue(exe.hostFallbackOps(c.program()).isEmpty(), c.name() + " fell back to the host: "
                         + exe.hostFallbackOps(c.program()));

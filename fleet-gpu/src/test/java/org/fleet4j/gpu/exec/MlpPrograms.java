@@ -14,7 +14,7 @@ import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.examples.Mlp;
-import org.fleet4j.fleet.ops.CollectiveOps;
+import org.fleet4j.ops.collective.CollectiveOpTypes;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
@@ -30,7 +30,6 @@ final class MlpPrograms {
     }
 
     static {
-        CollectiveOps.register();
         FusedOps.register();
     }
 
@@ -61,9 +60,9 @@ final class MlpPrograms {
             Block block = main.globalBlock();
             Block init = net.startup().globalBlock();
             for (ParamGrad pg : grads) {
-                block.appendOp(CollectiveOps.ALLREDUCE, Map.of("X", List.of(pg.grad())), Map.of("Out", List.of(pg.grad())),
+                block.appendOp(CollectiveOpTypes.ALLREDUCE, Map.of("X", List.of(pg.grad())), Map.of("Out", List.of(pg.grad())),
                         Map.of("ring_id", 0, "reduce", "avg"));
-                init.appendOp(CollectiveOps.BROADCAST, Map.of("X", List.of(pg.param())), Map.of("Out", List.of(pg.param())),
+                init.appendOp(CollectiveOpTypes.BROADCAST, Map.of("X", List.of(pg.param())), Map.of("Out", List.of(pg.param())),
                         Map.of("ring_id", 0, "root", 0));
             }
         }

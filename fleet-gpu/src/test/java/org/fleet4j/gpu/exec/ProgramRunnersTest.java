@@ -17,6 +17,7 @@ import org.fleet4j.core.device.Devices;
 import org.fleet4j.core.device.ProgramRunnerProvider;
 import org.fleet4j.core.device.ProgramRunners;
 import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.examples.Mlp;
 import org.fleet4j.gpu.GpuRuntime;
@@ -91,7 +92,7 @@ class ProgramRunnersTest {
                 .map(ServiceLoader.Provider::get).filter(p -> p.kind().equals("gpu")).toList();
         assertEquals(1, gpu.size());
         assertInstanceOf(GpuProgramRunnerProvider.class, gpu.get(0));
-        var e = assertThrows(IllegalArgumentException.class, () -> gpu.get(0).create(Devices.cpu()));
+        var e = assertThrows(IllegalArgumentException.class, () -> gpu.get(0).create(Devices.cpu(), ExecContext.none()));
         assertTrue(e.getMessage().startsWith("the GPU executor runs on a GpuDevice, got cpu"), e.getMessage());
     }
 
@@ -120,7 +121,7 @@ class ProgramRunnersTest {
     @Test
     void aPlanKnowsWhatMustBeFedAndWhichParametersItUpdates() {
         Mlp net = MlpPrograms.build(new int[]{8, 3}, "sgd", 1, new DistributedStrategy());
-        GpuPlan plan = new GpuPlan(net.main(), null, List.of(), ring -> null);
+        GpuPlan plan = new GpuPlan(net.main(), null, List.of(), ring -> null, ExecContext.none());
         assertTrue(plan.readFirst.contains(net.image().name()) && plan.readFirst.contains(net.label().name()));
         assertTrue(plan.writtenPersistables.containsAll(List.of("fc_0.w_0", "fc_0.b_0")), plan.writtenPersistables.toString());
     }

@@ -18,13 +18,13 @@ import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.Role;
 import org.fleet4j.collective.nccl.NcclLibrary;
 import org.fleet4j.core.exec.ExecutionException;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.examples.Mlp;
-import org.fleet4j.fleet.ops.Rings;
 import org.junit.jupiter.api.Test;
 
 /**
  * Without a GPU: which group the GPU executor's collectives of a ring run on. Host groups are real single-rank groups
- * registered in Fleet's {@link Rings} as {@code Fleet.init} registers them; opening their device backend is recorded
+ * in a job's {@link ExecContext} as {@code Fleet.init} puts them there; opening their device backend is recorded
  * instead of done (NCCL itself needs a GPU: GpuExecutorTest, NcclOneRankTest).
  */
 class RingGroupsTest {
@@ -56,22 +56,15 @@ class RingGroupsTest {
         RecordingOpener opener = new RecordingOpener();
         try (ProcessGroup first = ProcessGroups.init(Role.single(), OPTIONS);
              ProcessGroup second = ProcessGroups.init(Role.single(), OPTIONS)) {
-            RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing, opener::open);
-            assertNull(groups.groupFor(ring), "no Fleet opened the ring: the host path names it");
-            Rings.put(ring, first);
-            try {
-                assertSame(first, groups.groupFor(ring));
-                assertEquals(List.of(first), opener.hosts);
-            } finally {
-                Rings.remove(ring, first);
-            }
-            Rings.put(ring, second); // a new Fleet on the same ring id
-            try {
-                assertSame(second, groups.groupFor(ring));
-                assertEquals(List.of(first, second), opener.hosts);
-            } finally {
-                Rings.remove(ring, second);
-            }
+            ExecContext[] job = {ExecContext.none()};
+            RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, r -> RingGroups.hostRing(job[0], r), opener::open);
+            assertNull(groups.groupFor(ring), "the context has no such ring: the host path names it");
+            job[0] = ExecContext.builder().ring(ring, first).build();
+            assertSame(first, groups.groupFor(ring));
+            assertEquals(List.of(first), opener.hosts);
+            job[0] = ExecContext.builder().ring(ring, second).build(); // a new Fleet on the same ring id
+            assertSame(second, groups.groupFor(ring));
+            assertEquals(List.of(first, second), opener.hosts);
         }
     }
 
@@ -79,14 +72,11 @@ class RingGroupsTest {
     void aRingThisRankIsNotAMemberOfStaysOnTheHostPath() {
         int ring = 9102;
         RecordingOpener opener = new RecordingOpener();
-        Rings.putNotMember(ring, "the node leaders [0, 2] of hierarchical allreduce, communicator 0");
-        try {
-            RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing, opener::open);
-            assertNull(groups.groupFor(ring));
-            assertEquals(List.of(), opener.hosts);
-        } finally {
-            Rings.removeNotMember(ring);
-        }
+        ExecContext job = ExecContext.builder()
+                .notMember(ring, "the node leaders [0, 2] of hierarchical allreduce, communicator 0").build();
+        RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, r -> RingGroups.hostRing(job, r), opener::open);
+        assertNull(groups.groupFor(ring));
+        assertEquals(List.of(), opener.hosts);
     }
 
     @Test
@@ -95,19 +85,15 @@ class RingGroupsTest {
         RecordingOpener opener = new RecordingOpener();
         try (ProcessGroup host = ProcessGroups.init(Role.single(), OPTIONS);
              ProcessGroup mine = ProcessGroups.init(Role.single(), OPTIONS)) {
-            Rings.put(ring, host);
-            try {
-                RingGroups hostMode = new RingGroups(RingGroups.Mode.HOST, RingGroups::fleetRing, opener::open);
-                assertNull(hostMode.groupFor(ring));
-                hostMode.attach(ring, mine);
-                assertSame(mine, hostMode.groupFor(ring));
-                RingGroups ncclMode = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing, opener::open);
-                ncclMode.attach(ring, mine);
-                assertSame(mine, ncclMode.groupFor(ring));
-                assertEquals(List.of(), opener.hosts, "an attached group opens its device backend on first use");
-            } finally {
-                Rings.remove(ring, host);
-            }
+            ExecContext job = ExecContext.builder().ring(ring, host).build();
+            RingGroups hostMode = new RingGroups(RingGroups.Mode.HOST, r -> RingGroups.hostRing(job, r), opener::open);
+            assertNull(hostMode.groupFor(ring));
+            hostMode.attach(ring, mine);
+            assertSame(mine, hostMode.groupFor(ring));
+            RingGroups ncclMode = new RingGroups(RingGroups.Mode.NCCL, r -> RingGroups.hostRing(job, r), opener::open);
+            ncclMode.attach(ring, mine);
+            assertSame(mine, ncclMode.groupFor(ring));
+            assertEquals(List.of(), opener.hosts, "an attached group opens its device backend on first use");
         }
     }
 
@@ -124,19 +110,15 @@ class RingGroupsTest {
         assumeTrue(!nccl, "NCCL loads here: the refusal is for machines without it");
         int ring = 9104;
         try (ProcessGroup host = ProcessGroups.init(Role.single(), OPTIONS)) {
-            Rings.put(ring, host);
-            try {
-                RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing,
-                        h -> h.deviceBackend(0));
-                var e = assertThrows(ExecutionException.class, () -> groups.groupFor(ring));
-                assertTrue(e.getMessage().startsWith("ring_id 9104: the device backend of cuda:0 on group '"
-                        + host.name() + "' (rank 0 of 1): the nccl backend cannot "), e.getMessage());
-                assertTrue(e.getMessage().contains(".so"), "names the missing library: " + e.getMessage());
-                assertTrue(e.getMessage().endsWith("Set FLEET_GPU_COLLECTIVES=host to reduce through the host group"
-                        + " instead"), e.getMessage());
-            } finally {
-                Rings.remove(ring, host);
-            }
+            ExecContext job = ExecContext.builder().ring(ring, host).build();
+            RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, r -> RingGroups.hostRing(job, r),
+                    h -> h.deviceBackend(0));
+            var e = assertThrows(ExecutionException.class, () -> groups.groupFor(ring));
+            assertTrue(e.getMessage().startsWith("ring_id 9104: the device backend of cuda:0 on group '"
+                    + host.name() + "' (rank 0 of 1): the nccl backend cannot "), e.getMessage());
+            assertTrue(e.getMessage().contains(".so"), "names the missing library: " + e.getMessage());
+            assertTrue(e.getMessage().endsWith("Set FLEET_GPU_COLLECTIVES=host to reduce through the host group"
+                    + " instead"), e.getMessage());
         }
     }
 
@@ -149,18 +131,14 @@ class RingGroupsTest {
         RecordingOpener opener = new RecordingOpener();
         Mlp net = MlpPrograms.build(new int[]{784, 512, 512, 10}, "sgd", 2, MlpPrograms.allFusions());
         try (ProcessGroup host = ProcessGroups.init(Role.single(), OPTIONS)) {
-            Rings.put(0, host);
-            try {
-                RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, RingGroups::fleetRing, opener::open);
-                GpuPlan startup = new GpuPlan(net.startup(), null, List.of(), groups::groupFor);
-                GpuPlan main = new GpuPlan(net.main(), null, List.of(), groups::groupFor);
-                assertEquals(Set.of(), main.hostOps);
-                assertTrue(!startup.hostOps.contains("c_broadcast"), "startup: " + startup.hostOps);
-                assertEquals(List.of(host), opener.hosts.stream().distinct().toList());
-                assertTrue(main.groupsCurrent(groups::groupFor));
-            } finally {
-                Rings.remove(0, host);
-            }
+            ExecContext job = ExecContext.builder().ring(0, host).build();
+            RingGroups groups = new RingGroups(RingGroups.Mode.NCCL, r -> RingGroups.hostRing(job, r), opener::open);
+            GpuPlan startup = new GpuPlan(net.startup(), null, List.of(), groups::groupFor, job);
+            GpuPlan main = new GpuPlan(net.main(), null, List.of(), groups::groupFor, job);
+            assertEquals(Set.of(), main.hostOps);
+            assertTrue(!startup.hostOps.contains("c_broadcast"), "startup: " + startup.hostOps);
+            assertEquals(List.of(host), opener.hosts.stream().distinct().toList());
+            assertTrue(main.groupsCurrent(groups::groupFor));
         }
     }
 }

@@ -1,9 +1,9 @@
 package org.fleet4j.ops.fused;
 
 import java.util.concurrent.atomic.LongAdder;
-import org.fleet4j.core.exec.BufferPlacements;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
+import org.fleet4j.core.ops.BufferPlacements;
 import org.fleet4j.core.ops.Kernel;
 import org.fleet4j.core.ops.KernelArgs;
 import org.fleet4j.core.ops.OpRegistry;
@@ -16,7 +16,7 @@ import org.fleet4j.core.tensor.Tensor;
  * buffer) so one collective can reduce them all. A gradient already bound to its view was written in place by its
  * producer (kernels reuse the output tensor in the frame) and costs nothing; one that is not (the first step, or a
  * kernel that outputs a view of something else) is copied in once and rebound to its view. The bucket's memory comes
- * from the attribute {@code placement} ({@link BufferPlacements}; empty: ordinary memory), so that Fleet can put it
+ * from the attribute {@code placement} (the job's {@link BufferPlacements}; empty: ordinary memory), so that Fleet can put it
  * where the ring's process group reduces it fastest.
  */
 public final class BucketOps {
@@ -47,13 +47,18 @@ public final class BucketOps {
                     ctx.set("Bucket", ctx.dtype("X"), total);
                 })
                 .keepsOutputs()
-                .kernel(op -> new Gather())
+                .kernel((op, context) -> new Gather(context.placements()))
                 .build());
     }
 
     static final class Gather implements Kernel {
+        private final BufferPlacements placements;
         private Tensor bucket;
         private Tensor[] views;
+
+        Gather(BufferPlacements placements) {
+            this.placements = placements;
+        }
 
         @Override
         public void run(KernelArgs a) {
@@ -95,7 +100,7 @@ public final class BucketOps {
                 }
                 total += g.numel();
             }
-            bucket = BufferPlacements.zeros(a.op().stringAttr(PLACEMENT), a.op().out("Bucket"), a.in("X", 0).dtype(), total);
+            bucket = placements.zeros(a.op().stringAttr(PLACEMENT), a.op().out("Bucket"), a.in("X", 0).dtype(), total);
             views = new Tensor[n];
             long off = 0;
             for (int j = 0; j < n; j++) {

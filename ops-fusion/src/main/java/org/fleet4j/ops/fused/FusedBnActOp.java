@@ -6,6 +6,7 @@ import java.util.Map;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.ops.Kernel;
 import org.fleet4j.core.ops.KernelArgs;
 import org.fleet4j.core.ops.OpRegistry;
@@ -57,9 +58,9 @@ public final class FusedBnActOp {
         return attrs;
     }
 
-    private static Kernel forward(Op op) {
+    private static Kernel forward(Op op, ExecContext context) {
         Kernel bn = OpRegistry.get("batch_norm").kernelFactory().create(new Op("batch_norm", op.inputs(), op.outputs(),
-                bnAttrs(op)));
+                bnAttrs(op)), context);
         return a -> {
             bn.run(a);
             Tensor y = (Tensor) a.outValue("Y", 0);
@@ -68,7 +69,7 @@ public final class FusedBnActOp {
     }
 
     /** relu's gradient into a private buffer, then batch_norm's grad kernel on a frame of its own. */
-    private static Kernel backward(Op op) {
+    private static Kernel backward(Op op, ExecContext context) {
         Map<String, List<String>> in = new LinkedHashMap<>();
         Map<String, List<String>> out = new LinkedHashMap<>();
         for (String s : BN_GRAD_IN) {
@@ -80,7 +81,7 @@ public final class FusedBnActOp {
             }
         }
         Op inner = new Op("batch_norm_grad", in, out, bnAttrs(op));
-        Kernel bnGrad = OpRegistry.get("batch_norm_grad").kernelFactory().create(inner);
+        Kernel bnGrad = OpRegistry.get("batch_norm_grad").kernelFactory().create(inner, context);
         String[] outSlots = out.keySet().toArray(String[]::new);
         int[][] inIdx = new int[BN_GRAD_IN.length][];
         for (int s = 0; s < inIdx.length; s++) {

@@ -1,4 +1,4 @@
-package org.fleet4j.fleet.ops;
+package org.fleet4j.ops.collective;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -47,7 +47,7 @@ final class SparseAllreduce {
             Tensor allRows = Tensor.zeros(DType.I64, n * max);
             Tensor allValues = Tensor.zeros(valueType, n * max, width);
             group.allgather(sendRows.segment(), allRows.segment(), DataType.I64).await(limit);
-            group.allgather(sendValues.segment(), allValues.segment(), CollectiveOps.dataType(valueType)).await(limit);
+            group.allgather(sendValues.segment(), allValues.segment(), CollectiveOpTypes.dataType(valueType)).await(limit);
             long rowBytes = width * valueType.byteSize();
             long at = 0;
             for (int r = 0; r < n; r++) {
@@ -58,7 +58,7 @@ final class SparseAllreduce {
             }
         }
         if (reduce == ReduceOp.AVG) {
-            Reductions.divide(values.segment(), 0, values.numel(), CollectiveOps.dataType(valueType), n);
+            Reductions.divide(values.segment(), 0, values.numel(), CollectiveOpTypes.dataType(valueType), n);
         }
         return new SelectedRows(rows, values, local.height());
     }

@@ -1,13 +1,25 @@
-package org.fleet4j.fleet.ops;
+package org.fleet4j.ops.collective;
+
+import static org.fleet4j.ops.collective.CollectiveOpTypes.ALLGATHER;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.LEADERS_ALLREDUCE;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.NRANKS;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.REDUCE;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.REDUCE_ATTR;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.REDUCE_SCATTER;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.RING_ID;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.ROOT;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.dataType;
+import static org.fleet4j.ops.collective.CollectiveOpTypes.waitLimit;
 
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ReduceOp;
-import org.fleet4j.compiler.HierarchicalAllreducePass;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
-import org.fleet4j.core.ops.OpRegistry;
+import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Shapes;
@@ -23,73 +35,59 @@ import org.fleet4j.core.tensor.Tensor;
  * rank i of the ring ends with the reduction of everyone's block i) and {@code c_allgather} (X, Shard; Out = X: every
  * rank's shard written back into X in rank order). When n does not divide by nranks both pad X to nranks whole
  * blocks in a buffer of their own (zeros beyond n), as the collective module wants equal blocks. All wait for their
- * group.
+ * group. Each kernel takes its ring's group from the job's execution context when it is made.
  */
-public final class HierarchicalOps {
-    public static final String REDUCE = HierarchicalAllreducePass.REDUCE;
-    public static final String LEADERS_ALLREDUCE = HierarchicalAllreducePass.LEADERS_ALLREDUCE;
-    public static final String REDUCE_SCATTER = HierarchicalAllreducePass.REDUCE_SCATTER;
-    public static final String ALLGATHER = HierarchicalAllreducePass.ALLGATHER;
-
+final class HierarchicalOps {
     private HierarchicalOps() {
     }
 
-    /** Registers the ops; safe to call again. */
-    public static void register() {
-        OpRegistry.register(OpSpec.builder(REDUCE).in("X").out("Out")
-                .attr("ring_id", AttrType.INT, 0).attr("root", AttrType.INT, 0).attr("reduce", AttrType.STRING, "sum")
-                .shape(ctx -> {
-                    CollectiveOps.reduceOf(REDUCE, ctx.op().stringAttr("reduce"));
-                    ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
-                })
-                .kernel(op -> {
-                    int ring = op.intAttr("ring_id");
-                    int root = op.intAttr("root");
-                    ReduceOp reduce = CollectiveOps.reduceOf(REDUCE, op.stringAttr("reduce"));
+    static List<OpSpec> specs() {
+        return List.of(OpSpec.builder(REDUCE).in("X").out("Out")
+                .attr(RING_ID, AttrType.INT, 0).attr(ROOT, AttrType.INT, 0).attr(REDUCE_ATTR, AttrType.STRING, "sum")
+                .shape(CollectiveOps::inPlaceReduction)
+                .kernel((op, context) -> {
+                    ReduceOp reduce = CollectiveOpTypes.reduce(op);
+                    ProcessGroup group = context.ring(CollectiveOpTypes.ringId(op), ProcessGroup.class);
+                    int root = CollectiveOpTypes.root(op, group);
+                    Duration limit = waitLimit(group);
                     return args -> {
                         Tensor x = args.in("X");
-                        ProcessGroup group = Rings.get(ring);
-                        if (root < 0 || root >= group.size()) {
-                            throw new IrException(REDUCE + ": root " + root + " is not a rank of ring " + ring
-                                    + " (" + group.size() + " ranks)");
-                        }
-                        group.reduce(x.segment(), CollectiveOps.dataType(x.dtype()), reduce, root).await(CollectiveOps.waitLimit(group));
+                        group.reduce(x.segment(), dataType(x.dtype()), reduce, root).await(limit);
                         args.setOut("Out", x);
                     };
-                }).build());
-        OpRegistry.register(OpSpec.builder(LEADERS_ALLREDUCE).in("X").out("Out")
-                .attr("ring_id", AttrType.INT, 0).attr("reduce", AttrType.STRING, "sum")
-                .shape(ctx -> {
-                    CollectiveOps.reduceOf(LEADERS_ALLREDUCE, ctx.op().stringAttr("reduce"));
-                    ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
-                })
-                .kernel(op -> {
-                    int ring = op.intAttr("ring_id");
-                    ReduceOp reduce = CollectiveOps.reduceOf(LEADERS_ALLREDUCE, op.stringAttr("reduce"));
+                }).build(),
+            OpSpec.builder(LEADERS_ALLREDUCE).in("X").out("Out")
+                .attr(RING_ID, AttrType.INT, 0).attr(REDUCE_ATTR, AttrType.STRING, "sum")
+                .shape(CollectiveOps::inPlaceReduction)
+                .kernel((op, context) -> {
+                    int ring = CollectiveOpTypes.ringId(op);
+                    ReduceOp reduce = CollectiveOpTypes.reduce(op);
+                    if (!context.isMember(ring)) {
+                        return args -> args.setOut("Out", args.in("X"));
+                    }
+                    ProcessGroup group = context.ring(ring, ProcessGroup.class);
+                    Duration limit = waitLimit(group);
                     return args -> {
                         Tensor x = args.in("X");
-                        if (Rings.isMember(ring)) {
-                            ProcessGroup group = Rings.get(ring);
-                            group.allreduce(x.segment(), CollectiveOps.dataType(x.dtype()), reduce).await(CollectiveOps.waitLimit(group));
-                        }
+                        group.allreduce(x.segment(), dataType(x.dtype()), reduce).await(limit);
                         args.setOut("Out", x);
                     };
-                }).build());
-        OpRegistry.register(OpSpec.builder(REDUCE_SCATTER).in("X").out("Out")
-                .attr("ring_id", AttrType.INT, 0).attr("nranks", AttrType.INT, 1).attr("reduce", AttrType.STRING, "sum")
+                }).build(),
+            OpSpec.builder(REDUCE_SCATTER).in("X").out("Out")
+                .attr(RING_ID, AttrType.INT, 0).attr(NRANKS, AttrType.INT, 1).attr(REDUCE_ATTR, AttrType.STRING, "sum")
                 .shape(ctx -> {
-                    CollectiveOps.reduceOf(REDUCE_SCATTER, ctx.op().stringAttr("reduce"));
+                    CollectiveOpTypes.reduce(ctx.op());
                     ctx.set("Out", ctx.dtype("X"), shardSize(REDUCE_SCATTER, Shapes.numel(ctx.shape("X")),
-                            ctx.op().intAttr("nranks")));
+                            ctx.op().intAttr(NRANKS)));
                 })
-                .kernel(op -> {
-                    int ring = op.intAttr("ring_id");
-                    int nranks = op.intAttr("nranks");
-                    ReduceOp reduce = CollectiveOps.reduceOf(REDUCE_SCATTER, op.stringAttr("reduce"));
+                .kernel((op, context) -> {
+                    int nranks = op.intAttr(NRANKS);
+                    ReduceOp reduce = CollectiveOpTypes.reduce(op);
+                    ProcessGroup group = ringOf(REDUCE_SCATTER, context, CollectiveOpTypes.ringId(op), nranks);
+                    Duration limit = waitLimit(group);
                     PaddedBlocks padded = new PaddedBlocks();
                     return args -> {
                         Tensor x = args.in("X");
-                        ProcessGroup group = ringOf(REDUCE_SCATTER, ring, nranks);
                         long shard = shardSize(REDUCE_SCATTER, x.numel(), nranks);
                         Tensor out = args.out("Out", x.dtype(), shard);
                         MemorySegment send = x.segment();
@@ -97,21 +95,20 @@ public final class HierarchicalOps {
                             send = padded.of(x.dtype(), shard * nranks);
                             MemorySegment.copy(x.segment(), 0, send, 0, x.byteSize());
                         }
-                        group.reduceScatter(send, out.segment(), CollectiveOps.dataType(x.dtype()), reduce)
-                                .await(CollectiveOps.waitLimit(group));
+                        group.reduceScatter(send, out.segment(), dataType(x.dtype()), reduce).await(limit);
                     };
-                }).build());
-        OpRegistry.register(OpSpec.builder(ALLGATHER).in("X", "Shard").out("Out")
-                .attr("ring_id", AttrType.INT, 0).attr("nranks", AttrType.INT, 1)
+                }).build(),
+            OpSpec.builder(ALLGATHER).in("X", "Shard").out("Out")
+                .attr(RING_ID, AttrType.INT, 0).attr(NRANKS, AttrType.INT, 1)
                 .shape(ctx -> ctx.set("Out", ctx.dtype("X"), ctx.shape("X")))
-                .kernel(op -> {
-                    int ring = op.intAttr("ring_id");
-                    int nranks = op.intAttr("nranks");
+                .kernel((op, context) -> {
+                    int nranks = op.intAttr(NRANKS);
+                    ProcessGroup group = ringOf(ALLGATHER, context, CollectiveOpTypes.ringId(op), nranks);
+                    Duration limit = waitLimit(group);
                     PaddedBlocks padded = new PaddedBlocks();
                     return args -> {
                         Tensor x = args.in("X");
                         Tensor shard = args.in("Shard");
-                        ProcessGroup group = ringOf(ALLGATHER, ring, nranks);
                         long expected = shardSize(ALLGATHER, x.numel(), nranks);
                         if (shard.numel() != expected || shard.dtype() != x.dtype()) {
                             throw new IrException(ALLGATHER + ": Shard (" + args.op().in("Shard") + ") is "
@@ -121,7 +118,7 @@ public final class HierarchicalOps {
                         }
                         boolean whole = expected * nranks == x.numel();
                         MemorySegment recv = whole ? x.segment() : padded.of(x.dtype(), expected * nranks);
-                        group.allgather(shard.segment(), recv, CollectiveOps.dataType(x.dtype())).await(CollectiveOps.waitLimit(group));
+                        group.allgather(shard.segment(), recv, dataType(x.dtype())).await(limit);
                         if (!whole) {
                             MemorySegment.copy(recv, 0, x.segment(), 0, x.byteSize());
                         }
@@ -133,15 +130,15 @@ public final class HierarchicalOps {
     /** The elements of each of {@code nranks} equal blocks that cover {@code numel}. */
     private static long shardSize(String type, long numel, int nranks) {
         if (nranks < 1) {
-            throw new IrException(type + ": attribute 'nranks' is " + nranks + "; expected the size of its ring (>= 1)");
+            throw new IrException(type + ": attribute '" + NRANKS + "' is " + nranks + "; expected the size of its ring (>= 1)");
         }
         return (numel + nranks - 1) / nranks;
     }
 
-    private static ProcessGroup ringOf(String type, int ring, int nranks) {
-        ProcessGroup group = Rings.get(ring);
+    private static ProcessGroup ringOf(String type, ExecContext context, int ring, int nranks) {
+        ProcessGroup group = context.ring(ring, ProcessGroup.class);
         if (group.size() != nranks) {
-            throw new IrException(type + ": attribute 'nranks' is " + nranks + " but ring " + ring + " ('" + group.name()
+            throw new IrException(type + ": attribute '" + NRANKS + "' is " + nranks + " but ring " + ring + " ('" + group.name()
                     + "') has " + group.size() + " ranks; the program was compiled for another layout of ranks");
         }
         return group;
