@@ -3,10 +3,7 @@ package org.fleet4j.core.io;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 
 /** Small files (manifests) written like checkpoints: to a locked temporary in the same directory, then renamed. */
 public final class AtomicFile {
@@ -18,7 +15,6 @@ public final class AtomicFile {
         Path target = file.toAbsolutePath();
         TemporaryFile.removeStale(target);
         TemporaryFile temp = null;
-        boolean renamed = false;
         CheckpointException failure = null;
         try {
             temp = TemporaryFile.create(target);
@@ -27,19 +23,14 @@ public final class AtomicFile {
             while (buf.hasRemaining()) {
                 ch.write(buf);
             }
-            ch.force(true);
-            Files.move(temp.path(), target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            renamed = true;
-            temp.close();
-            try (FileChannel d = FileChannel.open(target.getParent(), StandardOpenOption.READ)) {
-                d.force(true);
-            }
+            temp.replace(target);
         } catch (IOException | RuntimeException e) {
+            boolean renamed = temp != null && temp.renamed();
             failure = new CheckpointException(file, null, (renamed ? "was written, but flushing its directory failed ("
                     : "cannot be written (") + e + ")" + (renamed ? "" : "; the previous file, if any, is unchanged"), e);
             throw failure;
         } finally {
-            if (!renamed && temp != null) {
+            if (temp != null && !temp.renamed()) {
                 temp.delete(failure);
             }
         }

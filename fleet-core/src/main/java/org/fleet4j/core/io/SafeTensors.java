@@ -13,7 +13,6 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -49,7 +48,6 @@ public final class SafeTensors {
         TemporaryFile.removeStale(target);
         TemporaryFile temp = null;
         String writing = null;
-        boolean renamed = false;
         CheckpointException failure = null;
         try {
             temp = TemporaryFile.create(target);
@@ -62,16 +60,9 @@ public final class SafeTensors {
                 writeSegment(ch, e.getValue().segment());
             }
             writing = null;
-            ch.force(true);
-            // renamed while still locked, so no other writer takes it for a dead writer's leftover
-            Files.move(temp.path(), target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            renamed = true;
-            temp.close();
-            // The rename is durable only once the directory entry is on disk.
-            try (FileChannel d = FileChannel.open(target.getParent(), StandardOpenOption.READ)) {
-                d.force(true);
-            }
+            temp.replace(target);
         } catch (IOException | RuntimeException e) {
+            boolean renamed = temp != null && temp.renamed();
             String problem = renamed
                     ? "was written, but flushing its directory failed (" + e + "); a crash now may lose the new file"
                     : (writing == null ? "cannot be written" : writing + " could not be written")
@@ -79,7 +70,7 @@ public final class SafeTensors {
             failure = new CheckpointException(file, writing, problem, e);
             throw failure;
         } finally {
-            if (!renamed && temp != null) {
+            if (temp != null && !temp.renamed()) {
                 temp.delete(failure);
             }
         }

@@ -8,6 +8,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,6 +29,7 @@ final class TemporaryFile implements AutoCloseable {
     private static final Set<Path> OPEN = ConcurrentHashMap.newKeySet();
 
     private final Path path;
+    private boolean renamed;
     private final FileChannel channel;
 
     private TemporaryFile(Path path, FileChannel channel) {
@@ -89,6 +91,27 @@ final class TemporaryFile implements AutoCloseable {
 
     Path path() {
         return path;
+    }
+
+    /**
+     * Makes the written file {@code target}: flushes it, renames it over the target while still locked (so no other
+     * writer takes it for a dead writer's leftover), releases it, and flushes the directory, since the rename is
+     * durable only once the directory entry is on disk. {@link #renamed()} tells a failure before the rename (the old
+     * file is unchanged) from one after it.
+     */
+    void replace(Path target) throws IOException {
+        channel.force(true);
+        Files.move(path, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        renamed = true;
+        close();
+        try (FileChannel d = FileChannel.open(target.getParent(), StandardOpenOption.READ)) {
+            d.force(true);
+        }
+    }
+
+    /** Whether {@link #replace} got as far as the rename. */
+    boolean renamed() {
+        return renamed;
     }
 
     FileChannel channel() {
