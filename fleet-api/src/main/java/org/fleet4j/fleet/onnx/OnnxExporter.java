@@ -94,6 +94,8 @@ public final class OnnxExporter {
     public static void checkWritable(Path file) {
         try {
             Files.delete(Files.createFile(temporaryFor(file)));
+        } catch (UncheckedIOException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
         } catch (IOException e) {
             throw new IllegalArgumentException("ONNX model " + file + " cannot be written (" + e + "); choose a writable"
                     + " file", e);
