@@ -9,11 +9,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Stream;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.onnx.proto.OnnxProto.ModelProto;
 import org.fleet4j.fleet.onnx.proto.OnnxProto.OperatorSetIdProto;
@@ -130,14 +132,25 @@ public final class OnnxExporter {
             why = "has padding_idx " + op.<Long>attr("padding_idx") + ", which the exporter does not carry over";
         }
         if (why != null) {
-            throw new IllegalArgumentException("ONNX export: op " + op.type() + " (output '" + op.allOutputs().getFirst()
-                    + "') " + why);
+            throw new IllegalArgumentException("ONNX export: op " + op.type() + " (output '" + mainOutput(op) + "') " + why);
         }
+    }
+
+    /** The op's first output in its spec's slot order: a layer may build the slot map with Map.of, in no set order. */
+    private static String mainOutput(Op op) {
+        if (OpRegistry.contains(op.type())) {
+            for (String slot : OpRegistry.get(op.type()).outputs()) {
+                if (!op.output(slot).isEmpty()) {
+                    return op.output(slot).getFirst();
+                }
+            }
+        }
+        return op.allOutputs().getFirst();
     }
 
     private static void convert(OnnxGraph g, Block b, Op op) {
         String type = op.type();
-        String out = op.allOutputs().getFirst();
+        String out = mainOutput(op);
         switch (type) {
             case "matmul" -> matmul(g, b, op);
             case "elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div" -> elementwise(g, b, op);
@@ -294,7 +307,7 @@ public final class OnnxExporter {
     }
 
     private static List<String> concat(String first, List<String> rest) {
-        return java.util.stream.Stream.concat(java.util.stream.Stream.of(first), rest.stream()).toList();
+        return Stream.concat(Stream.of(first), rest.stream()).toList();
     }
 
     private static Tensor scalarLike(Block b, String var, float value) {

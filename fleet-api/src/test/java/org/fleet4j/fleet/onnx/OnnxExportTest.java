@@ -177,7 +177,15 @@ class OnnxExportTest {
                 List.of("Out"), Map.of("axis", 1))[0];
         Var flat = nn.reshape(nn.gelu(shifted), -1, 12);
         Var s = nn.scale(nn.fc(flat, 12, "sigmoid"), 2f, -0.5f);
-        Var both = nn.sum(List.of(s, flat));
+        Var image = nn.reshape(s, -1, 2, 2, 3);
+        Map<String, List<String>> bnInputs = Map.of("X", List.of(image.name()),
+                "Scale", List.of(nn.createParameter("nhwc.w_0", DType.F32, new long[]{3}, Initializer.constant(1.5f)).name()),
+                "Bias", List.of(nn.createParameter("nhwc.b_0", DType.F32, new long[]{3}, Initializer.constant(-0.5f)).name()),
+                "Mean", List.of(nn.createPersistable("nhwc.w_1", DType.F32, new long[]{3}, 0.3f).name()),
+                "Variance", List.of(nn.createPersistable("nhwc.w_2", DType.F32, new long[]{3}, 0.7f).name()));
+        Var channelsLast = nn.op("batch_norm", bnInputs, List.of("Y", "MeanOut", "VarianceOut", "SavedMean",
+                "SavedVariance"), Map.of("is_test", true, "data_layout", "NHWC", "epsilon", 1e-3f))[0];
+        Var both = nn.sum(List.of(nn.reshape(channelsLast, -1, 12), flat));
         Var bias = nn.createParameter("row_bias", DType.F32, new long[]{12}, Initializer.constant(0.25f));
         Var product = nn.matmul(both, nn.createParameter("square", DType.F32, new long[]{12, 12},
                 Initializer.xavierUniform()), false, true, 0.5f);
@@ -236,6 +244,16 @@ class OnnxExportTest {
         e = assertThrows(IllegalArgumentException.class, () -> fleet.saveInferenceModel(file, training,
                 List.of("image"), List.of(dropped.name()), mnist.scope(), Format.ONNX));
         assertTrue(e.getMessage().contains("op dropout (output '" + dropped.name() + "') is in training mode"),
+                e.getMessage());
+        assertFalse(Files.exists(file.getParent()));
+
+        // batch_norm's outputs include the running statistics (parameters): the message names Y, the layer's result
+        Program normalised = mnist.test().copy();
+        Var y = new Layers(normalised, new Program()).batchNorm(normalised.globalBlock().var(mnist.probabilities().name()),
+                false);
+        e = assertThrows(IllegalArgumentException.class, () -> fleet.saveInferenceModel(file, normalised,
+                List.of("image"), List.of(y.name()), mnist.scope(), Format.ONNX));
+        assertTrue(e.getMessage().contains("op batch_norm (output '" + y.name() + "') is in training mode"),
                 e.getMessage());
         assertFalse(Files.exists(file.getParent()));
     }
