@@ -126,12 +126,15 @@ class OnnxExportTest {
 
     @Test
     void theComparisonCatchesAWronglyTransposedWeight() throws Exception {
-        List<String> fetches = List.of(mnist.probabilities().name());
-        Path file = work.resolve("transposed-check.onnx");
-        fleet.saveInferenceModel(file, mnist.test(), List.of("image"), fetches, mnist.scope(), Format.ONNX);
         Path dir = work.resolve("transposed-check");
-        fleet.saveInferenceModel(dir, mnist.test(), List.of("image"), fetches, mnist.scope(), Format.FLEET4J);
-        InferenceModel model = Fleet.loadInferenceModel(dir);
+        fleet.saveInferenceModel(dir, mnist.test(), List.of("image"), List.of(mnist.probabilities().name()),
+                mnist.scope());
+        // a model in hand (here loaded back) writes itself in either format
+        Path file = work.resolve("transposed-check.onnx");
+        Fleet.loadInferenceModel(dir).save(file, Format.ONNX);
+        Path copy = work.resolve("transposed-check-copy");
+        Fleet.loadInferenceModel(dir).save(copy, Format.FLEET4J);
+        InferenceModel model = Fleet.loadInferenceModel(copy);
         ModelProto onnx = ModelProto.parseFrom(Files.readAllBytes(file));
         ModelProto.Builder wrong = onnx.toBuilder();
         int w = -1;
