@@ -15,14 +15,19 @@ import org.fleet4j.core.data.MnistDataset;
 import org.fleet4j.core.device.ProgramRunner;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.io.LoadOptions;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.Fleet;
+import org.fleet4j.fleet.InferenceModel;
 import org.fleet4j.fleet.Timeline;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.LossCurve;
 import org.fleet4j.fleet.metrics.ProgressBar;
 import org.fleet4j.fleet.metrics.Summary;
+import org.fleet4j.fleet.onnx.OnnxExporter;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -62,6 +67,9 @@ public final class Mnist implements Callable<Integer> {
     @Option(names = "--allow_nonfinite_checkpoint", description = "load a --load_checkpoint that holds NaN or infinite values"
             + " (refused by default), to inspect a training that diverged")
     boolean allowNonfiniteCheckpoint;
+    @Option(names = "--export_onnx", description = "after training, write the inference model (image in; logits and"
+            + " probabilities out) as an ONNX file for ONNX Runtime")
+    Path exportOnnx;
     @Option(names = "--timeline", description = "write a Chrome trace of the training steps; rank N writes FILE with .rankN before the extension")
     Path timelineFile;
     @Option(names = "--log_level", description = "info or debug (debug shows stack traces)")
@@ -99,6 +107,13 @@ public final class Mnist implements Callable<Integer> {
         }
         if (saveCheckpoint != null) {
             fleet.checkCheckpointWritable(saveCheckpoint);
+        }
+        if (exportOnnx != null) {
+            try {
+                OnnxExporter.checkWritable(exportOnnx);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--export_onnx: " + e.getMessage(), e);
+            }
         }
         PrintStream out = System.out;
         MnistDataset train = dataDir == null ? MnistDataset.bundled(MnistDataset.Split.TRAIN)
@@ -187,6 +202,9 @@ public final class Mnist implements Callable<Integer> {
             fleet.saveCheckpoint(saveCheckpoint, scope, net.main());
             out.println("mnist: saved the training state to " + saveCheckpoint);
         }
+        if (exportOnnx != null) {
+            exportOnnx(fleet, net, scope);
+        }
         if (!rank.isFirst()) {
             out.printf(Locale.ROOT, "mnist: rank %d done; final loss %.4f; rank 0 evaluates and writes the summary%n",
                     rank.rank(), lastLoss);
@@ -209,6 +227,17 @@ public final class Mnist implements Callable<Integer> {
                 .write(rank.logDir().resolve("summary.json"));
         out.println("mnist: wrote " + rank.logDir().resolve("summary.json") + ", loss_curve.png and loss_curve.csv");
         return 0;
+    }
+
+    /** Writes the forward program, with a softmax after the logits, as ONNX; every rank takes part, rank 0 writes. */
+    private void exportOnnx(Fleet fleet, Mlp net, Scope scope) {
+        Program inference = net.test().copy();
+        Var logits = inference.globalBlock().var(net.logits().name());
+        Var probabilities = new Layers(inference, new Program()).softmax(logits);
+        fleet.saveInferenceModel(exportOnnx, inference, List.of(net.image().name()),
+                List.of(logits.name(), probabilities.name()), scope, InferenceModel.Format.ONNX);
+        System.out.println("mnist: wrote the ONNX model " + exportOnnx + " (input " + net.image().name()
+                + "; outputs " + logits.name() + ": logits, " + probabilities.name() + ": probabilities)");
     }
 
     /** Top-1 accuracy of the forward-only program over a whole dataset. */

@@ -336,6 +336,21 @@ public final class Fleet implements AutoCloseable {
         });
     }
 
+    /**
+     * Like {@link #saveInferenceModel(Path, Program, List, List, Scope)}, in the given format: {@code path} is a folder
+     * for {@link InferenceModel.Format#FLEET4J} and a file for {@link InferenceModel.Format#ONNX}. For ONNX every rank
+     * translates the program first, so an op with no ONNX form fails everywhere, naming the op, and no file is written.
+     */
+    public void saveInferenceModel(Path path, Program testProgram, List<String> feeds, List<String> fetches, Scope scope,
+                                   InferenceModel.Format format) {
+        if (format == InferenceModel.Format.FLEET4J) {
+            saveInferenceModel(path, testProgram, feeds, fetches, scope);
+            return;
+        }
+        var onnx = new InferenceModel(InferenceModel.prune(testProgram, feeds, fetches), scope, feeds, fetches).toOnnx();
+        onRankZero("saveInferenceModel " + path, () -> org.fleet4j.fleet.onnx.OnnxExporter.write(onnx, path));
+    }
+
     /** The program, parameters, feeds and fetches that {@link #saveInferenceModel} wrote to {@code dir}. */
     public static InferenceModel loadInferenceModel(Path dir) {
         return InferenceModel.load(dir);

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -24,20 +25,53 @@ import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.ProgramJson;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.fleet.onnx.OnnxExporter;
+import org.fleet4j.fleet.onnx.proto.OnnxProto.ModelProto;
 
 /**
  * A forward-only program ready to serve: pruned to the ops its fetches need, with the values of its parameters. On
  * disk it is a folder holding {@value #PROGRAM_FILE} ({@link ProgramJson}) and {@value #PARAMS_FILE} (safetensors,
- * whose metadata names the feeds and fetches).
+ * whose metadata names the feeds and fetches). It can also be written as an ONNX model ({@link Format#ONNX}).
  */
 public record InferenceModel(Program program, Scope scope, List<String> feeds, List<String> fetches) {
     public static final String PROGRAM_FILE = "program.json";
     public static final String PARAMS_FILE = "params.safetensors";
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /** How {@link #save} and {@link Fleet#saveInferenceModel} write a model. */
+    public enum Format {
+        /** A folder with program.json and params.safetensors, which {@link #load} reads back. */
+        FLEET4J,
+        /** One ONNX file (opset {@value OnnxExporter#OPSET}) for ONNX Runtime and other ONNX consumers. */
+        ONNX
+    }
+
     public InferenceModel {
         feeds = List.copyOf(feeds);
         fetches = List.copyOf(fetches);
+    }
+
+    /**
+     * Writes this model to {@code path}: a folder (created if needed) for {@link Format#FLEET4J}, a file for
+     * {@link Format#ONNX}. An op with no ONNX form fails the ONNX export, naming the op, before any file is written.
+     */
+    public void save(Path path, Format format) {
+        switch (format) {
+            case FLEET4J -> {
+                try {
+                    Files.createDirectories(path);
+                } catch (IOException e) {
+                    throw new UncheckedIOException("inference model folder " + path + " cannot be made: " + e, e);
+                }
+                write(path);
+            }
+            case ONNX -> OnnxExporter.write(toOnnx(), path);
+        }
+    }
+
+    /** This model as ONNX; fails naming the first op that has no ONNX form. */
+    public ModelProto toOnnx() {
+        return OnnxExporter.export(program, scope, feeds, fetches);
     }
 
     /** Runs the program on one batch: {@code feed} maps each feed name to its tensor; returns the fetches by name. */

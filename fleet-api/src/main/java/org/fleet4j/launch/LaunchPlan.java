@@ -25,8 +25,13 @@ import org.fleet4j.collective.Role;
 public record LaunchPlan(ClusterLayout layout, ServerLayout servers, DeviceSelection devices, Program program, List<String> programArgs, Path javaBinary,
                          List<Path> baseClasspath, List<String> jvmArgs, Path logDir, String jobId, LogLevel logLevel, Path strategy,
                          CpuBinding cpus, JobToken token) {
-    /** The flags every Fleet4J JVM needs: FFM native calls (BLAS, shared memory) and the Vector API. */
-    public static final List<String> REQUIRED_JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector");
+    /**
+     * The flags every Fleet4J JVM needs: FFM native calls (BLAS, shared memory), the Vector API, and protobuf-java's
+     * sun.misc.Unsafe calls allowed without JDK 24+'s warning on every rank's log (ONNX export; no protobuf-java
+     * release avoids them yet).
+     */
+    public static final List<String> REQUIRED_JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector",
+            "--sun-misc-unsafe-memory-access=allow");
 
     public LaunchPlan {
         programArgs = List.copyOf(programArgs);
