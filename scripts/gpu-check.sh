@@ -22,7 +22,7 @@ die() { echo "gpu-check: $*" >&2; exit 2; }
 pack() {
   [ -x "$jdk/bin/jlink" ] || die "no JDK 25 at $jdk (set FLEET4J_JDK)"
   cd "$root"
-  echo "== building fleet-gpu and what it needs (its tests build the examples' programs, so the examples too)"
+  echo "== building fleet-gpu and what it needs"
   # other modules' tests are neither run nor compiled: the carry needs only fleet-gpu's
   ./mvnw -B -q -pl fleet-gpu -am -Dmaven.test.skip=true install
   ./mvnw -B -q -pl fleet-gpu -DskipTests install

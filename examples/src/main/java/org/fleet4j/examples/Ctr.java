@@ -17,6 +17,7 @@ import org.fleet4j.core.data.CriteoReader;
 import org.fleet4j.core.data.CriteoRow;
 import org.fleet4j.core.device.ProgramRunner;
 import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.models.Mlp;
 import org.fleet4j.core.ops.LrSchedule;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.optim.Optimizer;

@@ -15,6 +15,7 @@ import org.fleet4j.core.device.CpuProgramRunner;
 import org.fleet4j.core.device.ProgramRunner;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.models.Mlp;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.OffHeapMemoryException;

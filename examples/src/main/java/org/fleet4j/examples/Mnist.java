@@ -18,6 +18,7 @@ import org.fleet4j.core.io.LoadOptions;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.models.Mlp;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.Fleet;

@@ -15,6 +15,7 @@ import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.models.Mlp;
 import org.fleet4j.core.ops.LrSchedule;
 import org.fleet4j.core.optim.Adagrad;
 import org.fleet4j.core.optim.Adam;

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.TreeSet;
 import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.models.Mlp;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

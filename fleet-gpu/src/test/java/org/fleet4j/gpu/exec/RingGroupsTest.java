@@ -18,8 +18,8 @@ import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.Role;
 import org.fleet4j.collective.nccl.NcclLibrary;
 import org.fleet4j.core.exec.ExecutionException;
+import org.fleet4j.core.models.Mlp;
 import org.fleet4j.core.ops.ExecContext;
-import org.fleet4j.examples.Mlp;
 import org.junit.jupiter.api.Test;
 
 /**

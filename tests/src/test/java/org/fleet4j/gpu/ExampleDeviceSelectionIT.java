@@ -1,4 +1,4 @@
-package org.fleet4j.gpu.exec;
+package org.fleet4j.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.fleet4j.core.device.DeviceUnavailableException;
-import org.fleet4j.gpu.GpuRuntime;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -18,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * mlp_perf in a fresh JVM with FLEET_DEVICE as fleetrun sets it: "gpu:0" trains on the GPU where there is one and
  * exits 2 naming the missing driver where there is none; a GPU the machine lacks exits 2 everywhere.
  */
-class ExampleDeviceSelectionTest {
+class ExampleDeviceSelectionIT {
     @TempDir
     Path dir;
 

@@ -1,11 +1,14 @@
-package org.fleet4j.examples;
+package org.fleet4j.core.models;
 
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.tensor.DType;
 
-/** A multi-layer perceptron classifier (ReLU between layers) with its loss and accuracy, as both programs use it. */
+/**
+ * A multi-layer perceptron classifier (ReLU between layers) with its loss and accuracy: the model of the mnist and
+ * mlp_perf programs, and of the tests (CPU and GPU) that need a real training program.
+ */
 public record Mlp(Program main, Program startup, Program test, Var image, Var label, Var logits, Var loss, Var accuracy) {
 
     /** Builds the network for layer widths such as [784, 512, 512, 10]; {@code test} is the forward-only copy. */
