@@ -44,7 +44,7 @@ public record PsPlan(PsMode mode, int servers, long minBlockSize, Program worker
         s.append("sparse tables (").append(sparseTables.size()).append("), rows spread over all servers by id hash:\n");
         for (SparseTableConfig t : sparseTables) {
             s.append("  ").append(t.name()).append(" dim ").append(t.dim()).append(' ').append(t.optimizer())
-                    .append('\n');
+                    .append(", rows start ").append(t.initializer()).append('\n');
         }
         List<DenseSlicing.Block> blocks = denseBlocks();
         for (int i = 0; i < servers; i++) {
@@ -55,9 +55,10 @@ public record PsPlan(PsMode mode, int servers, long minBlockSize, Program worker
                             .append(b.offset()).append(", ").append(b.offset() + b.numel()).append(")\n");
                 }
             }
-            for (SparseTableConfig t : sparseTables) {
-                s.append("  sparse ").append(t.name()).append(" (ids with KeyHash.serverOf(id, ").append(servers)
-                        .append(") = ").append(i).append(")\n");
+            if (!sparseTables.isEmpty()) {
+                s.append("  sparse: the rows of all ").append(sparseTables.size())
+                        .append(" tables whose id has KeyHash.serverOf(id, ").append(servers).append(") = ").append(i)
+                        .append('\n');
             }
         }
         s.append("learning rate: constant on the servers (the schedule's base_lr)\n");

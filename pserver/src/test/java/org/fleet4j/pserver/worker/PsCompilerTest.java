@@ -113,7 +113,8 @@ class PsCompilerTest {
         assertTrue(text.startsWith("parameter-server plan: mode sync, 2 servers\n"), text);
         assertTrue(text.contains("server 0:\n  dense fc_0.w_0.block0 [0, 40)\n"), text);
         assertTrue(text.contains("server 1:\n  dense fc_0.w_0.block1 [40, 80)\n"), text);
-        assertTrue(text.contains("  sparse embedding_0.w_0 (ids with KeyHash.serverOf(id, 2) = 1)\n"), text);
+        assertTrue(text.contains("  sparse: the rows of all 6 tables whose id has KeyHash.serverOf(id, 2) = 1\n"), text);
+        assertTrue(text.contains("  embedding_1.w_0 dim 2 Sgd[lr=0.1, weightDecay=0.0], rows start Uniform[min="), text);
         assertTrue(text.contains("learning rate: constant"), text);
     }
 
