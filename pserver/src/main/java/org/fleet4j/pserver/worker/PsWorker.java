@@ -23,7 +23,8 @@ import org.fleet4j.pserver.transport.PsException;
 
 /**
  * A worker's routing client, synchronous: a dense parameter goes block by block to the servers the plan gives its
- * blocks ({@link DenseSlicing}), sparse ids go to {@link KeyHash#serverOf}. The calls to different servers run at
+ * blocks ({@link DenseSlicing}), sparse ids go to {@link KeyHash#serverOf} (with one server, the caller's buffers go
+ * as they are). The calls to different servers run at
  * once, one virtual thread each, and every wait for a server is bounded by the connection's deadline (plus a second,
  * so the transport's own deadline error, which names the call, comes first) and names the server.
  */
@@ -83,6 +84,10 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
     @Override
     public void pullSparse(String table, MemorySegment ids, int n, MemorySegment out) {
         int dim = dimOf(table);
+        if (servers.size() == 1) {
+            perServer("pull_sparse of " + table, server -> servers.get(server).pullSparse(table, ids, n, out));
+            return;
+        }
         Routed r = route(ids, n, dim, null);
         perServer("pull_sparse of " + table, server -> {
             if (r.count[server] > 0) {
@@ -100,6 +105,10 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
     @Override
     public void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads) {
         int dim = dimOf(table);
+        if (servers.size() == 1) {
+            perServer("push_sparse of " + table, server -> servers.get(server).pushSparse(table, ids, n, grads));
+            return;
+        }
         Routed r = route(ids, n, dim, grads);
         perServer("push_sparse of " + table, server -> {
             if (r.count[server] > 0) {

@@ -20,6 +20,7 @@ import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.pserver.compile.PsCompiler;
 import org.fleet4j.pserver.compile.PsPlan;
+import org.fleet4j.pserver.compile.SmallWideDeep;
 import org.fleet4j.pserver.table.DenseTableConfig;
 import org.fleet4j.pserver.table.SparseTableConfig;
 import org.fleet4j.pserver.table.TableShard;

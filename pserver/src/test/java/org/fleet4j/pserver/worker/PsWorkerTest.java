@@ -8,12 +8,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.pserver.compile.PsCompiler;
 import org.fleet4j.pserver.compile.PsPlan;
+import org.fleet4j.pserver.compile.SmallWideDeep;
 import org.fleet4j.pserver.table.DenseTableConfig;
 import org.fleet4j.pserver.table.KeyHash;
 import org.fleet4j.pserver.table.SparseTableConfig;
@@ -115,6 +118,22 @@ class PsWorkerTest {
                     Tensor.ofLongs(ids, ids.length).segment(), ids.length, rows.segment()));
             assertEquals("pull_sparse of " + table + ": server 2 (server-2) did not answer within 1300 ms",
                     e.getMessage());
+        }
+    }
+
+    @Test
+    void theWorkerProgramWithoutAParameterServerClientNamesTheOp() {
+        try (Executor exe = new Executor()) {
+            Scope scope = new Scope();
+            exe.run(plan.workerStartup(), scope);
+            RuntimeException e = assertThrows(RuntimeException.class, () -> exe.run(plan.workerMain(), scope));
+            String messages = "";
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                messages += t.getMessage() + "\n";
+            }
+            assertTrue(messages.contains("op pull_dense (table fc_0.w_0) needs the job's parameter-server client, but the"
+                    + " execution context has no PsCommunicator; run the worker program with the context of a worker"
+                    + " (Fleet.initWorker)"), messages);
         }
     }
 

@@ -1,4 +1,4 @@
-package org.fleet4j.pserver.worker;
+package org.fleet4j.pserver.compile;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -19,10 +19,6 @@ import org.fleet4j.core.optim.AdamW;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.optim.SGD;
-import org.fleet4j.pserver.compile.PsCompileException;
-import org.fleet4j.pserver.compile.PsCompiler;
-import org.fleet4j.pserver.compile.PsMode;
-import org.fleet4j.pserver.compile.PsPlan;
 import org.fleet4j.pserver.table.ServerOptimizer;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;

@@ -1,4 +1,4 @@
-package org.fleet4j.pserver.worker;
+package org.fleet4j.pserver.compile;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -16,11 +16,11 @@ import org.fleet4j.core.tensor.Tensor;
  * The ctr program's Wide&amp;Deep in small (examples' WideDeep, which pserver cannot see): per slot a 1-wide and a
  * {@code dim}-wide is_sparse embedding, an MLP over the embeddings and dense features, wide + deep logit, logistic loss.
  */
-record SmallWideDeep(Program main, Program startup, List<Var> slots, Var dense, Var label, Var loss) {
-    static final int SLOTS = 3;
-    static final int DENSE = 4;
+public record SmallWideDeep(Program main, Program startup, List<Var> slots, Var dense, Var label, Var loss) {
+    public static final int SLOTS = 3;
+    public static final int DENSE = 4;
 
-    static SmallWideDeep build(long vocab, int dim, Optimizer optimizer) {
+    public static SmallWideDeep build(long vocab, int dim, Optimizer optimizer) {
         Program main = new Program().setRandomSeed(7);
         Program startup = new Program().setRandomSeed(7);
         Layers nn = new Layers(main, startup);
@@ -44,7 +44,7 @@ record SmallWideDeep(Program main, Program startup, List<Var> slots, Var dense, 
     }
 
     /** A seeded batch whose ids repeat within it (a few hot ids, as in click logs). */
-    Map<String, Tensor> batch(Random random, int size, long vocab) {
+    public Map<String, Tensor> batch(Random random, int size, long vocab) {
         Map<String, Tensor> feed = new HashMap<>();
         for (Var slot : slots) {
             long[] ids = new long[size];
