@@ -1,8 +1,10 @@
 package org.fleet4j.strategy;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -10,6 +12,17 @@ import java.util.Set;
  * is loaded, validated or resolved. Each problem names the settings and where they were set.
  */
 final class ConsistencyRules {
+    /** Knobs of allreduce training and of the meta-optimizers around it, which parameter servers do not run. */
+    private static final Set<Field<?>> COLLECTIVE_ONLY = Set.of(StrategySchema.SYNC_NCCL_ALLREDUCE,
+            StrategySchema.NCCL_COMM_NUM, StrategySchema.USE_HIERARCHICAL_ALLREDUCE,
+            StrategySchema.HIERARCHICAL_ALLREDUCE_INTER_NRANKS, StrategySchema.SYNC_BATCH_NORM,
+            StrategySchema.FUSE_ALL_REDUCE_OPS, StrategySchema.FUSE_GRAD_SIZE_IN_MB,
+            StrategySchema.FUSE_GRAD_SIZE_IN_TFLOPS, StrategySchema.LAST_COMM_GROUP_SIZE_MB,
+            StrategySchema.FIND_UNUSED_PARAMETERS, StrategySchema.FP16_ALLREDUCE, StrategySchema.GRADIENT_MERGE,
+            StrategySchema.LOCALSGD, StrategySchema.DGC, StrategySchema.LARS, StrategySchema.LAMB);
+    private static final Set<String> COLLECTIVE_ONLY_GROUPS = Set.of("gradient_merge_configs", "localsgd_configs",
+            "dgc_configs", "lars_configs", "lamb_configs");
+
     private ConsistencyRules() {
     }
 
@@ -18,13 +31,29 @@ final class ConsistencyRules {
         List<String> problems = new ArrayList<>();
         if (s.get(StrategySchema.MODE).equals("collective")) {
             List<Field<?>> psOnly = s.settings().keySet().stream()
-                    .filter(f -> f == StrategySchema.A_SYNC && s.get(StrategySchema.A_SYNC) || "a_sync_configs".equals(f.group()))
+                    .filter(f -> psOnly(f) && (f != StrategySchema.A_SYNC || s.get(StrategySchema.A_SYNC)))
                     .toList();
             if (!psOnly.isEmpty()) {
                 problems.add(at(s, psOnly.getFirst()) + String.join(", ", psOnly.stream().map(Field::key).toList())
                         + (psOnly.size() == 1 ? " applies" : " apply") + " only to mode ps, but mode is collective"
                         + from(s, StrategySchema.MODE) + "; set mode: ps or remove "
                         + (psOnly.size() == 1 ? "it" : "them"));
+            }
+        }
+        if (s.get(StrategySchema.MODE).equals("ps")) {
+            // Only a value other than the default asks for something: fuse_all_reduce_ops: true or dgc: false is moot.
+            List<Field<?>> collectiveOnly = s.settings().entrySet().stream()
+                    .filter(e -> collectiveOnly(e.getKey()))
+                    .filter(e -> !e.getValue().value().equals(e.getKey().defaultValue()))
+                    .sorted(Comparator.comparingInt((Map.Entry<Field<?>, Setting> e) -> e.getValue().origin().line())
+                            .thenComparing(e -> e.getKey().key()))
+                    .<Field<?>>map(Map.Entry::getKey)
+                    .toList();
+            if (!collectiveOnly.isEmpty()) {
+                problems.add(at(s, collectiveOnly.getFirst()) + String.join(", ", collectiveOnly.stream().map(Field::key).toList())
+                        + (collectiveOnly.size() == 1 ? " applies" : " apply") + " only to mode collective, but mode is ps"
+                        + from(s, StrategySchema.MODE) + "; set mode: collective or remove "
+                        + (collectiveOnly.size() == 1 ? "it" : "them"));
             }
         }
         bothOn(s, problems, StrategySchema.LARS, StrategySchema.LAMB,
@@ -50,6 +79,16 @@ final class ConsistencyRules {
                     + "; an op runs in one precision, so list it once");
         }
         return problems;
+    }
+
+    /** Whether a field is a knob of collective training that mode ps rejects when it is set to other than its default. */
+    static boolean collectiveOnly(Field<?> field) {
+        return COLLECTIVE_ONLY.contains(field) || field.group() != null && COLLECTIVE_ONLY_GROUPS.contains(field.group());
+    }
+
+    /** Whether a field is a knob of parameter-server training that mode collective rejects when it is set. */
+    static boolean psOnly(Field<?> field) {
+        return field == StrategySchema.A_SYNC || "a_sync_configs".equals(field.group());
     }
 
     private static void bothOn(DistributedStrategy s, List<String> problems, Field<Boolean> a, Field<Boolean> b, String why) {

@@ -119,8 +119,12 @@ class EffectiveStrategyTest {
 
     @Test
     void collectiveRulesDoNotTouchParameterServerJobs() {
-        DistributedStrategy ps = new DistributedStrategy().mode(Mode.PS).ncclCommNum(2);
+        DistributedStrategy ps = new DistributedStrategy().mode(Mode.PS);
         assertEquals(List.of(), EffectiveStrategy.resolve(ps, ONE_CPU).changes());
+        StrategyException e = assertThrows(StrategyException.class,
+                () -> EffectiveStrategy.resolve(new DistributedStrategy().mode(Mode.PS).ncclCommNum(2), ONE_CPU));
+        assertEquals("nccl_comm_num applies only to mode collective, but mode is ps (set in code); set mode: collective"
+                + " or remove it", e.getMessage());
     }
 
     @Test

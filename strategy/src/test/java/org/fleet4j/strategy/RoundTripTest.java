@@ -17,14 +17,23 @@ class RoundTripTest {
     Path dir;
 
     /** Every field set to a value other than its default, except where two would contradict. */
-    static DistributedStrategy everyFieldChanged() {
-        DistributedStrategy s = new DistributedStrategy();
+    /**
+     * Two valid strategies that between them change every field: one of mode ps (the collective-only knobs set
+     * explicitly, at their defaults) and one of mode collective (the parameter-server knobs not set).
+     */
+    static List<DistributedStrategy> everyFieldChanged() {
+        DistributedStrategy ps = new DistributedStrategy();
+        DistributedStrategy collective = new DistributedStrategy();
         for (Field<?> field : StrategySchema.fields()) {
-            s.set(field.key(), otherValue(field));
+            ps.set(field.key(), ConsistencyRules.collectiveOnly(field) ? field.defaultValue() : otherValue(field));
+            if (!ConsistencyRules.psOnly(field)) {
+                collective.set(field.key(), otherValue(field));
+            }
         }
         // Pairs that cannot both be on: keep the second at its default, but still set explicitly.
-        return s.set("mode", "ps").set("a_sync", false).set("lamb", false).set("sync_batch_norm", false)
-                .set("localsgd", false).set("fp16_allreduce", false);
+        return List.of(ps.set("mode", "ps").set("a_sync", false),
+                collective.set("mode", "collective").set("lamb", false).set("sync_batch_norm", false)
+                        .set("localsgd", false).set("fp16_allreduce", false));
     }
 
     private static Object otherValue(Field<?> field) {
@@ -43,23 +52,24 @@ class RoundTripTest {
     @ParameterizedTest
     @ValueSource(strings = {"strategy.yaml", "strategy.yml", "strategy.json", "strategy.prototxt", "strategy.pbtxt"})
     void everyFieldSurvivesSaveAndLoad(String name) {
-        DistributedStrategy original = everyFieldChanged();
-        Path file = dir.resolve(name);
-        original.save(file);
-        DistributedStrategy loaded = DistributedStrategy.load(file);
-        assertEquals(original, loaded);
-        for (Field<?> field : StrategySchema.fields()) {
-            assertEquals(original.get(field), loaded.get(field), field.key());
-            assertTrue(loaded.isSet(field), field.key() + " stays explicitly set");
+        for (DistributedStrategy original : everyFieldChanged()) {
+            Path file = dir.resolve(name);
+            original.save(file);
+            DistributedStrategy loaded = DistributedStrategy.load(file);
+            assertEquals(original, loaded);
+            for (Field<?> field : StrategySchema.fields()) {
+                assertEquals(original.get(field), loaded.get(field), field.key());
+                assertEquals(original.isSet(field), loaded.isSet(field), field.key() + " stays explicitly set, or unset");
+            }
+            assertEquals(original.snapshot(), loaded.snapshot());
         }
-        assertEquals(original.snapshot(), loaded.snapshot());
     }
 
     @Test
     void theTestStrategyReallyChangesAlmostEveryField() {
-        DistributedStrategy changed = everyFieldChanged();
+        List<DistributedStrategy> changed = everyFieldChanged();
         List<String> stillDefault = StrategySchema.fields().stream()
-                .filter(f -> changed.get(f).equals(f.defaultValue())).map(Field::key).toList();
+                .filter(f -> changed.stream().allMatch(c -> c.get(f).equals(f.defaultValue()))).map(Field::key).toList();
         assertEquals(java.util.Set.of("lamb", "sync_batch_norm", "fp16_allreduce", "localsgd"), java.util.Set.copyOf(stillDefault));
     }
 

@@ -250,6 +250,19 @@ class ValidationTest {
         assertEquals(false, collective.aSync(), "a_sync: false agrees with collective (synchronous) training");
     }
 
+    @Test
+    void collectiveKnobsInPsModeAreAContradiction() {
+        assertEquals("s.yaml:2: nccl_comm_num applies only to mode collective, but mode is ps (line 1);"
+                        + " set mode: collective or remove it",
+                yaml("mode: ps\nnccl_comm_num: 2\n"));
+        assertEquals("s.yaml:2: dgc, fuse_grad_size_in_MB, localsgd_configs.k_steps apply only to mode collective, but"
+                        + " mode is ps (line 1); set mode: collective or remove them",
+                yaml("mode: ps\ndgc: true\nfuse_grad_size_in_MB: 64\nlocalsgd_configs: {k_steps: 4}\n"));
+        DistributedStrategy moot = DistributedStrategy.parse("mode: ps\nfuse_all_reduce_ops: true\ndgc: false\n",
+                StrategyFormat.YAML, "s.yaml");
+        assertEquals(Mode.PS, moot.mode(), "a collective knob at its default asks for nothing");
+    }
+
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
         "lars: true\\nlamb: true|s.yaml:2: lars (line 1) and lamb (line 2) are both on: a job has one optimizer, so choose LARS or LAMB",

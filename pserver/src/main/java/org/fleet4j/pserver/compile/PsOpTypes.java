@@ -1,0 +1,16 @@
+package org.fleet4j.pserver.compile;
+
+/** The op types the PS compile step writes into a worker program; their kernels are in {@code pserver.worker}. */
+public final class PsOpTypes {
+    /** Out = dense parameter {@code param}, read from its blocks on the servers (attrs: param, shape). */
+    public static final String PULL_DENSE = "pull_dense";
+    /** Sends Grad, the gradient of dense parameter {@code param}, to the servers of its blocks (attrs: param). */
+    public static final String PUSH_DENSE = "push_dense";
+    /** Out[i] = row Ids[i] of sparse table {@code table}, each distinct id pulled once (attrs: table, dim, padding_idx). */
+    public static final String PULL_SPARSE = "pull_sparse";
+    /** Sends Grad (Out's gradient), duplicate ids' rows summed, to the servers of the ids (attrs as pull_sparse). */
+    public static final String PUSH_SPARSE = "push_sparse";
+
+    private PsOpTypes() {
+    }
+}

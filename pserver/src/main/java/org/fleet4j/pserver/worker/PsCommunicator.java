@@ -1,0 +1,24 @@
+package org.fleet4j.pserver.worker;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * What the kernels of pull_dense, push_dense, pull_sparse and push_sparse call, found in the job's
+ * {@link org.fleet4j.core.ops.ExecContext} as a service of this type. {@link PsWorker} is the synchronous one: each call
+ * goes to the servers and returns when they answered, so a step's pushes are applied before the next step's pulls.
+ * The async, half-async and geo communicators (merging, queueing, receiving on their own threads) implement this same
+ * interface around a {@link PsWorker}, and the worker program does not change.
+ */
+public interface PsCommunicator {
+    /** Fills {@code out} (the parameter's floats, row-major) with dense parameter {@code param}'s blocks. */
+    void pullDense(String param, MemorySegment out);
+
+    /** Sends the gradient of dense parameter {@code param} (its floats, row-major) to the servers of its blocks. */
+    void pushDense(String param, MemorySegment grad);
+
+    /** Fills {@code out} ({@code n} rows of the table's dimension) with the rows of {@code n} distinct int64 ids. */
+    void pullSparse(String table, MemorySegment ids, int n, MemorySegment out);
+
+    /** Sends {@code n} gradient rows of {@code n} distinct ids to the servers that hold them. */
+    void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads);
+}

@@ -1,0 +1,108 @@
+package org.fleet4j.pserver.worker;
+
+import java.util.List;
+import org.fleet4j.core.ir.AttrType;
+import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.ops.ExecContext;
+import org.fleet4j.core.ops.Kernel;
+import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.ops.SelectedRows;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.pserver.compile.PsOpTypes;
+
+/**
+ * The specs and kernels of the ops the PS compile step writes: each kernel takes the job's {@link PsCommunicator}
+ * from the execution context it is made with, so two jobs (or a server and a worker) share a JVM in a test.
+ */
+final class PsOps {
+    private PsOps() {
+    }
+
+    static List<OpSpec> specs() {
+        return List.of(
+                OpSpec.builder(PsOpTypes.PULL_DENSE)
+                        .out("Out")
+                        .attr("param", AttrType.STRING, "")
+                        .attr("shape", AttrType.LONGS, new long[0])
+                        .shape(ctx -> ctx.set("Out", DType.F32, ctx.op().longsAttr("shape")))
+                        .kernel((op, context) -> {
+                            PsCommunicator ps = communicator(op, context, op.stringAttr("param"));
+                            String param = op.stringAttr("param");
+                            long[] shape = op.longsAttr("shape");
+                            return a -> ps.pullDense(param, a.out("Out", DType.F32, shape).segment());
+                        })
+                        .build(),
+                OpSpec.builder(PsOpTypes.PUSH_DENSE)
+                        .in("Grad")
+                        .attr("param", AttrType.STRING, "")
+                        .shape(ctx -> ctx.requireFloat("Grad"))
+                        .kernel((op, context) -> {
+                            PsCommunicator ps = communicator(op, context, op.stringAttr("param"));
+                            String param = op.stringAttr("param");
+                            return a -> {
+                                Object g = a.inValue("Grad", 0);
+                                Tensor grad = g instanceof SelectedRows sr ? sr.toDense() : (Tensor) g;
+                                ps.pushDense(param, grad.segment());
+                            };
+                        })
+                        .build(),
+                sparse(OpSpec.builder(PsOpTypes.PULL_SPARSE).in("Ids").out("Out"))
+                        .shape(ctx -> {
+                            ctx.requireInteger("Ids");
+                            ctx.set("Out", DType.F32, ctx.shape("Ids")[0], ctx.op().<Long>attr("dim"));
+                        })
+                        .kernel((op, context) -> pullSparse(op, communicator(op, context, op.stringAttr("table"))))
+                        .build(),
+                sparse(OpSpec.builder(PsOpTypes.PUSH_SPARSE).in("Ids", "Grad"))
+                        .shape(ctx -> {
+                            ctx.requireInteger("Ids");
+                            ctx.requireFloat("Grad");
+                        })
+                        .kernel((op, context) -> pushSparse(op, communicator(op, context, op.stringAttr("table"))))
+                        .build());
+    }
+
+    private static OpSpec.Builder sparse(OpSpec.Builder b) {
+        return b.attr("table", AttrType.STRING, "")
+                .attr("dim", AttrType.LONG, 0L)
+                .attr("padding_idx", AttrType.LONG, -1L);
+    }
+
+    /** Each distinct id is pulled once; the rows are gathered back to the batch's positions. */
+    private static Kernel pullSparse(Op op, PsCommunicator ps) {
+        String table = op.stringAttr("table");
+        long dim = op.<Long>attr("dim");
+        long pad = op.<Long>attr("padding_idx");
+        return a -> {
+            Tensor ids = a.in("Ids");
+            SparseIds distinct = SparseIds.of(ids, pad);
+            Tensor rows = Tensor.zeros(DType.F32, Math.max(1, distinct.count()), dim);
+            if (distinct.count() > 0) {
+                ps.pullSparse(table, distinct.unique().segment(), distinct.count(), rows.segment());
+            }
+            distinct.gather(rows.segment(), a.out("Out", DType.F32, ids.numel(), dim).segment(), dim);
+        };
+    }
+
+    /** Duplicate ids' gradients are summed on the worker, so each id crosses the wire once. */
+    private static Kernel pushSparse(Op op, PsCommunicator ps) {
+        String table = op.stringAttr("table");
+        long dim = op.<Long>attr("dim");
+        long pad = op.<Long>attr("padding_idx");
+        return a -> {
+            SparseIds distinct = SparseIds.of(a.in("Ids"), pad);
+            if (distinct.count() > 0) {
+                Tensor sums = distinct.merge(a.in("Grad").segment(), dim);
+                ps.pushSparse(table, distinct.unique().segment(), distinct.count(), sums.segment());
+            }
+        };
+    }
+
+    private static PsCommunicator communicator(Op op, ExecContext context, String table) {
+        return context.service(PsCommunicator.class).orElseThrow(() -> new IllegalStateException("op " + op.type()
+                + " (table " + table + ") needs the job's parameter-server client, but the execution context has no "
+                + PsCommunicator.class.getSimpleName() + "; run the worker program with the context of a worker"
+                + " (Fleet.initWorker)"));
+    }
+}

@@ -1,0 +1,226 @@
+package org.fleet4j.pserver.worker;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.pserver.compile.PsPlan;
+import org.fleet4j.pserver.table.DenseSlicing;
+import org.fleet4j.pserver.table.KeyHash;
+import org.fleet4j.pserver.transport.PsConnection;
+import org.fleet4j.pserver.transport.PsException;
+
+/**
+ * A worker's routing client, synchronous: a dense parameter goes block by block to the servers the plan gives its
+ * blocks ({@link DenseSlicing}), sparse ids go to {@link KeyHash#serverOf} (with one server, the caller's buffers go
+ * as they are). The calls to different servers run at
+ * once, one virtual thread each, and every wait for a server is bounded by the connection's deadline (plus a second,
+ * so the transport's own deadline error, which names the call, comes first) and names the server.
+ */
+public final class PsWorker implements PsCommunicator, AutoCloseable {
+    private static final ValueLayout.OfLong ID = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final Duration GRACE = Duration.ofSeconds(1);
+
+    private final List<PsConnection> servers;
+    private final Map<String, List<DenseSlicing.Block>> blocks = new LinkedHashMap<>();
+    private final Map<String, Long> denseNumel = new LinkedHashMap<>();
+    private final Map<String, Integer> sparseDims = new LinkedHashMap<>();
+    private final Duration wait;
+    private final ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor();
+
+    /**
+     * A client of the plan's tables over {@code servers} (connection {@code i} to server {@code i}), each wait bounded
+     * by {@code deadline} (the connections' own).
+     */
+    public PsWorker(PsPlan plan, List<PsConnection> servers, Duration deadline) {
+        if (servers.size() != plan.servers()) {
+            throw new IllegalArgumentException("the plan has " + plan.servers() + " server(s), but " + servers.size()
+                    + " connection(s) were given");
+        }
+        this.servers = List.copyOf(servers);
+        this.wait = deadline.plus(GRACE);
+        for (DenseSlicing.Block b : plan.denseBlocks()) {
+            blocks.computeIfAbsent(b.param(), k -> new ArrayList<>()).add(b);
+            denseNumel.merge(b.param(), b.numel(), Long::sum);
+        }
+        plan.sparseTables().forEach(t -> sparseDims.put(t.name(), t.dim()));
+    }
+
+    @Override
+    public void pullDense(String param, MemorySegment out) {
+        List<DenseSlicing.Block> bs = blocksOf(param, out);
+        perServer("pull_dense of " + param, server -> {
+            for (DenseSlicing.Block b : bs) {
+                if (b.server() == server) {
+                    servers.get(server).pullDense(param, b.block(), slice(out, b));
+                }
+            }
+        });
+    }
+
+    @Override
+    public void pushDense(String param, MemorySegment grad) {
+        List<DenseSlicing.Block> bs = blocksOf(param, grad);
+        perServer("push_dense of " + param, server -> {
+            for (DenseSlicing.Block b : bs) {
+                if (b.server() == server) {
+                    servers.get(server).pushDense(param, b.block(), slice(grad, b));
+                }
+            }
+        });
+    }
+
+    @Override
+    public void pullSparse(String table, MemorySegment ids, int n, MemorySegment out) {
+        int dim = dimOf(table);
+        if (servers.size() == 1) {
+            perServer("pull_sparse of " + table, server -> servers.get(server).pullSparse(table, ids, n, out));
+            return;
+        }
+        Routed r = route(ids, n, dim, null);
+        perServer("pull_sparse of " + table, server -> {
+            if (r.count[server] > 0) {
+                servers.get(server).pullSparse(table, r.ids[server].segment(), r.count[server], r.rows[server].segment());
+            }
+        });
+        long rowBytes = (long) dim * Float.BYTES;
+        for (int s = 0; s < servers.size(); s++) {
+            for (int k = 0; k < r.count[s]; k++) {
+                MemorySegment.copy(r.rows[s].segment(), k * rowBytes, out, r.positions[s][k] * rowBytes, rowBytes);
+            }
+        }
+    }
+
+    @Override
+    public void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads) {
+        int dim = dimOf(table);
+        if (servers.size() == 1) {
+            perServer("push_sparse of " + table, server -> servers.get(server).pushSparse(table, ids, n, grads));
+            return;
+        }
+        Routed r = route(ids, n, dim, grads);
+        perServer("push_sparse of " + table, server -> {
+            if (r.count[server] > 0) {
+                servers.get(server).pushSparse(table, r.ids[server].segment(), r.count[server], r.rows[server].segment());
+            }
+        });
+    }
+
+    /** Ids (and, for a push, their rows) split by server, with each one's position in the request. */
+    private record Routed(int[] count, Tensor[] ids, Tensor[] rows, int[][] positions) {
+    }
+
+    private Routed route(MemorySegment ids, int n, int dim, MemorySegment rowsIn) {
+        int s = servers.size();
+        int[] owner = new int[n];
+        int[] count = new int[s];
+        for (int i = 0; i < n; i++) {
+            owner[i] = KeyHash.serverOf(ids.getAtIndex(ID, i), s);
+            count[owner[i]]++;
+        }
+        Tensor[] idsOf = new Tensor[s];
+        Tensor[] rowsOf = new Tensor[s];
+        int[][] positions = new int[s][];
+        for (int k = 0; k < s; k++) {
+            idsOf[k] = Tensor.zeros(DType.I64, Math.max(1, count[k]));
+            rowsOf[k] = Tensor.zeros(DType.F32, Math.max(1, count[k]), dim);
+            positions[k] = new int[count[k]];
+        }
+        int[] filled = new int[s];
+        long rowBytes = (long) dim * Float.BYTES;
+        for (int i = 0; i < n; i++) {
+            int k = owner[i];
+            int at = filled[k]++;
+            idsOf[k].segment().setAtIndex(ID, at, ids.getAtIndex(ID, i));
+            positions[k][at] = i;
+            if (rowsIn != null) {
+                MemorySegment.copy(rowsIn, i * rowBytes, rowsOf[k].segment(), at * rowBytes, rowBytes);
+            }
+        }
+        return new Routed(count, idsOf, rowsOf, positions);
+    }
+
+    private interface ServerCall {
+        void run(int server);
+    }
+
+    /** Runs {@code call} for every server at once and waits for all, each wait bounded and naming its server. */
+    private void perServer(String what, ServerCall call) {
+        List<Future<?>> pending = new ArrayList<>();
+        for (int s = 0; s < servers.size(); s++) {
+            int server = s;
+            pending.add(calls.submit(() -> call.run(server)));
+        }
+        long until = System.nanoTime() + wait.toNanos();
+        try {
+            for (int s = 0; s < pending.size(); s++) {
+                awaitServer(what, s, pending.get(s), until);
+            }
+        } finally {
+            pending.forEach(f -> f.cancel(true));
+        }
+    }
+
+    private void awaitServer(String what, int server, Future<?> f, long until) {
+        String who = "server " + server + " (" + servers.get(server).endpoint() + ")";
+        try {
+            f.get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            throw new PsException(what + ": " + who + " did not answer within " + wait.toMillis() + " ms");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new PsException(what + ": interrupted while waiting for " + who, e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof PsException pe) {
+                throw pe;
+            }
+            throw new PsException(what + ": " + who + " failed: " + cause.getMessage(), cause);
+        }
+    }
+
+    private List<DenseSlicing.Block> blocksOf(String param, MemorySegment values) {
+        List<DenseSlicing.Block> bs = blocks.get(param);
+        if (bs == null) {
+            throw new PsException("no dense table " + param + " in the parameter-server plan; its dense tables are "
+                    + blocks.keySet());
+        }
+        long bytes = denseNumel.get(param) * Float.BYTES;
+        if (values.byteSize() != bytes) {
+            throw new PsException("dense table " + param + " holds " + denseNumel.get(param) + " floats, but the buffer"
+                    + " has " + values.byteSize() + " bytes");
+        }
+        return bs;
+    }
+
+    private int dimOf(String table) {
+        Integer dim = sparseDims.get(table);
+        if (dim == null) {
+            throw new PsException("no sparse table " + table + " in the parameter-server plan; its sparse tables are "
+                    + sparseDims.keySet());
+        }
+        return dim;
+    }
+
+    private static MemorySegment slice(MemorySegment all, DenseSlicing.Block b) {
+        return all.asSlice(b.offset() * Float.BYTES, b.numel() * Float.BYTES);
+    }
+
+    /** Stops the calls still running and closes the connections. */
+    @Override
+    public void close() {
+        calls.shutdownNow();
+        servers.forEach(PsConnection::close);
+    }
+}

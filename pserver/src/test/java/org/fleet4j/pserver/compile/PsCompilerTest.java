@@ -1,0 +1,169 @@
+package org.fleet4j.pserver.compile;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ops.LrSchedule;
+import org.fleet4j.core.optim.Adagrad;
+import org.fleet4j.core.optim.Adam;
+import org.fleet4j.core.optim.AdamW;
+import org.fleet4j.core.optim.Momentum;
+import org.fleet4j.core.optim.Optimizer;
+import org.fleet4j.core.optim.SGD;
+import org.fleet4j.pserver.table.ServerOptimizer;
+import org.fleet4j.strategy.DistributedStrategy;
+import org.fleet4j.strategy.Mode;
+import org.junit.jupiter.api.Test;
+
+/** The PS compile step on the ctr model (a small Wide&amp;Deep): the worker program, the server tables, the errors. */
+class PsCompilerTest {
+    private static final Set<String> OPTIMIZER_OPS = Set.of("sgd", "momentum", "adagrad", "adam", "adamw",
+            "lr_schedule", "increment");
+
+    private static DistributedStrategy sync() {
+        return new DistributedStrategy().mode(Mode.PS).aSync(false);
+    }
+
+    private static Map<String, Long> opCounts(Program p) {
+        return p.globalBlock().ops().stream().collect(Collectors.groupingBy(Op::type, TreeMap::new, Collectors.counting()));
+    }
+
+    @Test
+    void ctrWorkerProgramHasNoOptimizerOpsAndPullsAndPushesEveryTable() {
+        SmallWideDeep net = SmallWideDeep.build(40, 4, new Adagrad(0.05));
+        Map<String, Long> before = opCounts(net.main());
+        PsPlan plan = PsCompiler.compile(net.main(), sync(), 2);
+        Map<String, Long> after = opCounts(plan.workerMain());
+
+        int sparse = 2 * SmallWideDeep.SLOTS;
+        int dense = 4; // two fc layers: weight and bias each
+        assertEquals(sparse + dense, before.get("adagrad"));
+        assertTrue(after.keySet().stream().noneMatch(OPTIMIZER_OPS::contains), "optimizer ops left: " + after);
+        assertFalse(after.containsKey("lookup_table"), "every lookup is sparse and trained: " + after);
+        assertFalse(after.containsKey("lookup_table_grad"), after.toString());
+        assertEquals((long) sparse, after.get("pull_sparse"));
+        assertEquals((long) sparse, after.get("push_sparse"));
+        assertEquals((long) dense, after.get("pull_dense"));
+        assertEquals((long) dense, after.get("push_dense"));
+        assertEquals(sparse, plan.sparseTables().size());
+        assertEquals(dense, plan.denseTables().size());
+
+        List<Op> ops = plan.workerMain().globalBlock().ops();
+        for (int i = 0; i < dense; i++) {
+            assertEquals("pull_dense", ops.get(i).type(), "dense parameters are pulled before forward");
+        }
+        for (int i = 0; i < ops.size(); i++) {
+            if (ops.get(i).type().equals("push_dense")) {
+                String grad = ops.get(i).in("Grad");
+                assertTrue(ops.get(i - 1).allOutputs().contains(grad), "push_dense of " + grad + " follows its writer");
+            }
+        }
+        for (var t : plan.sparseTables()) {
+            assertFalse(plan.workerMain().globalBlock().hasVar(t.name()), "table " + t.name() + " left the worker");
+            assertFalse(plan.workerStartup().globalBlock().hasVar(t.name()), "the worker does not initialise " + t.name());
+            assertEquals(new ServerOptimizer.Adagrad(0.05f, 1e-6f), t.optimizer());
+        }
+        assertTrue(plan.workerStartup().globalBlock().ops().stream()
+                .noneMatch(op -> op.allOutputs().contains(Optimizer.STEP_VAR)), "no step counter on the worker");
+        assertTrue(opCounts(net.main()).equals(before), "the user's program is left as it was");
+    }
+
+    @Test
+    void serverOptimizersTakeTheWorkerOpsHyperParameters() {
+        assertEquals(new ServerOptimizer.Sgd(0.1f, 0.01f), optimizerOf(new SGD(LrSchedule.constant(0.1), 0.01f)));
+        assertEquals(new ServerOptimizer.Momentum(0.1f, 0.8f, true, 0.001f),
+                optimizerOf(new Momentum(LrSchedule.constant(0.1), 0.8f, true, 0.001f)));
+        assertEquals(new ServerOptimizer.Adagrad(0.05f, 1e-4f), optimizerOf(new Adagrad(LrSchedule.constant(0.05), 1e-4f)));
+        assertEquals(new ServerOptimizer.Adam(0.01f, 0.8f, 0.99f, 1e-7f),
+                optimizerOf(new Adam(LrSchedule.constant(0.01), 0.8f, 0.99f, 1e-7f, true)));
+    }
+
+    private static ServerOptimizer optimizerOf(Optimizer optimizer) {
+        PsPlan plan = PsCompiler.compile(SmallWideDeep.build(10, 2, optimizer).main(), sync(), 1);
+        assertEquals(plan.sparseTables().getFirst().optimizer(), plan.denseTables().getFirst().optimizer());
+        return plan.denseTables().getFirst().optimizer();
+    }
+
+    @Test
+    void modeComesFromTheStrategy() {
+        Program main = SmallWideDeep.build(10, 2, new SGD(0.1)).main();
+        assertEquals(PsMode.SYNC, PsCompiler.compile(main, sync(), 1).mode());
+        assertEquals(PsMode.ASYNC, PsCompiler.compile(main, new DistributedStrategy().mode(Mode.PS).aSync(true), 1).mode());
+        assertEquals(PsMode.GEO, PsCompiler.compile(main, new DistributedStrategy().mode(Mode.PS).aSync(true)
+                .aSyncConfigs(c -> c.kSteps(4)), 1).mode());
+    }
+
+    @Test
+    void describeShowsTheModeAndWhereEveryTableAndBlockLives() {
+        PsPlan plan = PsCompiler.compile(SmallWideDeep.build(10, 2, new SGD(0.1)).main(), sync(), 2, 16);
+        String text = plan.describe();
+        assertTrue(text.startsWith("parameter-server plan: mode sync, 2 servers\n"), text);
+        assertTrue(text.contains("server 0:\n  dense fc_0.w_0.block0 [0, 40)\n"), text);
+        assertTrue(text.contains("server 1:\n  dense fc_0.w_0.block1 [40, 80)\n"), text);
+        assertTrue(text.contains("  sparse: the rows of all 6 tables whose id has KeyHash.serverOf(id, 2) = 1\n"), text);
+        assertTrue(text.contains("  embedding_1.w_0 dim 2 Sgd[lr=0.1, weightDecay=0.0], rows start Uniform[min="), text);
+        assertTrue(text.contains("learning rate: constant"), text);
+    }
+
+    @Test
+    void anOptimizerTheServersDoNotRunIsNamed() {
+        Program main = SmallWideDeep.build(10, 2, new AdamW(0.01, 0.01f)).main();
+        PsCompileException e = assertThrows(PsCompileException.class, () -> PsCompiler.compile(main, sync(), 1));
+        assertTrue(e.getMessage().startsWith("optimizer op adamw (parameter "), e.getMessage());
+        assertTrue(e.getMessage().contains("sgd, momentum, adagrad and adam"), e.getMessage());
+    }
+
+    @Test
+    void aChangingLearningRateIsNamed() {
+        Program main = SmallWideDeep.build(10, 2, new SGD(LrSchedule.stepDecay(0.1, 10, 0.5), 0f)).main();
+        PsCompileException e = assertThrows(PsCompileException.class, () -> PsCompiler.compile(main, sync(), 1));
+        assertEquals("learning-rate schedule step cannot run on the parameter servers yet: they keep the learning rate"
+                + " constant; use LrSchedule.constant", e.getMessage());
+    }
+
+    @Test
+    void collectiveModeIsNamed() {
+        Program main = SmallWideDeep.build(10, 2, new SGD(0.1)).main();
+        PsCompileException e = assertThrows(PsCompileException.class,
+                () -> PsCompiler.compile(main, new DistributedStrategy(), 1));
+        assertEquals("the parameter-server compile step needs mode ps, but the strategy's mode is collective;"
+                + " set mode: ps", e.getMessage());
+    }
+
+    @Test
+    void anOpThatReadsASparseTableIsNamed() {
+        SmallWideDeep net = SmallWideDeep.build(10, 2, new SGD(0.1));
+        Program main = net.main();
+        String table = main.globalBlock().ops().stream().filter(op -> op.type().equals("lookup_table")).findFirst()
+                .orElseThrow().in("W");
+        main.globalBlock().appendOp("scale", Map.of("X", List.of(table)), Map.of("Out", List.of("peek")),
+                Map.of("scale", 2f));
+        PsCompileException e = assertThrows(PsCompileException.class, () -> PsCompiler.compile(main, sync(), 1));
+        assertEquals("op scale reads " + table + ", which moves to the parameter servers (a sparse table, optimizer"
+                + " state or learning rate); the parameter-server compile step cannot transpile it", e.getMessage());
+    }
+
+    @Test
+    void aProgramWithoutMinimizeIsNamed() {
+        SmallWideDeep net = SmallWideDeep.build(10, 2, new SGD(0.1));
+        Program forward = net.main().copy();
+        forward.setStartupProgram(net.startup());
+        for (int i = forward.globalBlock().ops().size() - 1; i >= 0; i--) {
+            if (forward.globalBlock().ops().get(i).type().equals("sgd")) {
+                forward.globalBlock().removeOp(i);
+            }
+        }
+        PsCompileException e = assertThrows(PsCompileException.class, () -> PsCompiler.compile(forward, sync(), 1));
+        assertEquals("the program has no optimizer ops; call minimize before the parameter-server compile step",
+                e.getMessage());
+    }
+}
