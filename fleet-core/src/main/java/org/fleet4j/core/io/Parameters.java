@@ -46,11 +46,16 @@ public final class Parameters {
 
     /** Loads {@code file} into {@code targets} (the model's name to its tensor), as {@link #load} describes. */
     public static LoadReport loadInto(Path file, Map<String, Tensor> targets, ParameterLoadOptions options) {
+        return loadInto(file, SafeTensors.read(file), targets, options);
+    }
+
+    /** Loads {@code tensors}, read from {@code file} (and perhaps converted), into {@code targets}. */
+    static LoadReport loadInto(Path file, Map<String, Tensor> tensors, Map<String, Tensor> targets, ParameterLoadOptions options) {
         Map<String, Tensor> renamed = new LinkedHashMap<>();
         Map<String, String> theirName = new HashMap<>();
         List<String> unexpected = new ArrayList<>();
         List<String> problems = new ArrayList<>();
-        for (Map.Entry<String, Tensor> e : SafeTensors.read(file).entrySet()) {
+        for (Map.Entry<String, Tensor> e : tensors.entrySet()) {
             String ours = options.nameMap().apply(e.getKey());
             if (ours == null || !targets.containsKey(ours)) {
                 unexpected.add(ours == null || ours.equals(e.getKey()) ? e.getKey() : e.getKey() + " (as " + ours + ")");
