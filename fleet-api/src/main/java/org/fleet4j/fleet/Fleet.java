@@ -325,6 +325,16 @@ public final class Fleet implements AutoCloseable {
     }
 
     /**
+     * As {@link #loadCheckpoint(Path, Scope, Program, LoadOptions)} for a program that {@code runner} runs: the
+     * device's values go to the scope first and the device rereads the scope after, so its copies are replaced too.
+     */
+    public void loadCheckpoint(Path file, Scope scope, Program program, ProgramRunner runner, LoadOptions options) {
+        runner.syncToScope(scope);
+        loadCheckpoint(file, scope, program, options);
+        runner.scopeChanged();
+    }
+
+    /**
      * Loads a weights-only safetensors file (a PyTorch state_dict, or {@link Parameters#save}'s output) into the
      * weights of {@code program} (its parameters and batch-norm statistics, see {@link ModelState}) in {@code scope},
      * on every rank, after the startup program ran; the optimizer's state keeps its initial values. Strict by default
