@@ -3,9 +3,11 @@ package org.fleet4j.core.io;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.fleet4j.core.device.ProgramRunner;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Block;
@@ -30,7 +32,7 @@ public final class TorchStateDict {
     private final Map<String, String> toFleet = new LinkedHashMap<>();
     private final Map<String, String> toTorch = new HashMap<>();
     /** The Fleet4J names of fc weights, which are transposed. */
-    private final List<String> linearWeights = new ArrayList<>();
+    private final Set<String> linearWeights = new HashSet<>();
     private final List<String> batchNormModules = new ArrayList<>();
 
     private TorchStateDict(Program program) {
@@ -103,11 +105,6 @@ public final class TorchStateDict {
             toFleet.put(torchName, fleetName);
             toTorch.put(fleetName, torchName);
         }
-    }
-
-    /** The Fleet4J name of each PyTorch tensor of the paired layers. */
-    public Map<String, String> names() {
-        return Map.copyOf(toFleet);
     }
 
     /**
