@@ -124,7 +124,7 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
                         reply.onNext(DONE);
                         reply.onCompleted();
                     } else if (!call.isCancelled()) {
-                        reply.onError(Status.DEADLINE_EXCEEDED.withDescription(why).asRuntimeException());
+                        reply.onError(Status.ABORTED.withDescription(why).asRuntimeException());
                     }
                 });
         call.setOnCancelHandler(leave);
