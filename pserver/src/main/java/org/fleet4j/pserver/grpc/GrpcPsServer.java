@@ -39,6 +39,7 @@ final class GrpcPsServer implements PsServer {
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     private GrpcPsServer(TableShard shard, PsOptions options) throws IOException {
+        DroppedConnectionLog.install();
         InetSocketAddress unresolved = TcpStore.parseHostPort(options.endpoint(), "parameter-server endpoint");
         InetSocketAddress bind = new InetSocketAddress(unresolved.getHostString(), unresolved.getPort());
         int cores = Runtime.getRuntime().availableProcessors();
