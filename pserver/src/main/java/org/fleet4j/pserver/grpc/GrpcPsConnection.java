@@ -12,10 +12,12 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.TcpStore;
 import org.fleet4j.pserver.grpc.proto.BarrierRequest;
@@ -50,6 +52,9 @@ final class GrpcPsConnection implements PsConnection {
     private final ExecutorService offload;
     private final ManagedChannel channel;
     private ParameterServerBlockingStub stub;
+    /** What the server said it holds: sparse tables' dimensions and dense blocks' sizes, to send exact sizes. */
+    private Map<String, Integer> sparseDims = Map.of();
+    private Map<String, Long> denseNumel = Map.of();
 
     private GrpcPsConnection(String endpoint, PsOptions options) {
         this.endpoint = endpoint;
@@ -87,6 +92,9 @@ final class GrpcPsConnection implements PsConnection {
             throw new PsException("parameter server " + endpoint + " speaks protocol '" + reply.getProtocol()
                     + "', this worker '" + GrpcTransport.PROTOCOL + "'; give every process the same strategy protocol");
         }
+        sparseDims = Map.copyOf(reply.getSparseDimsMap());
+        denseNumel = reply.getDenseBlocksList().stream()
+                .collect(Collectors.toUnmodifiableMap(b -> blockKey(b.getParam(), b.getBlock()), b -> b.getNumel()));
         byte[] session = reply.getSession().toByteArray();
         if (token == null) {
             if (session.length > 0) {
@@ -121,15 +129,19 @@ final class GrpcPsConnection implements PsConnection {
 
     @Override
     public void pushDense(String param, int block, MemorySegment grad) {
-        call("pushDense(" + param + ", block " + block + ")", deadline, s -> s.pushDense(PushDenseRequest.newBuilder()
-                .setParam(param).setBlock(block).setGrad(Wire.view(grad, grad.byteSize())).build()));
+        String what = "pushDense(" + param + ", block " + block + ")";
+        Long numel = denseNumel.get(blockKey(param, block));
+        long bytes = numel == null ? grad.byteSize() : requireBytes(what, "gradient", grad, numel * Float.BYTES);
+        call(what, deadline, s -> s.pushDense(PushDenseRequest.newBuilder()
+                .setParam(param).setBlock(block).setGrad(Wire.view(grad, bytes)).build()));
     }
 
     @Override
     public void pullSparse(String table, MemorySegment ids, int n, MemorySegment out) {
         String what = "pullSparse(" + table + ", " + n + " ids)";
+        long idBytes = requireBytes(what, "ids", ids, (long) n * Long.BYTES);
         ByteString rows = call(what, deadline, s -> s.pullSparse(PullSparseRequest.newBuilder().setTable(table)
-                .setIds(Wire.view(ids, (long) n * Long.BYTES)).build())).getValues();
+                .setIds(Wire.view(ids, idBytes)).build())).getValues();
         if (n > 0 && rows.size() % n != 0) {
             throw new PsException(what + " on parameter server " + endpoint + ": the reply holds " + rows.size()
                     + " bytes, not " + n + " rows");
@@ -140,10 +152,11 @@ final class GrpcPsConnection implements PsConnection {
     @Override
     public void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads) {
         String what = "pushSparse(" + table + ", " + n + " ids)";
-        long rowBytes = n == 0 ? 0 : grads.byteSize() / n / Float.BYTES * Float.BYTES;
+        Integer dim = sparseDims.get(table);
+        long bytes = dim == null ? grads.byteSize() : requireBytes(what, "gradients", grads, (long) n * dim * Float.BYTES);
+        long idBytes = requireBytes(what, "ids", ids, (long) n * Long.BYTES);
         call(what, deadline, s -> s.pushSparse(PushSparseRequest.newBuilder().setTable(table)
-                .setIds(Wire.view(ids, (long) n * Long.BYTES))
-                .setGrads(Wire.view(grads, rowBytes * n)).build()));
+                .setIds(Wire.view(ids, idBytes)).setGrads(Wire.view(grads, bytes)).build()));
     }
 
     @Override
@@ -184,6 +197,19 @@ final class GrpcPsConnection implements PsConnection {
             Thread.currentThread().interrupt();
         }
         threads.shutdown(CLOSE_PATIENCE, loop, offload);
+    }
+
+    private static String blockKey(String param, int block) {
+        return param + "/" + block;
+    }
+
+    /** {@code bytes}, after checking that {@code segment} holds that many. */
+    private long requireBytes(String what, String name, MemorySegment segment, long bytes) {
+        if (segment.byteSize() < bytes) {
+            throw new PsException(what + " for parameter server " + endpoint + ": the " + name + " buffer holds "
+                    + segment.byteSize() + " bytes, " + bytes + " are needed");
+        }
+        return bytes;
     }
 
     private void receive(String what, ByteString values, MemorySegment out) {

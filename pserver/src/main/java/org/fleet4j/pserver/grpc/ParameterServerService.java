@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.fleet4j.core.io.CheckpointException;
 import org.fleet4j.pserver.grpc.proto.BarrierRequest;
+import org.fleet4j.pserver.grpc.proto.DenseBlock;
 import org.fleet4j.pserver.grpc.proto.Done;
 import org.fleet4j.pserver.grpc.proto.Floats;
 import org.fleet4j.pserver.grpc.proto.HelloReply;
@@ -63,6 +64,9 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
     public void hello(HelloRequest request, StreamObserver<HelloReply> reply) {
         HelloReply.Builder hello = HelloReply.newBuilder().setProtocol(GrpcTransport.PROTOCOL).setServer(endpoint.get())
                 .setShard(shard.server()).setShards(shard.servers());
+        shard.sparseConfigs().forEach(c -> hello.putSparseDims(c.name(), c.dim()));
+        shard.denseBlocks().forEach(b -> hello.addDenseBlocks(DenseBlock.newBuilder().setParam(b.spec().param())
+                .setBlock(b.spec().block()).setNumel(b.spec().numel())));
         if (sessions != null) {
             byte[] session = sessions.open();
             hello.setSession(ByteString.copyFrom(session))
@@ -207,7 +211,7 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
 
     private static void requireBytes(ByteString bytes, long expected, String what, String shape) {
         if (bytes.size() != expected) {
-            throw new IllegalArgumentException(what + " holds " + bytes.size() + " bytes, expected " + expected
+            throw new IllegalArgumentException(what + " came as " + bytes.size() + " bytes, expected " + expected
                     + " (" + shape + ")");
         }
     }

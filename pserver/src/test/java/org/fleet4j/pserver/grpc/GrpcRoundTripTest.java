@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.protobuf.ByteString;
+import io.grpc.StatusRuntimeException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
@@ -18,6 +20,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.fleet4j.collective.JobToken;
+import org.fleet4j.pserver.grpc.proto.PullSparseRequest;
+import org.fleet4j.pserver.grpc.proto.PushSparseRequest;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.table.TableStats;
 import org.fleet4j.pserver.transport.PsConnection;
@@ -49,7 +53,9 @@ class GrpcRoundTripTest {
                         pullSparse(c, "emb", ids, raw.length, DIM), "emb rows at step " + step);
                 MemorySegment grads = Shards.randomFloats(random, (long) raw.length * DIM);
                 direct.pushSparse("emb", ids, raw.length, grads);
-                c.pushSparse("emb", ids, raw.length, grads);
+                MemorySegment reused = Shards.floats(2L * raw.length * DIM);
+                MemorySegment.copy(grads, 0, reused, 0, grads.byteSize());
+                c.pushSparse("emb", ids, raw.length, reused);
                 MemorySegment wideGrads = Shards.randomFloats(random, raw.length);
                 direct.pushSparse("wide", ids, raw.length, wideGrads);
                 c.pushSparse("wide", ids, raw.length, wideGrads);
@@ -171,8 +177,35 @@ class GrpcRoundTripTest {
             assertTrue(dense.getMessage().contains("does not hold block 3 of dense table fc.w"), dense.getMessage());
             PsException size = assertThrows(PsException.class,
                     () -> c.pushDense("fc.b", 0, Shards.floats(DIM - 1)));
-            assertTrue(size.getMessage().contains("expected " + DIM * Float.BYTES), size.getMessage());
+            assertEquals("pushDense(fc.b, block 0) for parameter server " + server.endpoint() + ": the gradient buffer"
+                    + " holds 60 bytes, 64 are needed", size.getMessage());
             assertEquals(2 * DIM, pullSparse(c, "emb", Shards.ids(1, 2), 2, DIM).length, "the server still serves");
+        }
+    }
+
+    @Test
+    void aServerWithoutATokenChecksTheSizesOfWhatAnyClientSends() throws Exception {
+        PsOptions options = Shards.options(null);
+        TableShard shard = Shards.shard();
+        try (PsServer server = Shards.GRPC.serve(shard, options);
+             RawClient raw = new RawClient(server.endpoint())) {
+            StatusRuntimeException odd = assertThrows(StatusRuntimeException.class, () -> raw.stub(null).pullSparse(
+                    PullSparseRequest.newBuilder().setTable("emb").setIds(ByteString.copyFrom(new byte[12])).build()));
+            assertEquals("INVALID_ARGUMENT: sparse table emb: the ids hold 12 bytes, not a whole number of int64",
+                    odd.getMessage());
+            StatusRuntimeException shortGrads = assertThrows(StatusRuntimeException.class, () -> raw.stub(null)
+                    .pushSparse(PushSparseRequest.newBuilder().setTable("emb").setIds(ByteString.copyFrom(new byte[16]))
+                            .setGrads(ByteString.copyFrom(new byte[4 * DIM])).build()));
+            assertEquals("INVALID_ARGUMENT: sparse table emb: the gradients came as 64 bytes, expected 128 (2 ids x"
+                    + " dimension 16 floats)", shortGrads.getMessage());
+            assertEquals(0, shard.sparseTable("emb").keys(), "nothing was applied");
+            try (PsConnection c = Shards.GRPC.connect(server.endpoint(), options)) {
+                assertEquals(DIM, pullSparse(c, "emb", Shards.ids(5), 1, DIM).length);
+            }
+            PsException tokenAgainstNone = assertThrows(PsException.class,
+                    () -> Shards.GRPC.connect(server.endpoint(), Shards.options(JobToken.random())).close());
+            assertTrue(tokenAgainstNone.getMessage().contains("checks no job token but this worker holds one"),
+                    tokenAgainstNone.getMessage());
         }
     }
 
