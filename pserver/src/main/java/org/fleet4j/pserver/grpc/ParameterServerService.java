@@ -77,46 +77,46 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
 
     @Override
     public void pullDense(PullDenseRequest request, StreamObserver<Floats> reply) {
-        answer(reply, () -> onTable(request.getParam(), () -> {
+        answer(request.getParam(), reply, () -> {
             long numel = shard.denseBlock(request.getParam(), request.getBlock()).spec().numel();
             byte[] out = new byte[Math.toIntExact(numel * Float.BYTES)];
             shard.pullDense(request.getParam(), request.getBlock(), MemorySegment.ofArray(out));
             return Floats.newBuilder().setValues(UnsafeByteOperations.unsafeWrap(out)).build();
-        }));
+        });
     }
 
     @Override
     public void pushDense(PushDenseRequest request, StreamObserver<Done> reply) {
-        answer(reply, () -> onTable(request.getParam(), () -> {
+        answer(request.getParam(), reply, () -> {
             long numel = shard.denseBlock(request.getParam(), request.getBlock()).spec().numel();
             requireBytes(request.getGrad(), numel * Float.BYTES, "dense " + request.getParam() + " block "
                     + request.getBlock() + ": the gradient", numel + " floats");
             shard.pushDense(request.getParam(), request.getBlock(), Wire.view(request.getGrad()));
             return DONE;
-        }));
+        });
     }
 
     @Override
     public void pullSparse(PullSparseRequest request, StreamObserver<Floats> reply) {
-        answer(reply, () -> onTable(request.getTable(), () -> {
+        answer(request.getTable(), reply, () -> {
             int dim = shard.sparseTable(request.getTable()).config().dim();
             int n = ids(request.getTable(), request.getIds());
             byte[] out = new byte[Math.toIntExact((long) n * dim * Float.BYTES)];
             shard.pullSparse(request.getTable(), Wire.view(request.getIds()), n, MemorySegment.ofArray(out));
             return Floats.newBuilder().setValues(UnsafeByteOperations.unsafeWrap(out)).build();
-        }));
+        });
     }
 
     @Override
     public void pushSparse(PushSparseRequest request, StreamObserver<Done> reply) {
-        answer(reply, () -> onTable(request.getTable(), () -> {
+        answer(request.getTable(), reply, () -> {
             int dim = shard.sparseTable(request.getTable()).config().dim();
             int n = ids(request.getTable(), request.getIds());
             requireBytes(request.getGrads(), (long) n * dim * Float.BYTES, "sparse table " + request.getTable()
                     + ": the gradients", n + " ids x dimension " + dim + " floats");
             shard.pushSparse(request.getTable(), Wire.view(request.getIds()), n, Wire.view(request.getGrads()));
             return DONE;
-        }));
+        });
     }
 
     @Override
@@ -169,20 +169,26 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
         onStop.run();
     }
 
-    private <T> T onTable(String table, Supplier<T> work) {
-        AtomicInteger counter = underWay.get(table);
+    private <T> void answer(StreamObserver<T> reply, Supplier<T> work) {
+        answer(null, reply, work);
+    }
+
+    /** Answers with {@code work}'s result or its failure; a call for {@code table} counts as under way until then. */
+    private <T> void answer(String table, StreamObserver<T> reply, Supplier<T> work) {
+        AtomicInteger counter = table == null ? null : underWay.get(table);
         if (counter == null) {
-            return work.get();
+            answerNow(reply, work);
+            return;
         }
         counter.incrementAndGet();
         try {
-            return work.get();
+            answerNow(reply, work);
         } finally {
             counter.decrementAndGet();
         }
     }
 
-    private <T> void answer(StreamObserver<T> reply, Supplier<T> work) {
+    private <T> void answerNow(StreamObserver<T> reply, Supplier<T> work) {
         T answer;
         try {
             answer = work.get();
