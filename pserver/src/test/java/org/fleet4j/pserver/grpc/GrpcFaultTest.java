@@ -12,7 +12,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -197,6 +199,35 @@ class GrpcFaultTest {
                         + ": "), e.getMessage());
                 System.out.println("after kill -9: " + e.getMessage() + " (" + ms + " ms)");
             }
+        }
+    }
+
+    @Test
+    void aHungServerFailsTheCallAtTheDeadlineNamingIt() throws Exception {
+        JobToken token = JobToken.random();
+        PsOptions options = new PsOptions("127.0.0.1:0", Duration.ofSeconds(2), token);
+        try (ServerProcess process = ServerProcess.start(token)) {
+            try (PsConnection c = Shards.GRPC.connect(process.endpoint(), options)) {
+                assertEquals(DIM, GrpcRoundTripTest.pullSparse(c, "emb", Shards.ids(1), 1, DIM).length);
+                process.signal("STOP");
+                long start = System.nanoTime();
+                PsException e = assertThrows(PsException.class, () -> GrpcRoundTripTest.pullSparse(c, "emb", Shards.ids(1), 1, DIM));
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                assertTrue(ms >= 1900 && ms < 10_000, "failed after " + ms + " ms");
+                assertTrue(e.getMessage().startsWith("pullSparse(emb, 1 ids) on parameter server " + process.endpoint()
+                        + ": no answer within 2000 ms"), e.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void aPortThatNeverAnswersFailsConnectAtTheDeadline() throws Exception {
+        try (ServerSocket blackHole = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            String endpoint = "127.0.0.1:" + blackHole.getLocalPort();
+            PsOptions options = new PsOptions("127.0.0.1:0", Duration.ofMillis(1500), JobToken.random());
+            PsException e = assertThrows(PsException.class, () -> Shards.GRPC.connect(endpoint, options).close());
+            assertTrue(e.getMessage().startsWith("connect on parameter server " + endpoint + ": no answer within 1500 ms"),
+                    e.getMessage());
         }
     }
 

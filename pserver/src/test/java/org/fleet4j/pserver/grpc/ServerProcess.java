@@ -72,6 +72,14 @@ final class ServerProcess implements AutoCloseable {
         return endpoint;
     }
 
+    /** Sends {@code signal} (e.g. STOP: the process hangs with its sockets open). */
+    void signal(String signal) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
+        if (!kill.waitFor(30, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+            throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed");
+        }
+    }
+
     /** SIGKILL, and waits until the process is gone. */
     void kill() throws InterruptedException {
         process.destroyForcibly();
