@@ -83,6 +83,25 @@ class GrpcRoundTripTest {
     }
 
     @Test
+    void heapArraysServeAsBuffersToo() {
+        TableShard direct = Shards.shard();
+        PsOptions options = Shards.options(JobToken.random());
+        long[] ids = {3, -4, 1L << 42};
+        float[] grads = new float[ids.length * DIM];
+        for (int i = 0; i < grads.length; i++) {
+            grads[i] = (i % 7) * 0.25f - 0.5f;
+        }
+        try (PsServer server = Shards.GRPC.serve(Shards.shard(), options);
+             PsConnection c = Shards.GRPC.connect(server.endpoint(), options)) {
+            c.pushSparse("emb", MemorySegment.ofArray(ids), ids.length, MemorySegment.ofArray(grads));
+            direct.pushSparse("emb", Shards.ids(ids), ids.length, MemorySegment.ofArray(grads));
+            float[] rows = new float[ids.length * DIM];
+            c.pullSparse("emb", MemorySegment.ofArray(ids), ids.length, MemorySegment.ofArray(rows));
+            assertArrayEquals(pullSparse(direct, "emb", Shards.ids(ids), ids.length, DIM), rows);
+        }
+    }
+
+    @Test
     void concurrentClientsLoseNoUpdate() throws Exception {
         int clients = 4;
         int pushes = 150;
