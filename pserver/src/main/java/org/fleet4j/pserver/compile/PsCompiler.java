@@ -116,6 +116,9 @@ public final class PsCompiler {
             block.removeOp(i);
         }
         gone.forEach(block::removeVar);
+        if (mode == PsMode.SYNC) {
+            rewritten.add(new Op(PsOpTypes.SEND_BARRIER, Map.of(), Map.of(), Map.of()));
+        }
         for (Op op : rewritten) {
             block.appendOp(op.type(), op.inputs(), op.outputs(), op.attrs());
         }
