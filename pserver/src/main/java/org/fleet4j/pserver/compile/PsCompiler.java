@@ -40,6 +40,20 @@ public final class PsCompiler {
     }
 
     public static PsPlan compile(Program main, DistributedStrategy strategy, int servers, long minBlockSize) {
+        return transpile(main, strategy, servers, minBlockSize, true);
+    }
+
+    /**
+     * As {@link #compile(Program, DistributedStrategy, int)}, rewriting {@code main} and its startup program themselves
+     * into the worker's programs (the plan's {@code workerMain} and {@code workerStartup} are them): what
+     * {@code minimize} does, so the user's programs are the ones that run.
+     */
+    public static PsPlan compileInPlace(Program main, DistributedStrategy strategy, int servers) {
+        return transpile(main, strategy, servers, DenseSlicing.DEFAULT_MIN_BLOCK_SIZE, false);
+    }
+
+    private static PsPlan transpile(Program main, DistributedStrategy strategy, int servers, long minBlockSize,
+                                    boolean copy) {
         if (servers <= 0) {
             throw new PsCompileException("the parameter-server plan needs at least one server, got " + servers);
         }
@@ -48,8 +62,8 @@ public final class PsCompiler {
         if (startup == null) {
             throw new PsCompileException("the program has no startup program; build it with Layers(main, startup)");
         }
-        Program worker = main.copy();
-        Program workerStartup = startup.copy();
+        Program worker = copy ? main.copy() : main;
+        Program workerStartup = copy ? startup.copy() : startup;
         worker.setStartupProgram(workerStartup);
         Block block = worker.globalBlock();
         List<Op> ops = new ArrayList<>(block.ops());

@@ -13,6 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.pserver.compile.PsMode;
@@ -183,6 +184,11 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
             }
         }
         return new Routed(count, idsOf, rowsOf, positions);
+    }
+
+    /** Runs {@code call} on every server's connection at once (save, stop), each wait bounded and naming its server. */
+    public void eachServer(String what, Consumer<PsConnection> call) {
+        perServer(what, server -> call.accept(servers.get(server)));
     }
 
     private void perServerZero(String what, Runnable call) {
