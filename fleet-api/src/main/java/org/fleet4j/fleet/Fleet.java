@@ -257,6 +257,19 @@ public final class Fleet implements AutoCloseable {
         onRankZero("savePersistables " + dir, () -> job.save(dir));
     }
 
+    /** Whether the strategy's mode is ps: parameter servers hold the trained tables. */
+    public boolean isPsMode() {
+        return ps != null;
+    }
+
+    /**
+     * The forward-only program {@code test} (cloned before {@code minimize}) as this job's trainers run it: in
+     * parameter-server mode it pulls the tables it reads from the servers; in collective mode it is {@code test}.
+     */
+    public Program testProgram(Program test) {
+        return ps == null ? test : ps.forward(test);
+    }
+
     /** The parameter-server mode of this job (sync, async, half-async or geo); fails in collective mode. */
     public String psMode() {
         return ps("psMode").mode().spelling();

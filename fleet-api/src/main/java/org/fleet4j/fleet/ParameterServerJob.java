@@ -63,6 +63,10 @@ final class ParameterServerJob {
         return plan;
     }
 
+    Program forward(Program test) {
+        return PsCompiler.forward(test, plan("testProgram"));
+    }
+
     private PsPlan plan(String what) {
         if (plan == null) {
             throw new IllegalStateException("Fleet." + what + ": no parameter-server plan yet; call"
