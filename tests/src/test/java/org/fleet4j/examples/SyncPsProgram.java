@@ -150,6 +150,7 @@ public final class SyncPsProgram {
                     double loss = fleet.util().allReduce(r.get(net.loss().name()).getFloat(0) / (double) workers, ReduceOp.SUM);
                     report.append(String.format(Locale.ROOT, "loss %d %.9g%n", step, loss));
                     System.out.printf(Locale.ROOT, "step %d loss %.6f%n", step, loss);
+                    System.out.flush();
                 }
                 Map<String, Tensor> params = ps ? fromServers(fleet, tables) : fromScope(scope, tables);
                 params.forEach((name, t) -> {
