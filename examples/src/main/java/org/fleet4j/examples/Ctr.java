@@ -241,7 +241,7 @@ public final class Ctr implements Callable<Integer> {
                 "ctr test AUC at %d points (every %d steps and each epoch's end)", aucSteps.size(), evalEvery));
         new Summary().put("program", "ctr").put("auc", result.auc).put("logloss", result.logloss)
                 .put("samples_per_sec", samples / seconds)
-                .put("mode", fleet.isPsMode() ? "ps-" + fleet.psMode() : rank.worldSize() == 1 ? "local" : "collective")
+                .put("mode", fleet.isPsMode() ? "ps-" + fleet.psMode() : "local")
                 .put("protocol", fleet.protocol()).put("servers", fleet.serverNum()).put("workers", rank.worldSize())
                 .put("auc_curve", aucCurve(aucSteps, aucCurve.values())).put("final_loss", lastLoss).put("epochs", epochs)
                 .put("steps", stepsPerEpoch * epochs).put("batch_size", batchSize).put("optimizer", opt.name())
