@@ -17,6 +17,7 @@ import org.fleet4j.core.data.CriteoReader;
 import org.fleet4j.core.data.CriteoRow;
 import org.fleet4j.core.device.ProgramRunner;
 import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.io.LoadOptions;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.models.Mlp;
 import org.fleet4j.core.ops.LrSchedule;
@@ -158,9 +159,7 @@ public final class Ctr implements Callable<Integer> {
         long vocab = fleet.isPsMode() ? CtrFeatures.RAW_IDS : vocabSize;
         Program testProgram = fleet.testProgram(net.test());
         if (loadCheckpoint != null && !fleet.isPsMode()) {
-            exe.syncToScope(scope);
-            fleet.loadCheckpoint(loadCheckpoint, scope, net.main());
-            exe.scopeChanged();
+            fleet.loadCheckpoint(loadCheckpoint, scope, net.main(), exe, LoadOptions.STRICT);
             out.println("ctr: loaded the training state from " + loadCheckpoint);
         }
         long stepsPerEpoch = stepsPerEpoch(fleet, rank, train);

@@ -147,10 +147,8 @@ public final class Mnist implements Callable<Integer> {
         Timeline timeline = timelineFile == null ? null
                 : Timeline.attach(Training.timelineExecutor(exe), net.main(), rank.rank());
         if (loadCheckpoint != null) {
-            exe.syncToScope(scope);
-            fleet.loadCheckpoint(loadCheckpoint, scope, net.main(),
+            fleet.loadCheckpoint(loadCheckpoint, scope, net.main(), exe,
                     allowNonfiniteCheckpoint ? LoadOptions.STRICT.allowingNonFinite() : LoadOptions.STRICT);
-            exe.scopeChanged();
             out.println("mnist: loaded the training state from " + loadCheckpoint);
         }
 

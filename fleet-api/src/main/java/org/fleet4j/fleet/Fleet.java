@@ -18,9 +18,14 @@ import org.fleet4j.collective.Role;
 import org.fleet4j.compiler.HierarchicalForm;
 import org.fleet4j.compiler.RingLayout;
 import org.fleet4j.core.device.Devices;
+import org.fleet4j.core.device.ProgramRunner;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.io.CheckpointException;
 import org.fleet4j.core.io.LoadOptions;
+import org.fleet4j.core.io.LoadReport;
+import org.fleet4j.core.io.ModelState;
+import org.fleet4j.core.io.ParameterLoadOptions;
+import org.fleet4j.core.io.Parameters;
 import org.fleet4j.core.io.SafeTensors;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ops.ExecContext;
@@ -447,6 +452,35 @@ public final class Fleet implements AutoCloseable {
      */
     public void loadCheckpoint(Path file, Scope scope, Program program, LoadOptions options) {
         SafeTensors.loadInto(file, Persistables.of(program, scope, "loadCheckpoint " + file), options);
+    }
+
+    /**
+     * As {@link #loadCheckpoint(Path, Scope, Program, LoadOptions)} for a program that {@code runner} runs: the
+     * device's values go to the scope first and the device rereads the scope after, so its copies are replaced too.
+     */
+    public void loadCheckpoint(Path file, Scope scope, Program program, ProgramRunner runner, LoadOptions options) {
+        runner.syncToScope(scope);
+        loadCheckpoint(file, scope, program, options);
+        runner.scopeChanged();
+    }
+
+    /**
+     * Loads a weights-only safetensors file (a PyTorch state_dict, or {@link Parameters#save}'s output) into the
+     * weights of {@code program} (its parameters and batch-norm statistics, see {@link ModelState}) in {@code scope},
+     * on every rank, after the startup program ran; the optimizer's state keeps its initial values. Strict by default
+     * and all or nothing; {@code options} may skip missing and unexpected names (the report lists them), rename the
+     * file's tensors, and allow non-finite values. F16, BF16 and F64 values are converted to the weight's dtype.
+     */
+    public LoadReport loadParameters(Path file, Scope scope, Program program, ParameterLoadOptions options) {
+        return Parameters.load(file, program, scope, options);
+    }
+
+    /**
+     * As {@link #loadParameters(Path, Scope, Program, ParameterLoadOptions)} for a program that {@code runner} runs,
+     * so the device's copies are replaced too (no {@code syncToScope}/{@code scopeChanged} needed around it).
+     */
+    public LoadReport loadParameters(Path file, Scope scope, Program program, ProgramRunner runner, ParameterLoadOptions options) {
+        return Parameters.load(file, program, scope, runner, options);
     }
 
     /**

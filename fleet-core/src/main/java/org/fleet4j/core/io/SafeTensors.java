@@ -159,7 +159,11 @@ public final class SafeTensors {
                 } catch (OffHeapMemoryException m) {
                     throw m.in("checkpoint " + file + ", tensor " + e.name());
                 }
-                readSegment(file, e.name(), ch, t.segment(), dataStart + e.begin());
+                if (e.stored().widens()) {
+                    readWidened(file, e, ch, t, dataStart + e.begin());
+                } else {
+                    readSegment(file, e.name(), ch, t.segment(), dataStart + e.begin());
+                }
                 tensors.put(e.name(), t);
             }
             return new Checkpoint(tensors, header.metadata());
@@ -167,6 +171,25 @@ public final class SafeTensors {
             throw new CheckpointException(file, null, "file does not exist", e);
         } catch (IOException e) {
             throw new CheckpointException(file, null, "cannot be read: " + e, e);
+        }
+    }
+
+    /** Reads an F16 or U8 tensor's bytes and widens each element exactly into {@code t} (F32 or I32). */
+    private static void readWidened(Path file, SafeTensorsHeader.Entry e, FileChannel ch, Tensor t, long position) throws IOException {
+        long n = t.numel();
+        long chunk = IO_CHUNK / e.stored().byteSize();
+        for (long from = 0; from < n; from += chunk) {
+            int count = (int) Math.min(chunk, n - from);
+            ByteBuffer raw = ByteBuffer.allocate(count * e.stored().byteSize()).order(ByteOrder.LITTLE_ENDIAN);
+            readFully(file, e.name(), ch, raw, position + from * e.stored().byteSize());
+            raw.flip();
+            for (int i = 0; i < count; i++) {
+                if (e.stored() == StoredDType.F16) {
+                    t.setFloat(from + i, Float.float16ToFloat(raw.getShort()));
+                } else {
+                    t.setLong(from + i, raw.get() & 0xff);
+                }
+            }
         }
     }
 
@@ -253,13 +276,13 @@ public final class SafeTensors {
     }
 
     /** Why {@code t} cannot be loaded as {@code name} because of a NaN or an infinity, or null when all is finite. */
-    private static String nonFinite(String name, Tensor t) {
+    static String nonFinite(String name, Tensor t) {
         long bad = t.firstNonFinite();
         return bad < 0 ? null : name + " holds " + t.getDouble(bad) + " at " + t.indexOf(bad) + " (flat index " + bad
                 + "), so the training that saved it had diverged (a load allowing non-finite values reads it for inspection)";
     }
 
-    private static String summary(Collection<String> names) {
+    static String summary(Collection<String> names) {
         List<String> list = List.copyOf(names);
         if (list.isEmpty()) {
             return "no variables";

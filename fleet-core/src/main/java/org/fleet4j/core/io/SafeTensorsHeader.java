@@ -34,7 +34,15 @@ final class SafeTensorsHeader {
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .build();
 
-    record Entry(String name, DType dtype, long[] shape, long begin, long end) {
+    /**
+     * One tensor: {@code dtype} is what it is held as in memory, {@code stored} what the file holds (they differ for
+     * F16 and U8, which are widened to F32 and I32 on reading).
+     */
+    record Entry(String name, DType dtype, StoredDType stored, long[] shape, long begin, long end) {
+        Entry(String name, DType dtype, long[] shape, long begin, long end) {
+            this(name, dtype, StoredDType.of(dtype), shape, begin, end);
+        }
+
         long byteSize() {
             return end - begin;
         }
@@ -57,22 +65,7 @@ final class SafeTensorsHeader {
     }
 
     static String code(DType dtype) {
-        return switch (dtype) {
-            case F32 -> "F32";
-            case F64 -> "F64";
-            case I32 -> "I32";
-            case I64 -> "I64";
-            case BF16 -> "BF16";
-        };
-    }
-
-    private static DType dtypeOf(String code) {
-        for (DType d : DType.values()) {
-            if (code(d).equals(code)) {
-                return d;
-            }
-        }
-        return null;
+        return StoredDType.of(dtype).name();
     }
 
     /** The header as UTF-8 JSON, padded with spaces to a multiple of 8 bytes so the data section is aligned. */
@@ -150,10 +143,10 @@ final class SafeTensorsHeader {
         if (dtypeNode == null || !dtypeNode.isTextual()) {
             throw new CheckpointException(file, name, name + " has no \"dtype\" string");
         }
-        DType dtype = dtypeOf(dtypeNode.textValue());
-        if (dtype == null) {
+        StoredDType stored = StoredDType.parse(dtypeNode.textValue());
+        if (stored == null) {
             throw new CheckpointException(file, name, name + " has dtype " + dtypeNode.textValue()
-                    + "; Fleet4J reads F32, F64, I32, I64 and BF16");
+                    + "; Fleet4J reads " + StoredDType.names());
         }
         long[] shape = nonNegativeLongs(file, name, node, "shape", -1);
         long[] offsets = nonNegativeLongs(file, name, node, "data_offsets", 2);
@@ -168,15 +161,15 @@ final class SafeTensorsHeader {
         }
         long need;
         try {
-            need = Math.multiplyExact(Shapes.numel(shape), dtype.byteSize());
+            need = Math.multiplyExact(Shapes.numel(shape), stored.byteSize());
         } catch (ArithmeticException e) {
             throw new CheckpointException(file, name, name + " has shape " + Shapes.str(shape) + ", too many elements to hold");
         }
         if (need != end - begin) {
-            throw new CheckpointException(file, name, name + " is " + code(dtype) + " " + Shapes.str(shape) + " (" + need
+            throw new CheckpointException(file, name, name + " is " + stored + " " + Shapes.str(shape) + " (" + need
                     + " bytes) but its data_offsets [" + begin + ", " + end + "] span " + (end - begin) + " bytes");
         }
-        return new Entry(name, dtype, shape, begin, end);
+        return new Entry(name, stored.heldAs(), stored, shape, begin, end);
     }
 
     private static long[] nonNegativeLongs(Path file, String name, JsonNode node, String key, int expectedLength) {

@@ -1,6 +1,10 @@
 package org.fleet4j.core.layers;
 
+import java.util.Arrays;
 import java.util.Map;
+import org.fleet4j.core.ir.IrException;
+import org.fleet4j.core.tensor.Shapes;
+import org.fleet4j.core.tensor.Tensor;
 
 /**
  * How a parameter is initialised: an op appended to the startup program. Xavier and Kaiming derive their
@@ -39,6 +43,32 @@ public sealed interface Initializer {
 
     static Initializer kaimingNormal() {
         return new Kaiming(false);
+    }
+
+    /**
+     * Exactly the given values (Paddle's NumpyArrayInitializer), e.g. weights computed elsewhere, held as float32; a
+     * parameter of another shape is refused when the layer is built.
+     */
+    static Initializer values(Tensor values) {
+        return new Values(values.toFloatArray(), values.shape());
+    }
+
+    static Initializer values(float[] values, long... shape) {
+        if (values.length != Shapes.numel(shape)) {
+            throw new IllegalArgumentException(values.length + " values cannot fill shape " + Shapes.str(shape)
+                    + " (" + Shapes.numel(shape) + " elements)");
+        }
+        return new Values(values.clone(), shape.clone());
+    }
+
+    record Values(float[] values, long[] shape) implements Initializer {
+        public OpDesc describe(long[] paramShape, long seed) {
+            if (!Arrays.equals(shape, paramShape)) {
+                throw new IrException("the initializer's values have shape " + Shapes.str(shape) + ", the parameter has "
+                        + Shapes.str(paramShape) + " (fc weights are [in, out])");
+            }
+            return new OpDesc("assign_value", Map.of("shape", paramShape, "fp32_values", values));
+        }
     }
 
     record Constant(float value) implements Initializer {

@@ -18,6 +18,11 @@ import org.fleet4j.core.tensor.DType;
  * Var logits = nn.fc(nn.fc(x, 512, "relu"), 10, null);
  * Var loss = nn.mean(nn.softmaxWithCrossEntropy(logits, y));
  * </pre>
+ * Default parameter names: each layer call takes the prefix {@code <layer>_<n>} ({@code fc_0}, {@code fc_1}, ...,
+ * {@code embedding_0}, {@code batch_norm_0}), where n counts from 0 the earlier calls of that kind in the same main
+ * program that took a default name, and names its weight {@code <prefix>.w_0} and its bias {@code <prefix>.b_0};
+ * batch norm's running mean and variance are {@code <prefix>.w_1} and {@code <prefix>.w_2}. A {@link ParamAttr}
+ * replaces a name; a layer whose parameters are all named takes no number.
  */
 public final class Layers {
     private final Program main;
@@ -49,17 +54,46 @@ public final class Layers {
 
     /** A trainable parameter, created in the main program and initialised by an op in the startup program. */
     public Var createParameter(String name, DType dtype, long[] shape, Initializer init) {
+        if (block().hasVar(name)) {
+            throw new IrException("parameter name '" + name + "' is already used by a var of the program; give each"
+                    + " parameter its own name");
+        }
+        Initializer.OpDesc d;
+        try {
+            d = init.describe(shape, nextSeed());
+        } catch (IrException e) {
+            throw new IrException("parameter " + name + ": " + e.getMessage());
+        }
         Var p = block().createVar(name, dtype, shape).setParameter(true);
         Var s = startup.globalBlock().createVar(name, dtype, shape).setParameter(true);
-        Initializer.OpDesc d = init.describe(shape, nextSeed());
         Map<String, Object> attrs = new LinkedHashMap<>(d.attrs());
         attrs.put("dtype", dtype.displayName());
         startup.globalBlock().appendOp(d.type(), Map.of(), Map.of("Out", List.of(s.name())), attrs);
         return p;
     }
 
+    /** A parameter as {@code attr} says, else with the layer's default name and initializer. */
+    private Var createParameter(ParamAttr attr, String defaultName, DType dtype, long[] shape, Initializer defaultInit) {
+        Var p = createParameter(attr.name() != null ? attr.name() : defaultName, dtype, shape,
+                attr.initializer() != null ? attr.initializer() : defaultInit);
+        return p.setStopGradient(!attr.trainable());
+    }
+
+    /** The prefix of a layer's default names, taken only when one of them is used (so named layers skip no number). */
+    private String prefix(String kind, String... names) {
+        for (String n : names) {
+            if (n == null) {
+                return main.uniqueName(kind);
+            }
+        }
+        return null;
+    }
+
     /** A persistable, non-trainable var (running statistics, counters) initialised to a constant. */
     public Var createPersistable(String name, DType dtype, long[] shape, float value) {
+        if (block().hasVar(name)) {
+            throw new IrException("var name '" + name + "' is already used by a var of the program; give each its own name");
+        }
         Var p = block().createVar(name, dtype, shape).setPersistable(true).setStopGradient(true);
         startup.globalBlock().createVar(name, dtype, shape).setPersistable(true);
         startup.globalBlock().appendOp("fill_constant", Map.of(), Map.of("Out", List.of(name)),
@@ -94,18 +128,23 @@ public final class Layers {
 
     /** Fully connected: act(x W + b), W [in, size] Xavier-initialised, b zeros. act may be null. */
     public Var fc(Var x, int size, String act) {
-        return fc(x, size, act, Initializer.xavierUniform(), Initializer.constant(0f));
+        return fc(x, size, act, ParamAttr.DEFAULT, ParamAttr.DEFAULT);
     }
 
     public Var fc(Var x, int size, String act, Initializer weightInit, Initializer biasInit) {
+        return fc(x, size, act, ParamAttr.initializedBy(weightInit), ParamAttr.initializedBy(biasInit));
+    }
+
+    /** As {@link #fc(Var, int, String)}, with the weight's and the bias's name, initializer and trainability. */
+    public Var fc(Var x, int size, String act, ParamAttr weight, ParamAttr bias) {
         long[] xs = x.shape();
         if (xs.length != 2) {
             x = reshape(x, -1, flattenedWidth(xs));
             xs = x.shape();
         }
-        String prefix = main.uniqueName("fc");
-        Var w = createParameter(prefix + ".w_0", x.dtype(), new long[]{xs[1], size}, weightInit);
-        Var b = createParameter(prefix + ".b_0", x.dtype(), new long[]{size}, biasInit);
+        String prefix = prefix("fc", weight.name(), bias.name());
+        Var w = createParameter(weight, prefix + ".w_0", x.dtype(), new long[]{xs[1], size}, Initializer.xavierUniform());
+        Var b = createParameter(bias, prefix + ".b_0", x.dtype(), new long[]{size}, Initializer.constant(0f));
         Var h = add(matmul(x, w, false, false, 1f), b);
         return act == null ? h : activation(act, h);
     }
@@ -213,8 +252,13 @@ public final class Layers {
 
     /** Rows of a [vocab, dim] table for integer ids; is_sparse makes its gradient a SelectedRows. */
     public Var embedding(Var ids, long vocab, long dim, boolean isSparse) {
-        String prefix = main.uniqueName("embedding");
-        Var w = createParameter(prefix + ".w_0", DType.F32, new long[]{vocab, dim}, Initializer.xavierUniform());
+        return embedding(ids, vocab, dim, isSparse, ParamAttr.DEFAULT);
+    }
+
+    /** As {@link #embedding(Var, long, long, boolean)}, with the table's name, initializer and trainability. */
+    public Var embedding(Var ids, long vocab, long dim, boolean isSparse, ParamAttr table) {
+        String prefix = prefix("embedding", table.name());
+        Var w = createParameter(table, prefix + ".w_0", DType.F32, new long[]{vocab, dim}, Initializer.xavierUniform());
         return op("lookup_table", Map.of("W", List.of(w.name()), "Ids", List.of(ids.name())), List.of("Out"),
                 Map.of("is_sparse", isSparse))[0];
     }
@@ -224,12 +268,21 @@ public final class Layers {
      * bias, running mean and variance updated in training and used when isTest.
      */
     public Var batchNorm(Var x, boolean isTest, float momentum, float epsilon) {
+        return batchNorm(x, isTest, momentum, epsilon, ParamAttr.DEFAULT, ParamAttr.DEFAULT, null, null);
+    }
+
+    /**
+     * As {@link #batchNorm(Var, boolean, float, float)}, with the scale's and bias's attributes and the names of the
+     * running mean and variance (null for the defaults; Paddle's moving_mean_name and moving_variance_name).
+     */
+    public Var batchNorm(Var x, boolean isTest, float momentum, float epsilon, ParamAttr scaleAttr, ParamAttr biasAttr,
+                         String meanName, String varianceName) {
         long c = x.shape()[1];
-        String prefix = main.uniqueName("batch_norm");
-        Var scale = createParameter(prefix + ".w_0", x.dtype(), new long[]{c}, Initializer.constant(1f));
-        Var bias = createParameter(prefix + ".b_0", x.dtype(), new long[]{c}, Initializer.constant(0f));
-        Var mean = createPersistable(prefix + ".w_1", x.dtype(), new long[]{c}, 0f);
-        Var var = createPersistable(prefix + ".w_2", x.dtype(), new long[]{c}, 1f);
+        String prefix = prefix("batch_norm", scaleAttr.name(), biasAttr.name(), meanName, varianceName);
+        Var scale = createParameter(scaleAttr, prefix + ".w_0", x.dtype(), new long[]{c}, Initializer.constant(1f));
+        Var bias = createParameter(biasAttr, prefix + ".b_0", x.dtype(), new long[]{c}, Initializer.constant(0f));
+        Var mean = createPersistable(meanName != null ? meanName : prefix + ".w_1", x.dtype(), new long[]{c}, 0f);
+        Var var = createPersistable(varianceName != null ? varianceName : prefix + ".w_2", x.dtype(), new long[]{c}, 1f);
         Var y = block().createTemp("batch_norm");
         Var savedMean = block().createTemp("batch_norm");
         Var savedVar = block().createTemp("batch_norm");

@@ -5,9 +5,10 @@ import java.util.function.ToDoubleFunction;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
 
-/** Ops that create values: fill_constant, uniform_random, gaussian_random (seeded, reproducible). */
+/** Ops that create values: fill_constant, assign_value (given values), uniform_random, gaussian_random (seeded, reproducible). */
 final class InitOps {
     private InitOps() {
     }
@@ -24,6 +25,32 @@ final class InitOps {
                     long[] shape = op.longsAttr("shape");
                     float v = op.floatAttr("value");
                     return a -> a.out("Out", dt, shape).fill(v);
+                })
+                .build());
+        OpRegistry.register(OpSpec.builder("assign_value")
+                .out("Out")
+                .attr("shape", AttrType.LONGS, null)
+                .attr("dtype", AttrType.STRING, "float32")
+                .attr("fp32_values", AttrType.FLOATS, null)
+                .shape(ctx -> {
+                    long[] shape = ctx.op().longsAttr("shape");
+                    float[] values = ctx.op().attr("fp32_values");
+                    if (Shapes.numel(shape) != values.length) {
+                        throw ctx.fail("fp32_values has " + values.length + " values, shape " + Shapes.str(shape)
+                                + " needs " + Shapes.numel(shape));
+                    }
+                    ctx.set("Out", dtype(ctx), shape);
+                })
+                .kernel(op -> {
+                    DType dt = DType.parse(op.stringAttr("dtype"));
+                    long[] shape = op.longsAttr("shape");
+                    float[] values = op.attr("fp32_values");
+                    return a -> {
+                        Tensor out = a.out("Out", dt, shape);
+                        for (int i = 0; i < values.length; i++) {
+                            out.setFloat(i, values[i]);
+                        }
+                    };
                 })
                 .build());
         OpRegistry.register(OpSpec.builder("uniform_random")

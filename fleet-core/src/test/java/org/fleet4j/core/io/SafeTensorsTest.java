@@ -168,7 +168,7 @@ class SafeTensorsTest {
         byte[] badDtype = good.clone();
         badDtype[8 + header.indexOf("F32") + 1] = '1';  // F32 becomes F12
         Files.write(file, badDtype);
-        assertEquals("checkpoint " + file + ": fc_0.w_0 has dtype F12; Fleet4J reads F32, F64, I32, I64 and BF16",
+        assertEquals("checkpoint " + file + ": fc_0.w_0 has dtype F12; Fleet4J reads F16, BF16, F32, F64, U8, I32, I64",
                 assertThrows(CheckpointException.class, () -> SafeTensors.read(file)).getMessage());
     }
 

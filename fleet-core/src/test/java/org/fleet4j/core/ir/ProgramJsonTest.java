@@ -18,6 +18,7 @@ import org.fleet4j.core.autodiff.ParamGrad;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.layers.ParamAttr;
 import org.fleet4j.core.ops.LrSchedule;
 import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
@@ -73,7 +74,9 @@ class ProgramJsonTest {
         // a round trip through bfloat16, as the amp pass casts around white-listed ops
         Var low = nn.op("cast", Map.of("X", List.of(c.name())), List.of("Out"), Map.of("out_dtype", "bfloat16"))[0];
         Var back = nn.op("cast", Map.of("X", List.of(low.name())), List.of("Out"), Map.of("out_dtype", "float32"))[0];
-        Var logits = nn.fc(back, 3, null);
+        // a bias of given values: assign_value and its float list
+        Var logits = nn.fc(back, 3, null, ParamAttr.DEFAULT,
+                ParamAttr.initializedBy(org.fleet4j.core.layers.Initializer.values(new float[]{0.1f, -0.2f, 0.3f}, 3)));
         nn.accuracy(nn.softmax(logits), label);
         Var loss = nn.mean(nn.softmaxWithCrossEntropy(logits, label));
         return new Model(main, nn.startup(), loss);

@@ -34,6 +34,7 @@ public final class GpuKernelTable {
         gpu(CollectiveOpTypes.WAIT, op -> a -> a.setOut("Out", a.in("X")));
         host("uniform_random", "an initialiser: runs once in the startup program; its random stream matches the CPU's");
         host("gaussian_random", "an initialiser: runs once in the startup program; its random stream matches the CPU's");
+        host("assign_value", "an initialiser with given values (Initializer.values): runs once in the startup program");
         host("fill_constant", "for dtypes other than float32 (float32 has a GPU kernel)");
         host("lr_schedule", "for schedules other than a constant rate without warm-up (those have a GPU kernel):"
                 + " one scalar each way per step");

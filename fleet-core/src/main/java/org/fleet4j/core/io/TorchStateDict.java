@@ -1,0 +1,173 @@
+package org.fleet4j.core.io;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.fleet4j.core.device.ProgramRunner;
+import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.ir.Block;
+import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.Tensor;
+
+/**
+ * A model's weights as a PyTorch {@code state_dict} saved with safetensors, for a PyTorch model made of the same layers
+ * in the same order: {@code nn.Linear} for fc (its weight is {@code [out, in]}, fc's {@code [in, out]}: transposed
+ * both ways), {@code nn.Embedding} for embedding, {@code nn.BatchNorm1d} for batch_norm (weight, bias, running_mean,
+ * running_var). The layers are found in the program's ops, in order, and paired with the PyTorch module names given
+ * (e.g. "0", "2" for an {@code nn.Sequential}, or "fc1", "fc2"). Weights of no such layer keep their own names.
+ */
+public final class TorchStateDict {
+    /** PyTorch's count of batch-norm updates: Fleet4J's batch norm always uses its momentum, so it has no use for it. */
+    static final String BATCHES_TRACKED = "num_batches_tracked";
+
+    private final Program program;
+    /** PyTorch name to the Fleet4J weight, for every weight of the listed layers. */
+    private final Map<String, String> toFleet = new LinkedHashMap<>();
+    private final Map<String, String> toTorch = new HashMap<>();
+    /** The Fleet4J names of fc weights, which are transposed. */
+    private final Set<String> linearWeights = new HashSet<>();
+    private final List<String> batchNormModules = new ArrayList<>();
+
+    private TorchStateDict(Program program) {
+        this.program = program;
+    }
+
+    /** The pairing of {@code program}'s layers, in op order, with {@code torchModules}; fails if the counts differ. */
+    public static TorchStateDict of(Program program, List<String> torchModules) {
+        TorchStateDict d = new TorchStateDict(program);
+        List<String> found = d.findLayers(torchModules);
+        if (found.size() != torchModules.size()) {
+            throw new IllegalArgumentException("the program has " + found.size() + " fc, embedding and batch_norm layers "
+                    + found + " but " + torchModules.size() + " PyTorch modules were named " + torchModules
+                    + "; name one PyTorch module per layer, in the program's order");
+        }
+        return d;
+    }
+
+    /** Walks the ops, pairing each layer with the next module name; returns the layers found, described. */
+    private List<String> findLayers(List<String> modules) {
+        Block b = program.globalBlock();
+        List<String> found = new ArrayList<>();
+        Map<String, String> biasOfMatmulOut = new HashMap<>();
+        for (Op op : b.ops()) {
+            String module = found.size() < modules.size() ? modules.get(found.size()) : null;
+            switch (op.type()) {
+                case "matmul" -> {
+                    String w = op.in("Y");
+                    if (isParameter(w) && b.var(w).shape().length == 2 && !op.<Boolean>attr("transpose_Y")) {
+                        found.add("fc " + w);
+                        pair(module, "weight", w);
+                        linearWeights.add(w);
+                        biasOfMatmulOut.put(op.out("Out"), module);
+                    }
+                }
+                case "elementwise_add" -> {
+                    String owner = biasOfMatmulOut.get(op.in("X"));
+                    if (owner != null && isParameter(op.in("Y"))) {
+                        pair(owner, "bias", op.in("Y"));
+                    }
+                }
+                case "lookup_table" -> {
+                    found.add("embedding " + op.in("W"));
+                    pair(module, "weight", op.in("W"));
+                }
+                case "batch_norm" -> {
+                    found.add("batch_norm " + op.in("Scale"));
+                    pair(module, "weight", op.in("Scale"));
+                    pair(module, "bias", op.in("Bias"));
+                    pair(module, "running_mean", op.in("Mean"));
+                    pair(module, "running_var", op.in("Variance"));
+                    if (module != null) {
+                        batchNormModules.add(module);
+                    }
+                }
+                default -> {
+                }
+            }
+        }
+        return found;
+    }
+
+    private boolean isParameter(String name) {
+        return name != null && program.globalBlock().hasVar(name) && program.globalBlock().var(name).isParameter();
+    }
+
+    private void pair(String module, String torchSuffix, String fleetName) {
+        if (module != null && !toTorch.containsKey(fleetName)) {
+            String torchName = module + "." + torchSuffix;
+            toFleet.put(torchName, fleetName);
+            toTorch.put(fleetName, torchName);
+        }
+    }
+
+    /**
+     * Loads the PyTorch state_dict {@code file} into the model's weights in {@code scope}, as {@link Parameters#load}
+     * does (strictness, further renaming, dtype conversion, all or nothing); the batch-norm counts are dropped.
+     */
+    public LoadReport load(Path file, Scope scope, ParameterLoadOptions options) {
+        return Parameters.loadInto(file, fromTorch(SafeTensors.read(file)), ModelState.of(program, scope), options);
+    }
+
+    /** As {@link #load(Path, Scope, ParameterLoadOptions)} for a program that {@code runner} runs. */
+    public LoadReport load(Path file, Scope scope, ProgramRunner runner, ParameterLoadOptions options) {
+        runner.syncToScope(scope);
+        LoadReport report = load(file, scope, options);
+        runner.scopeChanged();
+        return report;
+    }
+
+    /**
+     * Writes the model's weights from {@code scope} to {@code file} as a PyTorch state_dict ({@code
+     * model.load_state_dict(safetensors.torch.load_file(file))}), with a zero {@code num_batches_tracked} per batch norm.
+     */
+    public void save(Path file, Scope scope) {
+        Map<String, Tensor> out = new LinkedHashMap<>();
+        ModelState.of(program, scope).forEach((name, t) -> out.put(toTorch.getOrDefault(name, name),
+                linearWeights.contains(name) ? transpose(t) : t));
+        for (String module : batchNormModules) {
+            out.put(module + "." + BATCHES_TRACKED, Tensor.zeros(DType.I64));
+        }
+        SafeTensors.write(file, out, Map.of("format", "pt"));
+    }
+
+    /** PyTorch's tensors under Fleet4J's names and layouts; names of no paired layer pass unchanged. */
+    private Map<String, Tensor> fromTorch(Map<String, Tensor> torch) {
+        Map<String, Tensor> out = new LinkedHashMap<>();
+        torch.forEach((name, t) -> {
+            String fleet = toFleet.get(name);
+            if (fleet == null) {
+                if (!isBatchesTracked(name)) {
+                    out.put(name, t);
+                }
+            } else {
+                out.put(fleet, linearWeights.contains(fleet) && t.rank() == 2 ? transpose(t) : t);
+            }
+        });
+        return out;
+    }
+
+    private boolean isBatchesTracked(String name) {
+        int dot = name.lastIndexOf('.');
+        return dot > 0 && name.substring(dot + 1).equals(BATCHES_TRACKED) && batchNormModules.contains(name.substring(0, dot));
+    }
+
+    /** {@code t} [r, c] as a new [c, r] tensor of the same dtype. */
+    static Tensor transpose(Tensor t) {
+        long rows = t.dim(0);
+        long cols = t.dim(1);
+        Tensor out = Tensor.zeros(t.dtype(), cols, rows);
+        for (long r = 0; r < rows; r++) {
+            for (long c = 0; c < cols; c++) {
+                out.setDouble(c * rows + r, t.getDouble(r * cols + c));
+            }
+        }
+        return out;
+    }
+}

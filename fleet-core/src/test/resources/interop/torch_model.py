@@ -1,0 +1,102 @@
+"""The PyTorch side of TorchInteropTest: the same model as the Java test, weights in and out as safetensors.
+
+    torch_model.py export DIR   writes DIR/torch.safetensors (a state_dict), DIR/inputs.safetensors and
+                                DIR/expected.safetensors (the logits in float32 and float64)
+    torch_model.py check DIR    loads DIR/fleet.safetensors (a state_dict written by Fleet4J) strictly, runs it on
+                                DIR/inputs.safetensors and prints how far DIR/fleet_logits.safetensors is from its
+                                float64 logits, next to how far its own float32 logits are
+
+safetensors files are read and written here with json and struct: Debian packages no python3-safetensors.
+"""
+import json
+import struct
+import sys
+
+import numpy as np
+import torch
+
+CODES = {"F32": np.float32, "F64": np.float64, "I64": np.int64, "F16": np.float16}
+NAMES = {v: k for k, v in CODES.items()}
+
+
+def read(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    data = raw[8 + n:]
+    out = {}
+    for name, d in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = d["data_offsets"]
+        a = np.frombuffer(data[begin:end], dtype=CODES[d["dtype"]]).reshape(d["shape"])
+        out[name] = torch.from_numpy(a.copy())
+    return out
+
+
+def write(path, tensors):
+    header, blobs, offset = {}, [], 0
+    for name, t in tensors.items():
+        a = np.ascontiguousarray(t.detach().cpu().numpy())
+        b = a.astype(a.dtype.newbyteorder("<")).tobytes()
+        header[name] = {"dtype": NAMES[a.dtype.type], "shape": list(a.shape), "data_offsets": [offset, offset + len(b)]}
+        blobs.append(b)
+        offset += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+class Model(torch.nn.Module):
+    """ids [N] and x [N, 8] -> logits [N, 4]; the Java test builds the same layers in the same order."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 4)
+        self.fc1 = torch.nn.Linear(12, 16)
+        self.bn = torch.nn.BatchNorm1d(16)
+        self.fc2 = torch.nn.Linear(16, 4)
+
+    def forward(self, ids, x):
+        h = torch.relu(self.fc1(torch.cat([self.emb(ids), x], dim=1)))
+        return self.fc2(self.bn(h))
+
+
+def logits(model, inputs, dtype):
+    m = Model().to(dtype)
+    m.load_state_dict({k: (v.to(dtype) if v.is_floating_point() else v) for k, v in model.state_dict().items()})
+    m.eval()
+    with torch.no_grad():
+        return m(inputs["ids"], inputs["x"].to(dtype))
+
+
+def export(d):
+    torch.manual_seed(7)
+    model = Model()
+    with torch.no_grad():
+        model.bn.running_mean.uniform_(-0.5, 0.5)
+        model.bn.running_var.uniform_(0.5, 2.0)
+        model.bn.weight.uniform_(0.5, 1.5)
+        model.bn.bias.uniform_(-0.5, 0.5)
+    inputs = {"ids": torch.randint(0, 10, (32,)), "x": torch.randn(32, 8)}
+    write(d + "/torch.safetensors", model.state_dict())
+    write(d + "/inputs.safetensors", inputs)
+    write(d + "/expected.safetensors", {"logits32": logits(model, inputs, torch.float32),
+                                        "logits64": logits(model, inputs, torch.float64)})
+
+
+def check(d):
+    model = Model()
+    model.load_state_dict(read(d + "/fleet.safetensors"), strict=True)
+    inputs = read(d + "/inputs.safetensors")
+    fleet = read(d + "/fleet_logits.safetensors")["logits"].double()
+    l64 = logits(model, inputs, torch.float64)
+    l32 = logits(model, inputs, torch.float32).double()
+    print("fleet_vs_float64 %.3e torch_float32_vs_float64 %.3e max_abs_logit %.3e"
+          % ((fleet - l64).abs().max().item(), (l32 - l64).abs().max().item(), l64.abs().max().item()))
+
+
+if __name__ == "__main__":
+    {"export": export, "check": check}[sys.argv[1]](sys.argv[2])

@@ -1,0 +1,250 @@
+package org.fleet4j.pserver.grpc;
+
+import com.google.protobuf.ByteString;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.fleet4j.collective.JobToken;
+import org.fleet4j.collective.TcpStore;
+import org.fleet4j.pserver.grpc.proto.BarrierRequest;
+import org.fleet4j.pserver.grpc.proto.HelloReply;
+import org.fleet4j.pserver.grpc.proto.HelloRequest;
+import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc;
+import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc.ParameterServerBlockingStub;
+import org.fleet4j.pserver.grpc.proto.PathRequest;
+import org.fleet4j.pserver.grpc.proto.PullDenseRequest;
+import org.fleet4j.pserver.grpc.proto.PullSparseRequest;
+import org.fleet4j.pserver.grpc.proto.PushDenseRequest;
+import org.fleet4j.pserver.grpc.proto.PushSparseRequest;
+import org.fleet4j.pserver.grpc.proto.StatsRequest;
+import org.fleet4j.pserver.grpc.proto.StopRequest;
+import org.fleet4j.pserver.table.TableStats;
+import org.fleet4j.pserver.transport.PsConnection;
+import org.fleet4j.pserver.transport.PsException;
+import org.fleet4j.pserver.transport.PsOptions;
+
+/**
+ * A worker's gRPC channel to one server. Opening it says Hello: it waits (up to the deadline) for the server to
+ * listen, checks that the server speaks this protocol and holds the job token, and takes the session that every
+ * later call proves the token with. Each call then has the deadline; a failure names the call and the endpoint.
+ */
+final class GrpcPsConnection implements PsConnection {
+    private static final Duration CLOSE_PATIENCE = Duration.ofSeconds(5);
+
+    private final NetworkThreads threads = new NetworkThreads();
+    private final String endpoint;
+    private final Duration deadline;
+    private final EventLoopGroup loop;
+    private final ExecutorService offload;
+    private final ManagedChannel channel;
+    private ParameterServerBlockingStub stub;
+    /** What the server said it holds: sparse tables' dimensions and dense blocks' sizes, to send exact sizes. */
+    private Map<String, Integer> sparseDims = Map.of();
+    private Map<String, Long> denseNumel = Map.of();
+
+    private GrpcPsConnection(String endpoint, PsOptions options) {
+        this.endpoint = endpoint;
+        this.deadline = options.deadline();
+        InetSocketAddress unresolved = TcpStore.parseHostPort(endpoint, "parameter-server endpoint");
+        loop = threads.eventLoops(1, "ps-grpc-client-io");
+        offload = Executors.newSingleThreadExecutor(threads.named("ps-grpc-client-offload"));
+        channel = NettyChannelBuilder.forAddress(new InetSocketAddress(unresolved.getHostString(), unresolved.getPort()))
+                .usePlaintext()
+                .channelType(NioSocketChannel.class)
+                .eventLoopGroup(loop)
+                .directExecutor()
+                .offloadExecutor(offload)
+                .maxInboundMessageSize(GrpcTransport.MAX_MESSAGE_BYTES)
+                .build();
+        stub = ParameterServerGrpc.newBlockingStub(channel);
+    }
+
+    static GrpcPsConnection open(String endpoint, PsOptions options) {
+        GrpcPsConnection c = new GrpcPsConnection(endpoint, options);
+        try {
+            c.hello(options.token());
+            return c;
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
+        }
+    }
+
+    private void hello(JobToken token) {
+        byte[] nonce = JobToken.nonce();
+        HelloReply reply = call("connect", deadline,
+                s -> s.withWaitForReady().hello(HelloRequest.newBuilder().setClientNonce(ByteString.copyFrom(nonce)).build()));
+        if (!GrpcTransport.PROTOCOL.equals(reply.getProtocol())) {
+            throw new PsException("parameter server " + endpoint + " speaks protocol '" + reply.getProtocol()
+                    + "', this worker '" + GrpcTransport.PROTOCOL + "'; give every process the same strategy protocol");
+        }
+        sparseDims = Map.copyOf(reply.getSparseDimsMap());
+        denseNumel = reply.getDenseBlocksList().stream()
+                .collect(Collectors.toUnmodifiableMap(b -> blockKey(b.getParam(), b.getBlock()), b -> b.getNumel()));
+        byte[] session = reply.getSession().toByteArray();
+        if (token == null) {
+            if (session.length > 0) {
+                throw new PsException("parameter server " + endpoint + " requires the job token and this worker has"
+                        + " none; give every process of the job the same " + JobToken.ENV);
+            }
+            return;
+        }
+        if (session.length != CallProof.SESSION_BYTES) {
+            throw new PsException("parameter server " + endpoint + " checks no job token but this worker holds one;"
+                    + " give every process of the job the same " + JobToken.ENV);
+        }
+        if (!token.verifies(reply.getServerProof().toByteArray(), CallProof.SERVER, nonce, session)) {
+            throw new PsException("parameter server " + endpoint + " does not hold this job's token (its proof does"
+                    + " not match): it belongs to another job, or was given a different " + JobToken.ENV);
+        }
+        stub = stub.withInterceptors(new CallSigner(token, session));
+    }
+
+    @Override
+    public String endpoint() {
+        return endpoint;
+    }
+
+    @Override
+    public void pullDense(String param, int block, MemorySegment out) {
+        String what = "pullDense(" + param + ", block " + block + ")";
+        ByteString values = call(what, deadline, s -> s.pullDense(
+                PullDenseRequest.newBuilder().setParam(param).setBlock(block).build())).getValues();
+        receive(what, values, out);
+    }
+
+    @Override
+    public void pushDense(String param, int block, MemorySegment grad) {
+        String what = "pushDense(" + param + ", block " + block + ")";
+        Long numel = denseNumel.get(blockKey(param, block));
+        long bytes = numel == null ? grad.byteSize() : requireBytes(what, "gradient", grad, numel * Float.BYTES);
+        call(what, deadline, s -> s.pushDense(PushDenseRequest.newBuilder()
+                .setParam(param).setBlock(block).setGrad(Wire.view(grad, bytes)).build()));
+    }
+
+    @Override
+    public void pullSparse(String table, MemorySegment ids, int n, MemorySegment out) {
+        String what = "pullSparse(" + table + ", " + n + " ids)";
+        long idBytes = requireBytes(what, "ids", ids, (long) n * Long.BYTES);
+        ByteString rows = call(what, deadline, s -> s.pullSparse(PullSparseRequest.newBuilder().setTable(table)
+                .setIds(Wire.view(ids, idBytes)).build())).getValues();
+        if (n > 0 && rows.size() % n != 0) {
+            throw new PsException(what + " on parameter server " + endpoint + ": the reply holds " + rows.size()
+                    + " bytes, not " + n + " rows");
+        }
+        receive(what, rows, out);
+    }
+
+    @Override
+    public void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads) {
+        String what = "pushSparse(" + table + ", " + n + " ids)";
+        Integer dim = sparseDims.get(table);
+        long bytes = dim == null ? grads.byteSize() : requireBytes(what, "gradients", grads, (long) n * dim * Float.BYTES);
+        long idBytes = requireBytes(what, "ids", ids, (long) n * Long.BYTES);
+        call(what, deadline, s -> s.pushSparse(PushSparseRequest.newBuilder().setTable(table)
+                .setIds(Wire.view(ids, idBytes)).setGrads(Wire.view(grads, bytes)).build()));
+    }
+
+    @Override
+    public void barrier(String name, int worker, int workers, Duration timeout) {
+        call("barrier(" + name + ", worker " + worker + " of " + workers + ")", timeout.plus(deadline),
+                s -> s.barrier(BarrierRequest.newBuilder().setName(name).setWorker(worker).setWorkers(workers)
+                        .setTimeoutMs(timeout.toMillis()).build()));
+    }
+
+    @Override
+    public void save(Path dir) {
+        call("save(" + dir + ")", deadline, s -> s.save(PathRequest.newBuilder().setDir(dir.toString()).build()));
+    }
+
+    @Override
+    public void load(Path dir) {
+        call("load(" + dir + ")", deadline, s -> s.load(PathRequest.newBuilder().setDir(dir.toString()).build()));
+    }
+
+    @Override
+    public List<TableStats> stats() {
+        return call("stats()", deadline, s -> s.stats(StatsRequest.getDefaultInstance())).getTablesList().stream()
+                .map(t -> new TableStats(t.getTable(), t.getKind(), t.getKeys(), t.getBytes(), t.getQueueDepth()))
+                .toList();
+    }
+
+    @Override
+    public void stop() {
+        call("stop()", deadline, s -> s.stop(StopRequest.getDefaultInstance()));
+    }
+
+    @Override
+    public void close() {
+        channel.shutdownNow();
+        try {
+            channel.awaitTermination(CLOSE_PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        threads.shutdown(CLOSE_PATIENCE, loop, offload);
+    }
+
+    private static String blockKey(String param, int block) {
+        return param + "/" + block;
+    }
+
+    /** {@code bytes}, after checking that {@code segment} holds that many. */
+    private long requireBytes(String what, String name, MemorySegment segment, long bytes) {
+        if (segment.byteSize() < bytes) {
+            throw new PsException(what + " for parameter server " + endpoint + ": the " + name + " buffer holds "
+                    + segment.byteSize() + " bytes, " + bytes + " are needed");
+        }
+        return bytes;
+    }
+
+    private void receive(String what, ByteString values, MemorySegment out) {
+        if (out.byteSize() < values.size()) {
+            throw new PsException(what + " on parameter server " + endpoint + ": the reply holds " + values.size()
+                    + " bytes, the output buffer only " + out.byteSize());
+        }
+        MemorySegment.copy(Wire.view(values), 0, out, 0, values.size());
+    }
+
+    private <T> T call(String what, Duration limit, Function<ParameterServerBlockingStub, T> rpc) {
+        try {
+            return rpc.apply(stub.withDeadlineAfter(limit.toNanos(), TimeUnit.NANOSECONDS));
+        } catch (StatusRuntimeException e) {
+            throw failure(what, limit, e);
+        }
+    }
+
+    private PsException failure(String what, Duration limit, StatusRuntimeException e) {
+        Status status = e.getStatus();
+        String where = what + " on parameter server " + endpoint;
+        String detail = status.getDescription() == null ? status.getCode().toString() : status.getDescription();
+        String message = switch (status.getCode()) {
+            case DEADLINE_EXCEEDED -> where + ": no answer within " + limit.toMillis() + " ms (" + detail
+                    + "); is the server alive and reachable?";
+            case UNAVAILABLE -> where + ": the server is unreachable (" + detail
+                    + (status.getCause() == null ? "" : ": " + status.getCause().getMessage()) + ")";
+            case CANCELLED -> {
+                if (status.getCause() instanceof InterruptedException) {
+                    Thread.currentThread().interrupt();
+                }
+                yield where + ": cancelled (" + detail + ")";
+            }
+            default -> where + " failed: " + detail;
+        };
+        return new PsException(message, e);
+    }
+}

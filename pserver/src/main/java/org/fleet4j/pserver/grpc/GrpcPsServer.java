@@ -1,0 +1,119 @@
+package org.fleet4j.pserver.grpc;
+
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.TcpStore;
+import org.fleet4j.pserver.table.TableShard;
+import org.fleet4j.pserver.transport.PsException;
+import org.fleet4j.pserver.transport.PsOptions;
+import org.fleet4j.pserver.transport.PsServer;
+
+/**
+ * A {@link TableShard} served over gRPC: one Netty event loop group for the sockets, a pool of call threads for the
+ * tables (a call holds one only while it works on them; barriers wait without one), and the job-token check in
+ * front of every call when the options carry a token.
+ */
+final class GrpcPsServer implements PsServer {
+    private static final System.Logger LOG = System.getLogger(GrpcPsServer.class.getName());
+    /** How long close waits for each group of threads to end. */
+    private static final Duration CLOSE_PATIENCE = Duration.ofSeconds(5);
+
+    private final NetworkThreads threads = new NetworkThreads();
+    private final Server server;
+    private final String endpoint;
+    private final EventLoopGroup loops;
+    private final ExecutorService calls;
+    private final ScheduledExecutorService timer;
+    private final Barriers barriers;
+    private final CountDownLatch stopped = new CountDownLatch(1);
+
+    private GrpcPsServer(TableShard shard, PsOptions options) throws IOException {
+        DroppedConnectionLog.install();
+        InetSocketAddress unresolved = TcpStore.parseHostPort(options.endpoint(), "parameter-server endpoint");
+        InetSocketAddress bind = new InetSocketAddress(unresolved.getHostString(), unresolved.getPort());
+        int cores = Runtime.getRuntime().availableProcessors();
+        loops = threads.eventLoops(Math.min(4, cores), "ps-grpc-server-io");
+        calls = Executors.newFixedThreadPool(Math.max(2, cores), threads.named("ps-grpc-server-call"));
+        timer = Executors.newSingleThreadScheduledExecutor(threads.named("ps-grpc-server-timer"));
+        barriers = new Barriers(this::endpoint, timer);
+        Sessions sessions = options.token() == null ? null : new Sessions(options.token());
+        ParameterServerService service = new ParameterServerService(shard, sessions, barriers, this::endpoint,
+                this::stopServing);
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(bind)
+                .channelType(NioServerSocketChannel.class)
+                .bossEventLoopGroup(loops)
+                .workerEventLoopGroup(loops)
+                .executor(calls)
+                .maxInboundMessageSize(GrpcTransport.MAX_MESSAGE_BYTES)
+                .handshakeTimeout(options.deadline().toMillis(), TimeUnit.MILLISECONDS)
+                .maxConnectionIdle(GrpcTransport.IDLE_CONNECTION.toMillis(), TimeUnit.MILLISECONDS);
+        builder.addService(sessions == null ? service.bindService()
+                : ServerInterceptors.intercept(service, new JobTokenCheck(sessions, this::endpoint)));
+        try {
+            server = builder.build().start();
+        } catch (IOException | RuntimeException e) {
+            threads.shutdown(CLOSE_PATIENCE, loops, calls, timer);
+            throw e;
+        }
+        endpoint = unresolved.getHostString() + ":" + server.getPort();
+    }
+
+    static GrpcPsServer start(TableShard shard, PsOptions options) {
+        try {
+            return new GrpcPsServer(shard, options);
+        } catch (IOException e) {
+            throw new PsException("parameter server " + shard.server() + " cannot listen on " + options.endpoint()
+                    + ": " + e.getMessage() + " (is the port taken? give another one, or port 0 for a free one)", e);
+        }
+    }
+
+    @Override
+    public String endpoint() {
+        return endpoint;
+    }
+
+    /** A worker's stop: no new calls, the ones under way finish, waiting barriers fail. */
+    private void stopServing() {
+        LOG.log(System.Logger.Level.INFO, "parameter server " + endpoint + ": a worker asked it to stop");
+        barriers.close();
+        server.shutdown();
+        stopped.countDown();
+    }
+
+    @Override
+    public boolean awaitStop(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        return stopped.await(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                && server.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void close() {
+        barriers.close();
+        server.shutdownNow();
+        boolean ended;
+        try {
+            ended = server.awaitTermination(CLOSE_PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            ended = false;
+        }
+        ended &= threads.shutdown(CLOSE_PATIENCE, loops, calls, timer);
+        stopped.countDown();
+        if (!ended) {
+            LOG.log(System.Logger.Level.WARNING, "parameter server " + endpoint + ": some threads did not end within "
+                    + CLOSE_PATIENCE.toSeconds() + " s of close");
+        }
+    }
+}
