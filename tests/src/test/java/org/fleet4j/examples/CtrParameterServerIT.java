@@ -42,7 +42,7 @@ class CtrParameterServerIT {
         assertTrue(summary.get("auc").asDouble() > 0.6, "it learns: " + summary);
         for (int s = 0; s < 2; s++) {
             String log = Files.readString(job.logDir().resolve("serverlog." + s));
-            assertTrue(log.contains("fleet: server " + s + " serves 3 dense and 52 sparse table(s)"), log);
+            assertTrue(log.contains("fleet: server " + s + " serves 6 dense and 52 sparse table(s)"), log);
             assertTrue(log.contains("fleet: server " + s + " stopped by the workers"), log);
         }
         assertTrue(job.stderr().contains("fleetrun: job default: all 2 rank(s) finished"), job.stderr());
