@@ -5,8 +5,6 @@ import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.fleet4j.core.tensor.Tensor;
-import org.fleet4j.pserver.worker.SparseIds;
 
 /**
  * Sync mode on a server: every worker pushes each of its tables exactly once per step (a sparse push with no ids
@@ -67,19 +65,34 @@ final class StepAggregation {
             }
             try {
                 if (sum.n > 0) {
-                    Tensor all = Tensor.ofLongs(Arrays.copyOf(sum.ids, sum.n), sum.n);
-                    SparseIds distinct = SparseIds.of(all, -1);
-                    Tensor merged = distinct.merge(MemorySegment.ofArray(sum.rows), dim);
-                    MemorySegment m = merged.segment();
-                    for (long i = 0; i < (long) distinct.count() * dim; i++) {
-                        m.setAtIndex(F, i, m.getAtIndex(F, i) / workers);
-                    }
-                    table.push(distinct.unique().segment(), distinct.count(), m);
+                    applyMerged(table, sum, dim);
                 }
             } finally {
                 sum.clear();
             }
         }
+    }
+
+    /** Sums the step's rows per distinct id (in first-seen order), averages them, and applies one update per row. */
+    private void applyMerged(SparseTable table, SparseSum sum, int dim) {
+        LongIndex index = new LongIndex(sum.n);
+        long[] unique = new long[sum.n];
+        float[] rows = new float[Math.multiplyExact(sum.n, dim)];
+        int count = 0;
+        for (int i = 0; i < sum.n; i++) {
+            int at = index.putIfAbsent(sum.ids[i], count);
+            if (at < 0) {
+                unique[count] = sum.ids[i];
+                at = count++;
+            }
+            for (int j = 0; j < dim; j++) {
+                rows[at * dim + j] += sum.rows[i * dim + j];
+            }
+        }
+        for (int k = 0; k < count * dim; k++) {
+            rows[k] /= workers;
+        }
+        table.push(MemorySegment.ofArray(Arrays.copyOf(unique, count)), count, MemorySegment.ofArray(rows));
     }
 
     /** One dense block's sum of this step's gradients. */
