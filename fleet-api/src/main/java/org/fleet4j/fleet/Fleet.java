@@ -146,14 +146,19 @@ public final class Fleet implements AutoCloseable {
             throw new IllegalArgumentException("Fleet.init needs a role maker, a strategy and group options (got null)");
         }
         Role role = roleMaker.role();
-        boolean psMode = strategy.mode() == Mode.PS;
-        if (role.isServer() && !psMode) {
-            throw new IllegalArgumentException("Fleet.init: this process is " + role.describe() + " (TRAINING_ROLE=PSERVER),"
-                    + " but the strategy's mode is " + strategy.mode().spelling() + "; parameter servers need mode ps"
-                    + " (set mode: ps in the strategy, e.g. bin/fleetrun --strategy ps.yaml)");
-        }
         EffectiveStrategy effective = EffectiveStrategy.resolve(strategy, new World(role.nodeNum(), role.localWorldSize(),
                 Devices.kindOf(env.get(Devices.DEVICE_ENV))));
+        Mode mode = Mode.of(effective.get(StrategySchema.MODE));
+        boolean psMode = mode == Mode.PS;
+        if (psMode && effective.get(StrategySchema.A_SYNC)) {
+            throw new IllegalArgumentException("Fleet.init: the strategy asks for mode ps with a_sync true (async,"
+                    + " half-async or geo), which Fleet does not run yet; set a_sync: false for sync mode");
+        }
+        if (role.isServer() && !psMode) {
+            throw new IllegalArgumentException("Fleet.init: this process is " + role.describe() + " (TRAINING_ROLE=PSERVER),"
+                    + " but the strategy's mode is " + mode.spelling() + "; parameter servers need mode ps"
+                    + " (set mode: ps in the strategy, e.g. bin/fleetrun --strategy ps.yaml)");
+        }
         if (role.isFirst()) {
             log.println("fleet: " + role.describe());
             log.println(StrategyReport.describe(effective));
@@ -162,10 +167,10 @@ public final class Fleet implements AutoCloseable {
         if (dryRun) {
             log.println("fleet: dry run: no rendezvous, no process groups; the program stops after the compiler");
             ParameterServerJob ps = psMode
-                    ? new ParameterServerJob(role, strategy, JobToken.random(), options.timeout(), log) : null;
+                    ? new ParameterServerJob(role, strategy, effective, JobToken.random(), options.timeout(), log) : null;
             return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, true);
         }
-        ParameterServerJob ps = psMode ? new ParameterServerJob(role, strategy,
+        ParameterServerJob ps = psMode ? new ParameterServerJob(role, strategy, effective,
                 JobToken.fromEnvironment(env, role.workerNum() + role.serverNum()), options.timeout(), log) : null;
         if (role.isServer()) {
             return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, false);

@@ -19,6 +19,8 @@ import org.fleet4j.pserver.transport.PsServer;
 import org.fleet4j.pserver.transport.PsTransport;
 import org.fleet4j.pserver.worker.PsWorker;
 import org.fleet4j.strategy.DistributedStrategy;
+import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.strategy.StrategySchema;
 
 /**
  * A process's part in a parameter-server job (strategy mode ps): the plan that {@code minimize} compiled, and then
@@ -31,21 +33,25 @@ final class ParameterServerJob {
 
     private final Role role;
     private final DistributedStrategy strategy;
+    private final EffectiveStrategy effective;
     private final PsOptions options;
     private final PrintStream log;
     private PsPlan plan;
     private TableShard shard;
     private PsWorker worker;
 
-    ParameterServerJob(Role role, DistributedStrategy strategy, JobToken token, Duration timeout, PrintStream log) {
+    /** {@code strategy} is what the PS compile step reads; {@code effective} the same resolved for this world. */
+    ParameterServerJob(Role role, DistributedStrategy strategy, EffectiveStrategy effective, JobToken token,
+                       Duration timeout, PrintStream log) {
         this.role = role;
         this.strategy = strategy;
+        this.effective = effective;
         this.options = new PsOptions(null, timeout, token);
         this.log = log;
     }
 
     String protocol() {
-        return strategy.protocol().spelling();
+        return effective.get(StrategySchema.PROTOCOL);
     }
 
     PsMode mode() {

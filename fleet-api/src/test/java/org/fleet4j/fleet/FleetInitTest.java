@@ -124,11 +124,16 @@ class FleetInitTest {
     @Test
     void aServerOfModePsJoinsNoGroupAndTrainerOnlyCallsNameTheRole() {
         Role server = Role.server(0, List.of("127.0.0.1:7000"), 2, "ps", "test");
-        try (Fleet fleet = Fleet.init(() -> server, new DistributedStrategy().mode(Mode.PS), QUICK, log(), false, TOKEN)) {
+        IllegalArgumentException async = assertThrows(IllegalArgumentException.class, () -> Fleet.init(() -> server,
+                new DistributedStrategy().mode(Mode.PS), QUICK, log(), false, TOKEN));
+        assertEquals("Fleet.init: the strategy asks for mode ps with a_sync true (async, half-async or geo), which Fleet"
+                + " does not run yet; set a_sync: false for sync mode", async.getMessage(), "Paddle's a_sync defaults to true");
+        try (Fleet fleet = Fleet.init(() -> server, new DistributedStrategy().mode(Mode.PS).aSync(false), QUICK, log(),
+                false, TOKEN)) {
             assertTrue(fleet.isServer());
             assertEquals(false, fleet.isWorker());
             assertEquals("grpc", fleet.protocol());
-            assertEquals("async", fleet.psMode(), "Paddle's a_sync defaults to true");
+            assertEquals("sync", fleet.psMode());
             IllegalStateException util = assertThrows(IllegalStateException.class, fleet::util);
             assertEquals("Fleet.util: server 0 of 1 (127.0.0.1:7000) for 2 trainer(s) from test is a parameter server,"
                     + " which joins no group of trainers", util.getMessage());

@@ -21,9 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * kill -9 of a parameter server in the middle of sync training ({@link SyncPsProgram}): under bin/fleetrun the job
- * ends within 10 s, non-zero, naming the server, with nothing left running; started by hand with Paddle's variables,
- * the worker fails within 10 s naming the server's endpoint.
+ * kill -9 of a parameter server or a worker in the middle of sync training ({@link SyncPsProgram}): under
+ * bin/fleetrun the job ends within 10 s, non-zero, naming the killed process, with nothing left running; started by
+ * hand with Paddle's variables, the worker fails within 10 s naming the killed server's endpoint.
  */
 class PsServerKillIT {
     private static final Duration TEN_SECONDS = Duration.ofSeconds(10);
@@ -56,6 +56,26 @@ class PsServerKillIT {
         String err = job.stderr();
         assertTrue(err.contains("fleetrun: server 0 (pid " + server.pid() + ") was killed by signal 9"), err);
         assertTrue(err.contains("job default failed: server 0 was killed by signal 9"), err);
+        for (ProcessHandle p : all) {
+            assertFalse(p.isAlive(), "process " + p.pid() + " " + p.info().commandLine().orElse("") + " outlived the job");
+        }
+    }
+
+    @Test
+    void fleetrunEndsTheJobNamingAKilledWorker() throws Exception {
+        Path dir = work.resolve("worker-killed");
+        FleetRunJob job = FleetRunJob.start(dir, 2, List.of("--server_num", "2", "--worker_num", "2"), jar.toString(),
+                "ps", dir.resolve("result.txt").toString(), FOREVER, "8");
+        awaitText(job.logDir().resolve("workerlog.1"), "step 3 ", job.launcher());
+        List<ProcessHandle> all = job.launcher().descendants().toList();
+        ProcessHandle worker = job.rankProcess(1);
+        worker.destroyForcibly();
+        long killed = System.nanoTime();
+        int code = job.await(TEN_SECONDS.plusSeconds(5));
+        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - killed);
+        assertNotEquals(0, code, job.describe());
+        assertTrue(seconds <= TEN_SECONDS.toSeconds(), "fleetrun took " + seconds + " s");
+        assertTrue(job.stderr().contains("job default failed: rank 1 was killed by signal 9"), job.stderr());
         for (ProcessHandle p : all) {
             assertFalse(p.isAlive(), "process " + p.pid() + " " + p.info().commandLine().orElse("") + " outlived the job");
         }
