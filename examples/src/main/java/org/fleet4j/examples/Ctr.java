@@ -18,6 +18,7 @@ import org.fleet4j.core.data.CriteoRow;
 import org.fleet4j.core.device.ProgramRunner;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.io.LoadOptions;
+import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.models.Mlp;
 import org.fleet4j.core.ops.LrSchedule;
 import org.fleet4j.core.optim.Adam;
@@ -36,6 +37,9 @@ import picocli.CommandLine.Option;
  * tested with exact AUC and logloss. Its embeddings are local tables (ids hashed into {@code --vocab_size} rows per
  * slot); under fleetrun with N ranks each rank streams its share of the training files and the sparse and dense
  * gradients are averaged by allreduce. Every rank tests (the ranks hold the same parameters); rank 0 writes results.
+ * With a strategy of mode ps (e.g. {@code bin/fleetrun --server_num 2 --worker_num 2 --strategy ps.yaml ctr ...}) the
+ * same program trains against parameter servers: the sparse tables are keyed by the raw 64-bit ids (no hashing), the
+ * servers run {@code initServer}/{@code runServer}, and the checkpoint flags name a folder of the servers' shards.
  */
 @Command(name = "ctr", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Trains Wide&Deep on Criteo-format data and reports test AUC and logloss.")
@@ -99,15 +103,28 @@ public final class Ctr implements Callable<Integer> {
         List<Path> train = dataFiles("train");
         List<Path> test = dataFiles("test");
         try (Fleet fleet = Fleet.init()) {
-            Rank rank = Rank.of(fleet, logDir);
-            if (saveCheckpoint != null) {
-                fleet.checkCheckpointWritable(saveCheckpoint);
-            }
             WideDeep net = WideDeep.build(embeddingDim, vocabSize, widths, seed);
             fleet.distributedOptimizer(opt).minimize(net.loss());
-            try (ProgramRunner runner = Training.runner(System.out, "ctr", fleet)) {
-                return train(fleet, rank, runner, net, opt, train, test);
+            if (fleet.isServer()) {
+                fleet.initServer(loadCheckpoint);
+                fleet.runServer();
+                return 0;
             }
+            Rank rank = Rank.of(fleet, logDir);
+            if (saveCheckpoint != null && !fleet.isPsMode()) {
+                fleet.checkCheckpointWritable(saveCheckpoint);
+            }
+            if (fleet.isPsMode()) {
+                fleet.initWorker();
+            }
+            int status;
+            try (ProgramRunner runner = Training.runner(System.out, "ctr", fleet)) {
+                status = train(fleet, rank, runner, net, opt, train, test);
+            }
+            if (fleet.isPsMode()) {
+                fleet.stopWorker();
+            }
+            return status;
         }
     }
 
@@ -139,15 +156,20 @@ public final class Ctr implements Callable<Integer> {
         PrintStream out = System.out;
         Scope scope = new Scope();
         exe.run(net.startup(), scope);
-        if (loadCheckpoint != null) {
+        long vocab = fleet.isPsMode() ? CtrFeatures.RAW_IDS : vocabSize;
+        Program testProgram = fleet.testProgram(net.test());
+        if (loadCheckpoint != null && !fleet.isPsMode()) {
             fleet.loadCheckpoint(loadCheckpoint, scope, net.main(), exe, LoadOptions.STRICT);
             out.println("ctr: loaded the training state from " + loadCheckpoint);
         }
         long stepsPerEpoch = stepsPerEpoch(fleet, rank, train);
         out.println(Blas.get().description());
-        out.printf(Locale.ROOT, "ctr: Wide&Deep, %d slots x %d-wide embeddings of %,d rows, MLP %s; %s lr %s; batch %d"
-                        + " per rank over %d %s; %d steps per epoch%n", CriteoRow.SPARSE, embeddingDim, vocabSize, hidden,
-                optimizer, lr, batchSize, rank.worldSize(), rank.worldSize() == 1 ? "rank" : "ranks", stepsPerEpoch);
+        out.printf(Locale.ROOT, "ctr: Wide&Deep, %d slots x %d-wide embeddings of %s, MLP %s; %s lr %s; batch %d"
+                        + " per rank over %d %s; %d steps per epoch%n", CriteoRow.SPARSE, embeddingDim,
+                fleet.isPsMode() ? "raw ids on " + fleet.serverNum() + " parameter server(s) (" + fleet.psMode()
+                        + ", " + fleet.protocol() + ")" : String.format(Locale.ROOT, "%,d rows", vocabSize),
+                hidden, optimizer, lr, batchSize, rank.worldSize(), rank.worldSize() == 1 ? "rank" : "ranks",
+                stepsPerEpoch);
 
         long evalEvery = evalSteps != null ? evalSteps : Math.max(1, stepsPerEpoch * epochs / 10);
         LossCurve lossCurve = new LossCurve();
@@ -168,7 +190,7 @@ public final class Ctr implements Callable<Integer> {
             long epochSamples = 0;
             try (CriteoReader reader = CriteoReader.open(train, rank.rank(), rank.worldSize(), skipBadLines)) {
                 for (int step = 1; step <= stepsPerEpoch; step++) {
-                    CtrBatch b = CtrBatch.read(reader, row, batchSize, vocabSize);
+                    CtrBatch b = CtrBatch.read(reader, row, batchSize, vocab);
                     Map<String, Tensor> r = exe.run(net.main(), scope, net.feed(b), List.of(net.loss().name()));
                     // the loss of the whole global batch: every rank's mean weighted by its rows, so all ranks agree
                     double[] lossAndRows = fleet.util().allReduce(
@@ -184,7 +206,7 @@ public final class Ctr implements Callable<Integer> {
                     done++;
                     if (done % evalEvery == 0 || step == stepsPerEpoch) {
                         long e0 = System.nanoTime();
-                        result = evaluate(net, exe, scope, test);
+                        result = evaluate(net, testProgram, vocab, exe, scope, test);
                         evalNanos += System.nanoTime() - e0;
                         aucCurve.add(result.auc);
                         aucSteps.add(done);
@@ -198,7 +220,10 @@ public final class Ctr implements Callable<Integer> {
         }
         double seconds = trainNanos / 1e9;
         exe.syncToScope(scope);
-        if (saveCheckpoint != null) {
+        if (saveCheckpoint != null && fleet.isPsMode()) {
+            fleet.savePersistables(saveCheckpoint);
+            out.println("ctr: the parameter servers saved their tables to " + saveCheckpoint);
+        } else if (saveCheckpoint != null) {
             fleet.saveCheckpoint(saveCheckpoint, scope, net.main());
             out.println("ctr: saved the training state to " + saveCheckpoint);
         }
@@ -214,8 +239,9 @@ public final class Ctr implements Callable<Integer> {
         aucCurve.writePng(rank.logDir().resolve("auc_curve.png"), String.format(Locale.ROOT,
                 "ctr test AUC at %d points (every %d steps and each epoch's end)", aucSteps.size(), evalEvery));
         new Summary().put("program", "ctr").put("auc", result.auc).put("logloss", result.logloss)
-                .put("samples_per_sec", samples / seconds).put("mode", "local").put("protocol", "none")
-                .put("servers", 0).put("workers", rank.worldSize())
+                .put("samples_per_sec", samples / seconds)
+                .put("mode", fleet.isPsMode() ? "ps-" + fleet.psMode() : "local")
+                .put("protocol", fleet.protocol()).put("servers", fleet.serverNum()).put("workers", rank.worldSize())
                 .put("auc_curve", aucCurve(aucSteps, aucCurve.values())).put("final_loss", lastLoss).put("epochs", epochs)
                 .put("steps", stepsPerEpoch * epochs).put("batch_size", batchSize).put("optimizer", opt.name())
                 .put("lr", lr).put("seed", seed).put("embedding_dim", embeddingDim).put("vocab_size", vocabSize)
@@ -266,15 +292,16 @@ public final class Ctr implements Callable<Integer> {
     }
 
     /** Exact AUC and logloss of the forward-only program over every test row. */
-    private TestResult evaluate(WideDeep net, ProgramRunner exe, Scope scope, List<Path> test) {
+    private TestResult evaluate(WideDeep net, Program testProgram, long vocab, ProgramRunner exe, Scope scope,
+                                List<Path> test) {
         float[] logits = new float[EVAL_BATCH];
         int[] labels = new int[EVAL_BATCH];
         int n = 0;
         CriteoRow row = new CriteoRow();
         try (CriteoReader reader = CriteoReader.open(test, skipBadLines)) {
             CtrBatch b;
-            while ((b = CtrBatch.read(reader, row, EVAL_BATCH, vocabSize)) != null) {
-                Tensor z = exe.run(net.test(), scope, net.feed(b), List.of(net.logit().name())).get(net.logit().name());
+            while ((b = CtrBatch.read(reader, row, EVAL_BATCH, vocab)) != null) {
+                Tensor z = exe.run(testProgram, scope, net.feed(b), List.of(net.logit().name())).get(net.logit().name());
                 if (n + b.rows() > logits.length) {
                     logits = Arrays.copyOf(logits, Math.max(2 * logits.length, n + b.rows()));
                     labels = Arrays.copyOf(labels, logits.length);

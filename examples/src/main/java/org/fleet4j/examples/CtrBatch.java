@@ -5,7 +5,7 @@ import org.fleet4j.core.data.CriteoRow;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 
-/** Up to {@code size} Criteo rows as the {@link WideDeep} model's inputs: a local-table row per slot, dense features, labels. */
+/** Up to {@code size} Criteo rows as the {@link WideDeep} model's inputs: per slot a local-table row (or the raw id, see {@link CtrFeatures#RAW_IDS}), dense features, labels. */
 final class CtrBatch {
     private final Tensor[] ids = new Tensor[CriteoRow.SPARSE];
     private final Tensor dense;

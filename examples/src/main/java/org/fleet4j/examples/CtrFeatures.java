@@ -13,12 +13,21 @@ final class CtrFeatures {
         return missing ? 0f : (float) (Math.signum(x) * Math.log1p(Math.abs((double) x)));
     }
 
+    /** The vocabulary of a parameter server's sparse table: the raw 64-bit ids, with no hashing. */
+    static final long RAW_IDS = 0;
+    /** The id a missing value gets in a sparse table: no Criteo id (32 bits of hexadecimal) can be it. */
+    static final long MISSING_ID = Long.MIN_VALUE;
+
     /**
      * The row of a slot's local table [vocab, dim] for a categorical id: row 0 for a missing value, otherwise the
      * id hashed into 1..vocab-1, as users without a parameter server fold open-ended ids into a fixed table. A
-     * parameter server's sparse table takes the 64-bit id itself, so this is the one step its compile pass drops.
+     * parameter server's sparse table takes the 64-bit id itself ({@code vocab} = {@link #RAW_IDS}; missing values get
+     * {@link #MISSING_ID}).
      */
     static long localRow(long id, boolean missing, long vocab) {
+        if (vocab == RAW_IDS) {
+            return missing ? MISSING_ID : id;
+        }
         return missing ? 0 : 1 + Long.remainderUnsigned(mix(id), vocab - 1);
     }
 

@@ -16,7 +16,10 @@ import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
 
 /**
- * Synchronous data parallelism around an optimizer: after backward, every gradient is allreduced ({@code c_allreduce},
+ * In parameter-server mode (strategy mode ps) {@code minimize} instead appends backward and the optimizer, then the
+ * PS compile step rewrites the program into the worker's (pulls and pushes; the updates move to the servers) and
+ * prints the plan: which table and block lives on which server. Otherwise:
+ * synchronous data parallelism around an optimizer: after backward, every gradient is allreduced ({@code c_allreduce},
  * avg or sum per gradient_scale_configs.scale_strategy) before the updates, and the startup program broadcasts every
  * parameter from rank 0 ({@code c_broadcast}) so all ranks start from the same values. A world of one inserts nothing.
  * The compiler then rewrites the program with the passes the strategy selects, and prints what each pass did.
@@ -28,10 +31,14 @@ public final class DistributedOptimizer {
     private final int worldSize;
     private final int ringId;
     private final boolean dryRun;
+    private final ParameterServerJob ps;
 
-    /** {@code rings}: the layout Fleet opened, which the compiler's hierarchical pass must use. */
+    /**
+     * {@code rings}: the layout Fleet opened, which the compiler's hierarchical pass must use; {@code ps}: the job's
+     * parameter-server side, null in collective mode.
+     */
     DistributedOptimizer(Optimizer inner, EffectiveStrategy strategy, RingLayout rings, int worldSize, int ringId,
-                         boolean dryRun) {
+                         boolean dryRun, ParameterServerJob ps) {
         if (inner == null) {
             throw new IllegalArgumentException("distributedOptimizer needs an optimizer, got null");
         }
@@ -41,6 +48,7 @@ public final class DistributedOptimizer {
         this.worldSize = worldSize;
         this.ringId = ringId;
         this.dryRun = dryRun;
+        this.ps = ps;
     }
 
     public Optimizer inner() {
@@ -65,6 +73,12 @@ public final class DistributedOptimizer {
                     + " Layers(main, startup) so parameters can be broadcast from rank 0");
         }
         List<ParamGrad> grads = Backward.appendBackward(loss);
+        if (ps != null) {
+            inner.applyGradients(main, grads);
+            System.out.print(ps.compile(main).describe());
+            exitIfDryRun("parameter-server plan", "trainers and servers");
+            return grads;
+        }
         if (worldSize > 1) {
             Block block = main.globalBlock();
             for (ParamGrad pg : grads) {
@@ -83,12 +97,15 @@ public final class DistributedOptimizer {
         }
         inner.applyGradients(main, grads);
         System.out.print(Pipeline.forStrategy(strategy, rings).runInPlace(main).describe());
+        exitIfDryRun("compiled program", "the " + worldSize + " ranks");
+        return grads;
+    }
+
+    private void exitIfDryRun(String what, String who) {
         if (dryRun) {
-            System.out.println("fleet: dry run: the compiled program is what each of the " + worldSize
-                    + " ranks would run; nothing ran");
+            System.out.println("fleet: dry run: the " + what + " is what " + who + " would run; nothing ran");
             System.out.flush();
             System.exit(0);
         }
-        return grads;
     }
 }

@@ -33,6 +33,7 @@ import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.fleet.ops.OpenRings;
 import org.fleet4j.fleet.role.EnvironmentRoleMaker;
 import org.fleet4j.fleet.role.RoleMaker;
+import org.fleet4j.pserver.worker.PsCommunicator;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.Mode;
@@ -68,13 +69,19 @@ public final class Fleet implements AutoCloseable {
     private final ProcessGroup group;
     private final OpenRings rings;
     private final RegisteredBucketMemory bucketMemory;
-    private final ExecContext context;
+    private ExecContext context;
     private final Duration timeout;
     private final FleetUtil util;
+    private final ParameterServerJob ps;
+    private final boolean dryRun;
 
-    /** {@code group}, {@code rings} and {@code util} are null in a dry run, whose context has no rings. */
+    /**
+     * {@code group}, {@code rings} and {@code util} are null in a dry run, whose context has no rings, and on a parameter
+     * server; {@code ps} is null in collective mode.
+     */
     private Fleet(Role role, EffectiveStrategy strategy, RingLayout layout, ProcessGroup group, OpenRings rings,
-                  RegisteredBucketMemory bucketMemory, ExecContext context, Duration timeout) {
+                  RegisteredBucketMemory bucketMemory, ExecContext context, Duration timeout, ParameterServerJob ps,
+                  boolean dryRun) {
         this.role = role;
         this.strategy = strategy;
         this.layout = layout;
@@ -84,6 +91,8 @@ public final class Fleet implements AutoCloseable {
         this.context = context;
         this.timeout = timeout.plusSeconds(5);
         this.util = group == null ? null : new FleetUtil(group, this.timeout);
+        this.ps = ps;
+        this.dryRun = dryRun;
     }
 
     /** Role from the environment, strategy from FLEET_STRATEGY (fleetrun --strategy) or all defaults. */
@@ -137,15 +146,18 @@ public final class Fleet implements AutoCloseable {
             throw new IllegalArgumentException("Fleet.init needs a role maker, a strategy and group options (got null)");
         }
         Role role = roleMaker.role();
-        if (role.isServer()) {
-            throw new IllegalArgumentException("Fleet.init: this process is " + role.describe() + " (TRAINING_ROLE=PSERVER),"
-                    + " and Fleet does not run parameter servers yet; start trainers only (TRAINING_ROLE=TRAINER)");
-        }
         EffectiveStrategy effective = EffectiveStrategy.resolve(strategy, new World(role.nodeNum(), role.localWorldSize(),
                 Devices.kindOf(env.get(Devices.DEVICE_ENV))));
-        if (Mode.of(effective.get(StrategySchema.MODE)) == Mode.PS) {
-            throw new IllegalArgumentException("Fleet.init: the strategy asks for mode ps (parameter servers), which Fleet"
-                    + " does not run yet; use mode collective");
+        Mode mode = Mode.of(effective.get(StrategySchema.MODE));
+        boolean psMode = mode == Mode.PS;
+        if (psMode && effective.get(StrategySchema.A_SYNC)) {
+            throw new IllegalArgumentException("Fleet.init: the strategy asks for mode ps with a_sync true (async,"
+                    + " half-async or geo), which Fleet does not run yet; set a_sync: false for sync mode");
+        }
+        if (role.isServer() && !psMode) {
+            throw new IllegalArgumentException("Fleet.init: this process is " + role.describe() + " (TRAINING_ROLE=PSERVER),"
+                    + " but the strategy's mode is " + mode.spelling() + "; parameter servers need mode ps"
+                    + " (set mode: ps in the strategy, e.g. bin/fleetrun --strategy ps.yaml)");
         }
         if (role.isFirst()) {
             log.println("fleet: " + role.describe());
@@ -154,7 +166,14 @@ public final class Fleet implements AutoCloseable {
         RingLayout layout = RingLayout.of(effective, HierarchicalForm.parse(System.getenv(HierarchicalForm.ENV)));
         if (dryRun) {
             log.println("fleet: dry run: no rendezvous, no process groups; the program stops after the compiler");
-            return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout());
+            ParameterServerJob ps = psMode
+                    ? new ParameterServerJob(role, strategy, effective, JobToken.random(), options.timeout(), log) : null;
+            return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, true);
+        }
+        ParameterServerJob ps = psMode ? new ParameterServerJob(role, strategy, effective,
+                JobToken.fromEnvironment(env, role.workerNum() + role.serverNum()), options.timeout(), log) : null;
+        if (role.isServer()) {
+            return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, false);
         }
         boolean registeredBuckets = RegisteredBucketMemory.enabled(System.getenv(RegisteredBucketMemory.ENV));
         JobToken token = JobToken.fromEnvironment(env, role.worldSize());
@@ -179,7 +198,8 @@ public final class Fleet implements AutoCloseable {
         RegisteredBucketMemory bucketMemory = new RegisteredBucketMemory();
         ExecContext.Builder context = rings.addTo(ExecContext.builder().missingRingHint(MISSING_RING));
         bucketMemory.addTo(context, layout, rings, registeredBuckets);
-        return new Fleet(role, effective, layout, group, rings, bucketMemory, context.build(), options.timeout());
+        return new Fleet(role, effective, layout, group, rings, bucketMemory, context.build(), options.timeout(), ps,
+                false);
     }
 
 
@@ -187,8 +207,119 @@ public final class Fleet implements AutoCloseable {
         return role;
     }
 
+    /** The trainer id (a parameter server has none). */
     public int workerIndex() {
-        return role.rank();
+        return role.workerIndex();
+    }
+
+    /** Whether this process is a parameter server (TRAINING_ROLE=PSERVER). */
+    public boolean isServer() {
+        return role.isServer();
+    }
+
+    /** Whether this process is a trainer. */
+    public boolean isWorker() {
+        return role.isWorker();
+    }
+
+    /**
+     * A parameter server's tables, as {@code minimize} planned them, their values from {@code checkpointDirOrNull} when
+     * given (what {@link #savePersistables} wrote, by any number of servers), else from the initializers.
+     */
+    public void initServer(Path checkpointDirOrNull) {
+        server("initServer").initServer(checkpointDirOrNull);
+    }
+
+    /** Serves this server's tables over the strategy's protocol until the workers stop it ({@link #stopWorker}). */
+    public void runServer() {
+        server("runServer").runServer();
+    }
+
+    /**
+     * Connects this trainer to every parameter server; executors made from {@link #execContext()} afterwards give the
+     * worker program's pull and push kernels this client.
+     */
+    public void initWorker() {
+        ParameterServerJob job = psWorker("initWorker");
+        context = context.toBuilder().service(PsCommunicator.class, job.initWorker()).build();
+    }
+
+    /** Waits for every trainer, then trainer 0 stops the servers; the connections close. */
+    public void stopWorker() {
+        ParameterServerJob job = psWorker("stopWorker");
+        barrierWorker();
+        try {
+            if (isFirstWorker()) {
+                job.stopServers();
+            }
+        } finally {
+            job.closeWorker();
+        }
+    }
+
+    /**
+     * Parameter-server mode: every server writes its shard of every table (dense blocks, sparse rows, optimizer
+     * state) to {@code dir}, a folder on the servers' file system; trainer 0 asks them, the others wait for it.
+     * {@link #initServer} loads it, with any number of servers.
+     */
+    public void savePersistables(Path dir) {
+        ParameterServerJob job = psWorker("savePersistables");
+        onRankZero("savePersistables " + dir, () -> job.save(dir));
+    }
+
+    /** Whether the strategy's mode is ps: parameter servers hold the trained tables. */
+    public boolean isPsMode() {
+        return ps != null;
+    }
+
+    /**
+     * The forward-only program {@code test} (cloned before {@code minimize}) as this job's trainers run it: in
+     * parameter-server mode it pulls the tables it reads from the servers; in collective mode it is {@code test}.
+     */
+    public Program testProgram(Program test) {
+        return ps == null ? test : ps.forward(test);
+    }
+
+    /** The parameter-server mode of this job (sync, async, half-async or geo); fails in collective mode. */
+    public String psMode() {
+        return ps("psMode").mode().spelling();
+    }
+
+    /** The strategy's parameter-server protocol, or "none" in collective mode. */
+    public String protocol() {
+        return ps == null ? "none" : ps.protocol();
+    }
+
+    /** The number of parameter servers (0 in collective mode). */
+    public int serverNum() {
+        return role.serverNum();
+    }
+
+    private ParameterServerJob ps(String what) {
+        if (ps == null) {
+            throw new IllegalStateException("Fleet." + what + " is for parameter-server mode, but the strategy's mode is"
+                    + " collective; set mode: ps in the strategy");
+        }
+        return ps;
+    }
+
+    private ParameterServerJob server(String what) {
+        ParameterServerJob job = ps(what);
+        if (!isServer()) {
+            throw new IllegalStateException("Fleet." + what + ": " + role.describe() + " is a trainer; only a parameter"
+                    + " server (TRAINING_ROLE=PSERVER) serves tables (check fleet.isServer())");
+        }
+        return job;
+    }
+
+    private ParameterServerJob psWorker(String what) {
+        ParameterServerJob job = ps(what);
+        if (isServer()) {
+            throw new IllegalStateException("Fleet." + what + ": " + role.describe() + " is a parameter server;"
+                    + " only trainers call it (check fleet.isWorker())");
+        }
+        connected(what);
+        return job;
     }
 
     public int workerNum() {
@@ -249,7 +380,7 @@ public final class Fleet implements AutoCloseable {
 
     /** Whether this is a {@code fleetrun --dry_run PROGRAM} process (see {@link #DRY_RUN_ENV}). */
     public boolean isDryRun() {
-        return group == null;
+        return dryRun;
     }
 
     private Fleet connected(String what) {
@@ -257,19 +388,23 @@ public final class Fleet implements AutoCloseable {
             throw new IllegalStateException("Fleet." + what + ": this is a dry run (" + DRY_RUN_ENV
                     + "=1), which opens no process group; a dry run stops in minimize, before any collective");
         }
+        if (group == null) {
+            throw new IllegalStateException("Fleet." + what + ": " + role.describe() + " is a parameter server, which"
+                    + " joins no group of trainers");
+        }
         return this;
     }
 
     /** Wraps an optimizer so that {@code minimize} trains data-parallel with this job's effective strategy. */
     public DistributedOptimizer distributedOptimizer(Optimizer optimizer) {
-        return new DistributedOptimizer(optimizer, strategy, layout, role.worldSize(), DEFAULT_RING, isDryRun());
+        return new DistributedOptimizer(optimizer, strategy, layout, role.worldSize(), DEFAULT_RING, isDryRun(), ps);
     }
 
     /** As {@link #distributedOptimizer(Optimizer)} with another strategy resolved for this job's world. */
     public DistributedOptimizer distributedOptimizer(Optimizer optimizer, DistributedStrategy other) {
         EffectiveStrategy resolved = EffectiveStrategy.resolve(other, strategy.world());
         return new DistributedOptimizer(optimizer, resolved, RingLayout.of(resolved, layout.form()), role.worldSize(),
-                DEFAULT_RING, isDryRun());
+                DEFAULT_RING, isDryRun(), ps);
     }
 
     /**
@@ -412,7 +547,10 @@ public final class Fleet implements AutoCloseable {
     /** Leaves the job: releases every ring, then the default group (sockets, shared memory, the store on rank 0). */
     @Override
     public void close() {
-        if (!isDryRun()) {
+        if (ps != null) {
+            ps.closeWorker();
+        }
+        if (group != null) {
             rings.close();
             group.close();
         }

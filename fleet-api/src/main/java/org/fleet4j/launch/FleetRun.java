@@ -68,17 +68,14 @@ public final class FleetRun {
     }
 
     private static int launch(LaunchOptions options, List<String> programArgs, PrintStream out, PrintStream err) throws IOException {
-        String parameterServer = options.parameterServerOption();
-        if (parameterServer != null) {
-            throw new LaunchException(parameterServer + ": the parameter-server mode is not available yet; leave out"
-                    + " --server_num, --worker_num, --servers and --workers to train with collectives");
-        }
         Path strategy = options.strategy == null ? null : existingFile(options.strategy, "--strategy");
         if (options.nprocPerNode != null && options.nprocPerNode < 1) {
             throw new LaunchException("--nproc_per_node " + options.nprocPerNode + ": expected at least 1");
         }
-        DeviceSelection devices = DeviceSelection.parse(options.devices, options.nprocPerNode);
-        int nprocPerNode = devices.isGpu() ? devices.gpuIds().size() : options.nprocPerNode == null ? 1 : options.nprocPerNode;
+        ParameterServerFlags ps = ParameterServerFlags.of(options);
+        Integer trainers = ps == null ? options.nprocPerNode : Integer.valueOf(ps.workers());
+        DeviceSelection devices = DeviceSelection.parse(options.devices, trainers);
+        int nprocPerNode = devices.isGpu() ? devices.gpuIds().size() : trainers == null ? 1 : trainers;
         if (options.dryRun) {
             int nnodes = options.ips != null ? options.ips.size() : options.nnodes != null ? options.nnodes : 1;
             if (nnodes < 1) {
@@ -109,10 +106,13 @@ public final class FleetRun {
             throw new LaunchException("--job_id: expected a non-empty name");
         }
         if (!devices.isGpu() && !options.skipMemoryCheck) {
-            RankMemory.check(nprocPerNode, JvmArgs.split(options.jvmArgs), MEMINFO);
+            RankMemory.check(nprocPerNode + (ps == null ? 0 : ps.servers()), JvmArgs.split(options.jvmArgs), MEMINFO);
         }
         LaunchPlan plan = plan(options, programArgs, strategy, devices, nprocPerNode);
         checkStrategy(plan);
+        if (ps != null) {
+            ps.checkStrategy(plan);
+        }
         return new Job(plan, out, err).run();
     }
 
@@ -130,10 +130,15 @@ public final class FleetRun {
 
     private static LaunchPlan plan(LaunchOptions options, List<String> programArgs, Path strategy, DeviceSelection devices,
                                    int nprocPerNode) throws IOException {
-        ClusterLayout layout = ClusterLayout.plan(options.ips, options.nnodes, options.nodeRank, options.master, options.startPort, nprocPerNode);
+        ParameterServerFlags ps = ParameterServerFlags.of(options);
+        // one run of free ports for the trainers and then the servers, so that none of them can pick another's port
+        Integer startPort = ps != null && options.startPort == null ? Integer.valueOf(FreePorts.consecutive(nprocPerNode + ps.servers()))
+                : options.startPort;
+        ClusterLayout layout = ClusterLayout.plan(options.ips, options.nnodes, options.nodeRank, options.master, startPort, nprocPerNode);
+        ServerLayout servers = ps == null ? ServerLayout.none() : ps.layout(layout);
         List<Path> classpath = launcherClasspath();
         Program program = Program.resolve(options.program, classpath);
-        return new LaunchPlan(layout, ServerLayout.none(), devices, program, programArgs, Path.of(System.getProperty("java.home"), "bin", "java"),
+        return new LaunchPlan(layout, servers, devices, program, programArgs, Path.of(System.getProperty("java.home"), "bin", "java"),
                 classpath, JvmArgs.split(options.jvmArgs), logDir(options.logDir), options.jobId, options.logLevel, strategy,
                 options.dryRun ? CpuBinding.none("not bound (dry run)") : CpuBinding.plan(options.cpuBind, devices, nprocPerNode),
                 options.dryRun ? JobToken.random() : JobTokens.forJob(options.jobTokenFile, System.getenv(), layout));
@@ -207,6 +212,7 @@ public final class FleetRun {
         lines.add("  bin/fleetrun --nproc_per_node 1 mnist");
         lines.add("  bin/fleetrun --nproc_per_node 2 --strategy strategy.yaml com.acme.Train --epochs 3");
         lines.add("  bin/fleetrun --ips 10.0.0.1,10.0.0.2 --nproc_per_node 4 train.jar    # the same command on each host");
+        lines.add("  bin/fleetrun --server_num 2 --worker_num 2 --strategy ps.yaml ctr --data_dir data/ctr   # parameter servers");
         lines.add("Details: docs/LAUNCHER.md");
         return lines.toArray(String[]::new);
     }

@@ -16,8 +16,9 @@ import org.fleet4j.launch.RankSpec.ExitPolicy;
 
 /**
  * Runs this node's processes of a launch plan until every rank (trainer) has finished, then stops the parameter
- * servers, which serve until stopped; a failing process of either kind, or a server that ends while ranks still run,
- * stops the rest and fails the job. No process of the job outlives it: every process and every process it started is
+ * servers, which serve until stopped; a failing process of either kind, or a server that ends while ranks still run
+ * (with code 0: ranks still running {@link #CLEAN_SERVER_EXIT_GRACE} later, as the workers stop the servers just before
+ * they finish), stops the rest and fails the job. No process of the job outlives it: every process and every process it started is
  * terminated on failure, on SIGTERM/SIGINT to the launcher (a shutdown hook), and at the end; when the launcher is
  * killed outright, each process's {@link LauncherWatch} stops it.
  */
@@ -32,6 +33,12 @@ public final class Job {
     private static final Duration SIGNAL_EXIT_WAIT = TERM_GRACE.plus(KILL_WAIT).multipliedBy(2);
     /** How often the launcher notes the processes its ranks started, so orphans of a dead rank are still found. */
     private static final long TRACK_MILLIS = 500;
+    /**
+     * How long the ranks may still run after a server ended with code 0: the workers stop the servers as their last
+     * call (Fleet.stopWorker), so a server's clean exit and the ranks' own are a moment apart; longer means the
+     * server ended early, and the job fails naming it.
+     */
+    private static final Duration CLEAN_SERVER_EXIT_GRACE = Duration.ofSeconds(5);
 
     private final LaunchPlan plan;
     private final PrintStream console;
@@ -111,6 +118,8 @@ public final class Job {
     private int superviseUntilDone(BlockingQueue<RankProcess> exited) {
         int finishing = (int) processes.stream().filter(r -> r.spec().exitPolicy() == ExitPolicy.FINISHES).count();
         int serving = processes.size() - finishing;
+        RankProcess cleanServerExit = null;
+        long cleanServerExitNanos = 0;
         while (finishing > 0) {
             RankProcess rank;
             try {
@@ -119,6 +128,11 @@ public final class Job {
                 Thread.currentThread().interrupt();
                 stopAll();
                 return SIGTERM_EXIT;
+            }
+            if (cleanServerExit != null && System.nanoTime() - cleanServerExitNanos > CLEAN_SERVER_EXIT_GRACE.toNanos()
+                    && startFailureTeardown()) {
+                return reportFailure(cleanServerExit, 1, ExitStatus.describe(0) + " while " + finishing
+                        + " rank(s) still ran");
             }
             if (rank == null) {
                 trackDescendants();
@@ -132,7 +146,12 @@ public final class Job {
                 }
             } else {
                 serving--;
-                if (startFailureTeardown()) {
+                if (code == 0) {
+                    if (cleanServerExit == null) {
+                        cleanServerExit = rank;
+                        cleanServerExitNanos = System.nanoTime();
+                    }
+                } else if (startFailureTeardown()) {
                     String why = ExitStatus.describe(code) + " while " + finishing + " rank(s) still ran";
                     return reportFailure(rank, code != 0 ? code : 1, why);
                 }

@@ -83,32 +83,22 @@ final class LaunchOptions {
             description = "Start a CPU job even when its ranks (heap + off-heap + JVM, from --jvm_args) exceed the memory available.")
     boolean skipMemoryCheck;
 
-    @Option(names = "--server_num", paramLabel = "N", description = "Reserved for the parameter-server mode (not available yet).")
+    @Option(names = "--server_num", paramLabel = "N",
+            description = "Parameter-server mode on this host: start N parameter servers (on free ports) beside the trainers;"
+                    + " the program's strategy must have mode ps. They are stopped when every trainer has finished.")
     Integer serverNum;
 
-    @Option(names = "--worker_num", paramLabel = "N", description = "Reserved for the parameter-server mode (not available yet).")
+    @Option(names = "--worker_num", paramLabel = "N",
+            description = "Parameter-server mode: the number of trainers (workers) on this host. Default: --nproc_per_node, else 1.")
     Integer workerNum;
 
-    @Option(names = "--servers", paramLabel = "ENDPOINTS", description = "Reserved for the parameter-server mode (not available yet).")
+    @Option(names = "--servers", paramLabel = "ENDPOINTS", description = "Parameter servers on several hosts (not available yet; use --server_num on one host).")
     String servers;
 
-    @Option(names = "--workers", paramLabel = "ENDPOINTS", description = "Reserved for the parameter-server mode (not available yet).")
+    @Option(names = "--workers", paramLabel = "ENDPOINTS", description = "Trainers on several hosts (not available yet; use --worker_num on one host).")
     String workers;
 
     @Parameters(index = "0", arity = "0..1", paramLabel = "PROGRAM", description = "Built-in name, main class, or jar.")
     String program;
 
-    /** The first parameter-server option given, or null. */
-    String parameterServerOption() {
-        if (serverNum != null) {
-            return "--server_num";
-        }
-        if (workerNum != null) {
-            return "--worker_num";
-        }
-        if (servers != null) {
-            return "--servers";
-        }
-        return workers != null ? "--workers" : null;
-    }
 }

@@ -34,7 +34,7 @@ class DistributedOptimizerTest {
 
     private static DistributedOptimizer optimizer(DistributedStrategy strategy, int world) {
         EffectiveStrategy effective = EffectiveStrategy.resolve(strategy, new World(1, world, "cpu"));
-        return new DistributedOptimizer(new SGD(0.1), effective, RingLayout.of(effective), world, 0, false);
+        return new DistributedOptimizer(new SGD(0.1), effective, RingLayout.of(effective), world, 0, false, null);
     }
 
     private static List<Op> ops(Program p, String type) {

@@ -101,13 +101,13 @@ class FleetInitTest {
     }
 
     @Test
-    void aParameterServerRoleIsRefusedUntilFleetRunsServers() {
+    void aParameterServerRoleNeedsAStrategyOfModePs() {
         Role server = Role.server(0, List.of("127.0.0.1:7000"), 2, "ps", "test");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Fleet.init(() -> server, new DistributedStrategy(), QUICK, log()));
         assertEquals("Fleet.init: this process is server 0 of 1 (127.0.0.1:7000) for 2 trainer(s) from test"
-                + " (TRAINING_ROLE=PSERVER), and Fleet does not run parameter servers yet; start trainers only"
-                + " (TRAINING_ROLE=TRAINER)", e.getMessage());
+                + " (TRAINING_ROLE=PSERVER), but the strategy's mode is collective; parameter servers need mode ps"
+                + " (set mode: ps in the strategy, e.g. bin/fleetrun --strategy ps.yaml)", e.getMessage());
     }
 
     @Test
@@ -122,10 +122,37 @@ class FleetInitTest {
     }
 
     @Test
-    void theParameterServerModeIsRefusedBeforeAnyRendezvous() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> Fleet.init(Role::single, new DistributedStrategy().mode(Mode.PS), QUICK, log()));
-        assertTrue(e.getMessage().startsWith("Fleet.init: the strategy asks for mode ps (parameter servers)"), e.getMessage());
+    void aServerOfModePsJoinsNoGroupAndTrainerOnlyCallsNameTheRole() {
+        Role server = Role.server(0, List.of("127.0.0.1:7000"), 2, "ps", "test");
+        IllegalArgumentException async = assertThrows(IllegalArgumentException.class, () -> Fleet.init(() -> server,
+                new DistributedStrategy().mode(Mode.PS), QUICK, log(), false, TOKEN));
+        assertEquals("Fleet.init: the strategy asks for mode ps with a_sync true (async, half-async or geo), which Fleet"
+                + " does not run yet; set a_sync: false for sync mode", async.getMessage(), "Paddle's a_sync defaults to true");
+        try (Fleet fleet = Fleet.init(() -> server, new DistributedStrategy().mode(Mode.PS).aSync(false), QUICK, log(),
+                false, TOKEN)) {
+            assertTrue(fleet.isServer());
+            assertEquals(false, fleet.isWorker());
+            assertEquals("grpc", fleet.protocol());
+            assertEquals("sync", fleet.psMode());
+            IllegalStateException util = assertThrows(IllegalStateException.class, fleet::util);
+            assertEquals("Fleet.util: server 0 of 1 (127.0.0.1:7000) for 2 trainer(s) from test is a parameter server,"
+                    + " which joins no group of trainers", util.getMessage());
+            IllegalStateException init = assertThrows(IllegalStateException.class, fleet::initWorker);
+            assertTrue(init.getMessage().startsWith("Fleet.initWorker: server 0 of 1"), init.getMessage());
+            IllegalStateException noPlan = assertThrows(IllegalStateException.class, () -> fleet.initServer(null));
+            assertTrue(noPlan.getMessage().startsWith("Fleet.initServer: no parameter-server plan yet; call"
+                    + " fleet.distributedOptimizer(optimizer).minimize(loss) first"), noPlan.getMessage());
+        }
+    }
+
+    @Test
+    void serverCallsInCollectiveModeNameTheMode() {
+        try (Fleet fleet = Fleet.init(Role::single, new DistributedStrategy(), QUICK, log())) {
+            assertEquals("none", fleet.protocol());
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> fleet.initServer(null));
+            assertEquals("Fleet.initServer is for parameter-server mode, but the strategy's mode is collective; set"
+                    + " mode: ps in the strategy", e.getMessage());
+        }
     }
 
     @Test

@@ -57,12 +57,15 @@ class HonouredKnobsTest {
                 "amp", "amp_configs.init_loss_scaling", "amp_configs.incr_every_n_steps",
                 "amp_configs.decr_every_n_nan_or_inf", "amp_configs.incr_ratio", "amp_configs.decr_ratio",
                 "amp_configs.use_dynamic_loss_scaling", "amp_configs.custom_white_list", "amp_configs.custom_black_list",
-                "fp16_allreduce", "gradient_scale_configs.scale_strategy", "build_strategy.enable_sequential_execution",
+                "fp16_allreduce", "gradient_scale_configs.scale_strategy", "protocol", "build_strategy.enable_sequential_execution",
                 "build_strategy.fuse_elewise_add_act_ops",
                 "build_strategy.fuse_bn_act_ops", "build_strategy.fuse_all_optimizer_ops",
                 "build_strategy.enable_inplace", "build_strategy.enable_backward_optimizer_op_deps", "execution_strategy.num_threads",
                 "execution_strategy.num_iteration_per_drop_scope", "execution_strategy.num_iteration_per_run"), inEffect);
-        assertFalse(StrategySchema.inEffect(StrategySchema.MODE, "ps"), "the parameter-server runtime is not there yet");
+        assertTrue(StrategySchema.inEffect(StrategySchema.MODE, "ps"), "parameter-server training runs");
+        assertTrue(StrategySchema.inEffect(StrategySchema.A_SYNC, false), "sync mode runs");
+        assertFalse(StrategySchema.inEffect(StrategySchema.A_SYNC, true), "async, half-async and geo are not there yet");
+        assertFalse(StrategySchema.inEffect(StrategySchema.PROTOCOL, "grpc++"), "only the grpc transport is there");
         assertTrue(StrategySchema.inEffect(StrategySchema.AMP_DTYPE, "bfloat16"));
         assertFalse(StrategySchema.inEffect(StrategySchema.AMP_DTYPE, "float16"));
     }

@@ -40,6 +40,20 @@ public final class PsCompiler {
     }
 
     public static PsPlan compile(Program main, DistributedStrategy strategy, int servers, long minBlockSize) {
+        return transpile(main, strategy, servers, minBlockSize, true);
+    }
+
+    /**
+     * As {@link #compile(Program, DistributedStrategy, int)}, rewriting {@code main} and its startup program themselves
+     * into the worker's programs (the plan's {@code workerMain} and {@code workerStartup} are them): what
+     * {@code minimize} does, so the user's programs are the ones that run.
+     */
+    public static PsPlan compileInPlace(Program main, DistributedStrategy strategy, int servers) {
+        return transpile(main, strategy, servers, DenseSlicing.DEFAULT_MIN_BLOCK_SIZE, false);
+    }
+
+    private static PsPlan transpile(Program main, DistributedStrategy strategy, int servers, long minBlockSize,
+                                    boolean copy) {
         if (servers <= 0) {
             throw new PsCompileException("the parameter-server plan needs at least one server, got " + servers);
         }
@@ -48,8 +62,8 @@ public final class PsCompiler {
         if (startup == null) {
             throw new PsCompileException("the program has no startup program; build it with Layers(main, startup)");
         }
-        Program worker = main.copy();
-        Program workerStartup = startup.copy();
+        Program worker = copy ? main.copy() : main;
+        Program workerStartup = copy ? startup.copy() : startup;
         worker.setStartupProgram(workerStartup);
         Block block = worker.globalBlock();
         List<Op> ops = new ArrayList<>(block.ops());
@@ -116,11 +130,56 @@ public final class PsCompiler {
             block.removeOp(i);
         }
         gone.forEach(block::removeVar);
+        if (mode == PsMode.SYNC) {
+            rewritten.add(new Op(PsOpTypes.SEND_BARRIER, Map.of(), Map.of(), Map.of()));
+        }
         for (Op op : rewritten) {
             block.appendOp(op.type(), op.inputs(), op.outputs(), op.attrs());
         }
         dropInitializers(workerStartup, gone);
         return new PsPlan(mode, servers, minBlockSize, worker, workerStartup, dense, sparse);
+    }
+
+    /**
+     * A forward-only program (a test program cloned before {@code minimize}) rewritten for a worker of {@code plan}:
+     * its lookups of the plan's sparse tables become {@code pull_sparse}, and the dense tables it reads are pulled
+     * first ({@code pull_dense}), so it evaluates with the servers' current values. Pushes nothing.
+     */
+    public static Program forward(Program test, PsPlan plan) {
+        Program out = test.copy();
+        Block block = out.globalBlock();
+        Set<String> sparse = new HashSet<>();
+        plan.sparseTables().forEach(t -> sparse.add(t.name()));
+        List<Op> ops = new ArrayList<>();
+        Set<String> read = new HashSet<>();
+        for (Op op : block.ops()) {
+            read.addAll(op.allInputs());
+            if (op.type().equals("lookup_table") && sparse.contains(op.in("W"))) {
+                ops.add(new Op(PsOpTypes.PULL_SPARSE, Map.of("Ids", op.input("Ids")), Map.of("Out", op.output("Out")),
+                        Map.of("table", op.in("W"), "dim", block.var(op.in("W")).shape()[1],
+                                "padding_idx", op.<Long>attr("padding_idx"))));
+            } else {
+                ops.add(op);
+            }
+        }
+        List<Op> pulls = new ArrayList<>();
+        for (DenseTableConfig t : plan.denseTables()) {
+            if (read.contains(t.name())) {
+                pulls.add(new Op(PsOpTypes.PULL_DENSE, Map.of(), Map.of("Out", List.of(t.name())),
+                        Map.of("param", t.name(), "shape", t.shape())));
+            }
+        }
+        for (int i = block.ops().size() - 1; i >= 0; i--) {
+            block.removeOp(i);
+        }
+        sparse.stream().filter(block::hasVar).forEach(block::removeVar);
+        for (Op op : pulls) {
+            block.appendOp(op.type(), op.inputs(), op.outputs(), op.attrs());
+        }
+        for (Op op : ops) {
+            block.appendOp(op.type(), op.inputs(), op.outputs(), op.attrs());
+        }
+        return out;
     }
 
     /** The constant learning rate each lr_schedule op writes, by var; a changing schedule fails naming it. */

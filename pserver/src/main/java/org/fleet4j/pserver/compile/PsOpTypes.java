@@ -10,6 +10,11 @@ public final class PsOpTypes {
     public static final String PULL_SPARSE = "pull_sparse";
     /** Sends Grad (Out's gradient), duplicate ids' rows summed, to the servers of the ids (attrs as pull_sparse). */
     public static final String PUSH_SPARSE = "push_sparse";
+    /**
+     * Sync mode's last op of a step: returns once every worker has pushed the step's gradients, so the servers have
+     * applied the step's one update before any worker pulls for the next (Paddle's send_barrier).
+     */
+    public static final String SEND_BARRIER = "send_barrier";
 
     private PsOpTypes() {
     }

@@ -21,6 +21,8 @@ public final class TableShard {
     private final List<DenseTableConfig> denseConfigs;
     private final Map<String, Map<Integer, DenseBlock>> dense = new LinkedHashMap<>();
     private final Map<String, SparseTable> sparse = new LinkedHashMap<>();
+    /** Set for sync mode before serving: pushes are averaged per step; null applies each push as it comes. */
+    private volatile StepAggregation sync;
 
     public TableShard(int server, int servers, List<DenseTableConfig> denseTables, List<SparseTableConfig> sparseTables,
                       long minBlockSize) {
@@ -108,12 +110,31 @@ public final class TableShard {
         return t;
     }
 
+    /**
+     * Sync mode: from now on each dense block and sparse table applies one averaged update per step, once all
+     * {@code workers} workers have pushed it (a worker with no ids for this server pushes an empty batch).
+     */
+    public void aggregateSteps(int workers) {
+        sync = new StepAggregation(workers, denseBlocks(), sparse.values());
+    }
+
+    /** The workers a sync-mode step waits for; 0 when pushes apply as they come. */
+    public int syncWorkers() {
+        StepAggregation s = sync;
+        return s == null ? 0 : s.workers();
+    }
+
     public void pullDense(String param, int block, MemorySegment out) {
         denseBlock(param, block).pull(out);
     }
 
     public void pushDense(String param, int block, MemorySegment grad) {
-        denseBlock(param, block).push(grad);
+        StepAggregation s = sync;
+        if (s != null) {
+            s.pushDense(denseBlock(param, block), grad);
+        } else {
+            denseBlock(param, block).push(grad);
+        }
     }
 
     public void pullSparse(String table, MemorySegment ids, int n, MemorySegment out) {
@@ -125,7 +146,12 @@ public final class TableShard {
     public void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads) {
         SparseTable t = sparseTable(table);
         requireOwned(table, ids, n);
-        t.push(ids, n, grads);
+        StepAggregation s = sync;
+        if (s != null) {
+            s.pushSparse(t, ids, n, grads);
+        } else {
+            t.push(ids, n, grads);
+        }
     }
 
     /** A misrouted id would live on two servers at once and one copy would win at the next load. */

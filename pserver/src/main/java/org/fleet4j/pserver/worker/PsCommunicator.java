@@ -21,4 +21,7 @@ public interface PsCommunicator {
 
     /** Sends {@code n} gradient rows of {@code n} distinct ids to the servers that hold them. */
     void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads);
+
+    /** Sync mode's end of a step: returns once every worker has pushed this step's gradients, or fails naming who did not. */
+    void sendBarrier();
 }

@@ -60,6 +60,13 @@ final class PsOps {
                             ctx.requireFloat("Grad");
                         })
                         .kernel((op, context) -> pushSparse(op, communicator(op, context, op.stringAttr("table"))))
+                        .build(),
+                OpSpec.builder(PsOpTypes.SEND_BARRIER)
+                        .shape(ctx -> { })
+                        .kernel((op, context) -> {
+                            PsCommunicator ps = communicator(op, context, "(all)");
+                            return a -> ps.sendBarrier();
+                        })
                         .build());
     }
 
@@ -92,10 +99,9 @@ final class PsOps {
         long pad = op.<Long>attr("padding_idx");
         return a -> {
             SparseIds distinct = SparseIds.of(a.in("Ids"), pad);
-            if (distinct.count() > 0) {
-                Tensor sums = distinct.merge(a.in("Grad").segment(), dim);
-                ps.pushSparse(table, distinct.unique().segment(), distinct.count(), sums.segment());
-            }
+            // an empty push still goes: a sync server counts every worker's push of a table per step
+            Tensor sums = distinct.merge(a.in("Grad").segment(), dim);
+            ps.pushSparse(table, distinct.unique().segment(), distinct.count(), sums.segment());
         };
     }
 

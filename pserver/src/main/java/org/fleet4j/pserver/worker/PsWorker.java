@@ -13,8 +13,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.pserver.compile.PsMode;
 import org.fleet4j.pserver.compile.PsPlan;
 import org.fleet4j.pserver.table.DenseSlicing;
 import org.fleet4j.pserver.table.KeyHash;
@@ -37,6 +39,10 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
     private final Map<String, Long> denseNumel = new LinkedHashMap<>();
     private final Map<String, Integer> sparseDims = new LinkedHashMap<>();
     private final Duration wait;
+    private final Duration deadline;
+    private final int worker;
+    private final int workers;
+    private final boolean sync;
     private final ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor();
 
     /**
@@ -44,6 +50,22 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
      * by {@code deadline} (the connections' own).
      */
     public PsWorker(PsPlan plan, List<PsConnection> servers, Duration deadline) {
+        this(plan, servers, deadline, 0, 1);
+    }
+
+    /**
+     * Worker {@code worker} of {@code workers}. In sync mode every push of a sparse table reaches every server (empty
+     * where the batch has no ids of that server), since a sync server counts each worker's pushes per step, and
+     * {@link #sendBarrier} waits for all workers at server 0.
+     */
+    public PsWorker(PsPlan plan, List<PsConnection> servers, Duration deadline, int worker, int workers) {
+        if (worker < 0 || worker >= workers) {
+            throw new IllegalArgumentException("worker " + worker + " is outside 0.." + (workers - 1));
+        }
+        this.worker = worker;
+        this.workers = workers;
+        this.sync = plan.mode() == PsMode.SYNC;
+        this.deadline = deadline;
         if (servers.size() != plan.servers()) {
             throw new IllegalArgumentException("the plan has " + plan.servers() + " server(s), but " + servers.size()
                     + " connection(s) were given");
@@ -111,10 +133,23 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
         }
         Routed r = route(ids, n, dim, grads);
         perServer("push_sparse of " + table, server -> {
-            if (r.count[server] > 0) {
+            if (r.count[server] > 0 || sync) {
                 servers.get(server).pushSparse(table, r.ids[server].segment(), r.count[server], r.rows[server].segment());
             }
         });
+    }
+
+    /**
+     * Waits at server 0 until every worker has finished this step's pushes: each worker's pushes return once the
+     * servers have taken them, so past the barrier every server has applied the step's update. The barrier fails
+     * naming the workers that did not come within the deadline.
+     */
+    @Override
+    public void sendBarrier() {
+        if (!sync || workers == 1) {
+            return;
+        }
+        perServerZero("send_barrier", () -> servers.get(0).barrier("step", worker, workers, deadline));
     }
 
     /** Ids (and, for a push, their rows) split by server, with each one's position in the request. */
@@ -149,6 +184,20 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
             }
         }
         return new Routed(count, idsOf, rowsOf, positions);
+    }
+
+    /** Runs {@code call} on every server's connection at once (save, stop), each wait bounded and naming its server. */
+    public void eachServer(String what, Consumer<PsConnection> call) {
+        perServer(what, server -> call.accept(servers.get(server)));
+    }
+
+    private void perServerZero(String what, Runnable call) {
+        Future<?> f = calls.submit(call);
+        try {
+            awaitServer(what, 0, f, System.nanoTime() + wait.toNanos());
+        } finally {
+            f.cancel(true);
+        }
     }
 
     private interface ServerCall {

@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.pserver.table.LongIndex;
 
 /**
  * A batch's ids reduced to the distinct ones, in order of first appearance: {@code unique} (int64), and for each

@@ -1,18 +1,16 @@
-package org.fleet4j.pserver.worker;
-
-import org.fleet4j.pserver.table.KeyHash;
+package org.fleet4j.pserver.table;
 
 /**
  * An open-addressing map from a 64-bit id to a small int, sized for a known number of keys: the worker's dedup of one
- * batch's ids without boxing them.
+ * batch's ids without boxing them, and a sync server's merge of a step's pushes.
  */
-final class LongIndex {
+public final class LongIndex {
     private final long[] keys;
     private final int[] values;
     private final boolean[] used;
     private final int mask;
 
-    LongIndex(int expected) {
+    public LongIndex(int expected) {
         int capacity = Integer.highestOneBit(Math.max(2, expected * 2 - 1)) << 1;
         keys = new long[capacity];
         values = new int[capacity];
@@ -21,7 +19,7 @@ final class LongIndex {
     }
 
     /** The value of {@code key} if present; otherwise stores {@code value} and returns -1. */
-    int putIfAbsent(long key, int value) {
+    public int putIfAbsent(long key, int value) {
         int slot = (int) KeyHash.mix(key) & mask;
         while (used[slot]) {
             if (keys[slot] == key) {

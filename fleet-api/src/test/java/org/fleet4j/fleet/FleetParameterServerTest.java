@@ -1,0 +1,113 @@
+package org.fleet4j.fleet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.GroupOptions;
+import org.fleet4j.collective.JobToken;
+import org.fleet4j.collective.Role;
+import org.fleet4j.core.exec.Executor;
+import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.optim.SGD;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.strategy.DistributedStrategy;
+import org.fleet4j.strategy.Mode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Fleet's server/worker API in one JVM over the real grpc transport on loopback: a server Fleet serves the tables its
+ * minimize planned until the worker's stopWorker, the worker trains the user's own (rewritten) program against it, and
+ * savePersistables has the server write its shard.
+ */
+class FleetParameterServerTest {
+    private static final GroupOptions QUICK = GroupOptions.defaults().withTimeout(Duration.ofSeconds(20));
+    private static final Map<String, String> TOKEN = Map.of(JobToken.ENV, JobToken.random().text());
+    private static final DistributedStrategy SYNC = new DistributedStrategy().mode(Mode.PS).aSync(false);
+
+    @TempDir
+    Path work;
+
+    private record Net(Program main, Program startup, Var x, Var loss) {
+        static Net build() {
+            Program main = new Program().setRandomSeed(3);
+            Program startup = new Program().setRandomSeed(3);
+            Layers nn = new Layers(main, startup);
+            Var x = nn.data("x", DType.F32, -1, 2);
+            Var loss = nn.mean(nn.fc(x, 1, null));
+            return new Net(main, startup, x, loss);
+        }
+    }
+
+    @Test
+    void aWorkerTrainsAgainstAServerThatServesUntilTheWorkerStopsIt() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        List<String> endpoints = List.of("127.0.0.1:" + port);
+        ByteArrayOutputStream serverLog = new ByteArrayOutputStream();
+        CompletableFuture<Void> serving = CompletableFuture.runAsync(() -> {
+            Role role = Role.server(0, endpoints, 1, "ps-test", "test");
+            try (Fleet server = Fleet.init(() -> role, SYNC, QUICK,
+                    new PrintStream(serverLog, true, StandardCharsets.UTF_8), false, TOKEN)) {
+                Net net = Net.build();
+                server.distributedOptimizer(new SGD(0.5)).minimize(net.loss());
+                server.initServer(null);
+                server.runServer();
+            }
+        });
+
+        Role role = Role.single().withServerEndpoints(endpoints);
+        try (Fleet worker = Fleet.init(() -> role, SYNC, QUICK, new PrintStream(new ByteArrayOutputStream()), false, TOKEN)) {
+            assertTrue(worker.isWorker() && worker.isPsMode());
+            Net net = Net.build();
+            worker.distributedOptimizer(new SGD(0.5)).minimize(net.loss());
+            List<String> ops = net.main().globalBlock().ops().stream().map(Op::type).toList();
+            assertFalse(ops.contains("sgd"), "the updates moved to the server: " + ops);
+            assertTrue(ops.containsAll(List.of("pull_dense", "push_dense", "send_barrier")), ops.toString());
+            worker.initWorker();
+            float first;
+            float last;
+            try (Executor exe = ExecutionSettings.executor(worker)) {
+                Scope scope = new Scope();
+                exe.run(net.startup(), scope);
+                Map<String, Tensor> feed = Map.of(net.x().name(), Tensor.of(new float[]{1, 2, 3, 4}, 2, 2));
+                first = exe.run(net.main(), scope, feed, List.of(net.loss().name())).get(net.loss().name()).getFloat(0);
+                exe.run(net.main(), scope, feed, List.of());
+                last = exe.run(net.main(), scope, feed, List.of(net.loss().name())).get(net.loss().name()).getFloat(0);
+            }
+            // d(mean(xw+b))/dw = mean x = (2, 3), /db = 1: each step lowers the loss by 0.5 * (4 + 9 + 1)
+            assertEquals(first - 2 * 0.5f * 14, last, 1e-4, "two updates applied on the server");
+            Path checkpoint = work.resolve("ckpt");
+            worker.savePersistables(checkpoint);
+            try (var files = Files.list(checkpoint)) {
+                assertFalse(files.toList().isEmpty(), "the server wrote its shard to " + checkpoint);
+            }
+            worker.stopWorker();
+        }
+        serving.get(20, TimeUnit.SECONDS);
+        String log = serverLog.toString(StandardCharsets.UTF_8);
+        assertTrue(log.contains("fleet: server 0 serves 2 dense and 0 sparse table(s) on 127.0.0.1:" + port
+                + " over grpc (sync mode, 1 worker(s))"), log);
+        assertTrue(log.contains("fleet: server 0 stopped by the workers"), log);
+    }
+}

@@ -1,0 +1,133 @@
+package org.fleet4j.pserver.table;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Sync mode on a server: every worker pushes each of its tables exactly once per step (a sparse push with no ids
+ * included), and the step's gradients of a dense block or a sparse table are averaged and applied as one update when
+ * the last of the {@code workers} pushes arrives. Averaging is what Paddle's sync servers do (sum, then scale by
+ * 1/trainers): with each worker's loss the mean over its own batch, the update is the one a single process makes on the
+ * global batch. The workers' barrier after their pushes keeps a fast worker's next step out of this step's count.
+ */
+final class StepAggregation {
+    private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
+
+    private final int workers;
+    private final Map<DenseBlock, DenseSum> dense = new LinkedHashMap<>();
+    private final Map<SparseTable, SparseSum> sparse = new LinkedHashMap<>();
+
+    StepAggregation(int workers, Iterable<DenseBlock> blocks, Iterable<SparseTable> tables) {
+        if (workers < 1) {
+            throw new IllegalArgumentException("sync mode needs at least 1 worker, got " + workers);
+        }
+        this.workers = workers;
+        blocks.forEach(b -> dense.put(b, new DenseSum(b.spec().numel())));
+        tables.forEach(t -> sparse.put(t, new SparseSum()));
+    }
+
+    int workers() {
+        return workers;
+    }
+
+    void pushDense(DenseBlock block, MemorySegment grad) {
+        DenseSum sum = dense.get(block);
+        synchronized (sum) {
+            float[] acc = sum.values;
+            if (grad.byteSize() < (long) acc.length * Float.BYTES) {
+                throw new TableException("dense block " + block.spec() + ": a gradient of " + grad.byteSize()
+                        + " bytes is short of its " + acc.length + " floats");
+            }
+            for (int i = 0; i < acc.length; i++) {
+                acc[i] += grad.getAtIndex(F, i);
+            }
+            if (++sum.pushes == workers) {
+                for (int i = 0; i < acc.length; i++) {
+                    acc[i] /= workers;
+                }
+                block.push(MemorySegment.ofArray(acc));
+                Arrays.fill(acc, 0f);
+                sum.pushes = 0;
+            }
+        }
+    }
+
+    void pushSparse(SparseTable table, MemorySegment ids, int n, MemorySegment grads) {
+        SparseSum sum = sparse.get(table);
+        int dim = table.config().dim();
+        synchronized (sum) {
+            sum.add(ids, n, grads, dim);
+            if (++sum.pushes < workers) {
+                return;
+            }
+            try {
+                if (sum.n > 0) {
+                    applyMerged(table, sum, dim);
+                }
+            } finally {
+                sum.clear();
+            }
+        }
+    }
+
+    /** Sums the step's rows per distinct id (in first-seen order), averages them, and applies one update per row. */
+    private void applyMerged(SparseTable table, SparseSum sum, int dim) {
+        LongIndex index = new LongIndex(sum.n);
+        long[] unique = new long[sum.n];
+        float[] rows = new float[Math.multiplyExact(sum.n, dim)];
+        int count = 0;
+        for (int i = 0; i < sum.n; i++) {
+            int at = index.putIfAbsent(sum.ids[i], count);
+            if (at < 0) {
+                unique[count] = sum.ids[i];
+                at = count++;
+            }
+            for (int j = 0; j < dim; j++) {
+                rows[at * dim + j] += sum.rows[i * dim + j];
+            }
+        }
+        for (int k = 0; k < count * dim; k++) {
+            rows[k] /= workers;
+        }
+        table.push(MemorySegment.ofArray(Arrays.copyOf(unique, count)), count, MemorySegment.ofArray(rows));
+    }
+
+    /** One dense block's sum of this step's gradients. */
+    private static final class DenseSum {
+        final float[] values;
+        int pushes;
+
+        DenseSum(long numel) {
+            values = new float[Math.toIntExact(numel)];
+        }
+    }
+
+    /** One sparse table's pushes of this step, kept as they came (the merge sums duplicate ids at the end). */
+    private static final class SparseSum {
+        long[] ids = new long[0];
+        float[] rows = new float[0];
+        int n;
+        int pushes;
+
+        void add(MemorySegment newIds, int count, MemorySegment newRows, int dim) {
+            if (n + count > ids.length) {
+                int capacity = Math.max(n + count, 2 * ids.length);
+                ids = Arrays.copyOf(ids, capacity);
+                rows = Arrays.copyOf(rows, Math.multiplyExact(capacity, dim));
+            }
+            for (int i = 0; i < count; i++) {
+                ids[n + i] = newIds.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i);
+            }
+            MemorySegment.copy(newRows, F, 0, rows, n * dim, count * dim);
+            n += count;
+        }
+
+        void clear() {
+            n = 0;
+            pushes = 0;
+        }
+    }
+}

@@ -1,0 +1,57 @@
+package org.fleet4j.examples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The unchanged ctr program under {@code bin/fleetrun --server_num 2 --worker_num 2} with a strategy of mode ps (sync):
+ * it trains against the servers, fills summary.json's mode, protocol, servers and workers, and the servers, stopped
+ * by the workers, end with the job. {@code --dry_run} prints the parameter-server plan instead.
+ */
+class CtrParameterServerIT {
+    private static final Duration JOB_TIMEOUT = Duration.ofMinutes(4);
+
+    @TempDir
+    Path work;
+
+    @Test
+    void ctrTrainsInSyncModeAgainstTwoServersAndSaysSoInTheSummary() throws Exception {
+        Path data = work.resolve("data");
+        FleetRunJob gen = FleetRunJob.start(work.resolve("gen"), 1, "ctr_data", "--rows", "8000", "--out", data.toString());
+        assertEquals(0, gen.await(Duration.ofSeconds(120)), gen.describe());
+        Path strategy = Files.writeString(work.resolve("ps.yaml"), "mode: ps\na_sync: false\n");
+        List<String> ps = List.of("--server_num", "2", "--worker_num", "2", "--strategy", strategy.toString());
+
+        FleetRunJob job = FleetRunJob.start(work.resolve("run"), 2, ps, "ctr", "--data_dir", data.toString(),
+                "--batch_size", "128", "--optimizer", "adagrad", "--lr", "0.05");
+        assertEquals(0, job.await(JOB_TIMEOUT), job.describe());
+        JsonNode summary = new ObjectMapper().readTree(job.logDir().resolve("summary.json").toFile());
+        assertEquals("ps-sync", summary.get("mode").asText());
+        assertEquals("grpc", summary.get("protocol").asText());
+        assertEquals(2, summary.get("servers").asInt());
+        assertEquals(2, summary.get("workers").asInt());
+        assertTrue(summary.get("auc").asDouble() > 0.6, "it learns: " + summary);
+        for (int s = 0; s < 2; s++) {
+            String log = Files.readString(job.logDir().resolve("serverlog." + s));
+            assertTrue(log.contains("fleet: server " + s + " serves 6 dense and 52 sparse table(s)"), log);
+            assertTrue(log.contains("fleet: server " + s + " stopped by the workers"), log);
+        }
+        assertTrue(job.stderr().contains("fleetrun: job default: all 2 rank(s) finished"), job.stderr());
+
+        FleetRunJob dry = FleetRunJob.start(work.resolve("dry"), 2, List.of("--dry_run", "--server_num", "2", "--worker_num",
+                "2", "--strategy", strategy.toString()), "ctr", "--data_dir", data.toString());
+        assertEquals(0, dry.await(JOB_TIMEOUT), dry.describe());
+        String plan = Files.readString(work.resolve("dry/launcher.out"));
+        assertTrue(plan.contains("parameter-server plan: mode sync, 2 servers"), plan);
+        assertTrue(plan.contains("server 1:"), plan);
+    }
+}

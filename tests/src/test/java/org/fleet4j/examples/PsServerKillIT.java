@@ -1,0 +1,153 @@
+package org.fleet4j.examples;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.JobToken;
+import org.fleet4j.launch.LaunchPlan;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * kill -9 of a parameter server or a worker in the middle of sync training ({@link SyncPsProgram}): under
+ * bin/fleetrun the job ends within 10 s, non-zero, naming the killed process, with nothing left running; started by
+ * hand with Paddle's variables, the worker fails within 10 s naming the killed server's endpoint.
+ */
+class PsServerKillIT {
+    private static final Duration TEN_SECONDS = Duration.ofSeconds(10);
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+    private static final String FOREVER = "100000000";
+
+    @TempDir
+    static Path work;
+    private static Path jar;
+
+    @BeforeAll
+    static void programJar() throws IOException {
+        jar = ProgramJar.of(SyncPsProgram.class, work.resolve("jar/sync-ps.jar"));
+    }
+
+    @Test
+    void fleetrunEndsTheJobNamingTheKilledServer() throws Exception {
+        Path dir = work.resolve("fleetrun");
+        FleetRunJob job = FleetRunJob.start(dir, 2, List.of("--server_num", "1", "--worker_num", "2"), jar.toString(),
+                "ps", dir.resolve("result.txt").toString(), FOREVER, "8");
+        awaitText(job.logDir().resolve("workerlog.1"), "step 3 ", job.launcher());
+        List<ProcessHandle> all = job.launcher().descendants().toList();
+        ProcessHandle server = serverOf(all);
+        server.destroyForcibly();
+        long killed = System.nanoTime();
+        int code = job.await(TEN_SECONDS.plusSeconds(5));
+        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - killed);
+        assertNotEquals(0, code, job.describe());
+        assertTrue(seconds <= TEN_SECONDS.toSeconds(), "fleetrun took " + seconds + " s");
+        String err = job.stderr();
+        assertTrue(err.contains("fleetrun: server 0 (pid " + server.pid() + ") was killed by signal 9"), err);
+        assertTrue(err.contains("job default failed: server 0 was killed by signal 9"), err);
+        for (ProcessHandle p : all) {
+            assertFalse(p.isAlive(), "process " + p.pid() + " " + p.info().commandLine().orElse("") + " outlived the job");
+        }
+    }
+
+    @Test
+    void fleetrunEndsTheJobNamingAKilledWorker() throws Exception {
+        Path dir = work.resolve("worker-killed");
+        FleetRunJob job = FleetRunJob.start(dir, 2, List.of("--server_num", "2", "--worker_num", "2"), jar.toString(),
+                "ps", dir.resolve("result.txt").toString(), FOREVER, "8");
+        awaitText(job.logDir().resolve("workerlog.1"), "step 3 ", job.launcher());
+        List<ProcessHandle> all = job.launcher().descendants().toList();
+        ProcessHandle worker = job.rankProcess(1);
+        worker.destroyForcibly();
+        long killed = System.nanoTime();
+        int code = job.await(TEN_SECONDS.plusSeconds(5));
+        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - killed);
+        assertNotEquals(0, code, job.describe());
+        assertTrue(seconds <= TEN_SECONDS.toSeconds(), "fleetrun took " + seconds + " s");
+        assertTrue(job.stderr().contains("job default failed: rank 1 was killed by signal 9"), job.stderr());
+        for (ProcessHandle p : all) {
+            assertFalse(p.isAlive(), "process " + p.pid() + " " + p.info().commandLine().orElse("") + " outlived the job");
+        }
+    }
+
+    @Test
+    void aWorkerStartedByHandFailsWithinTenSecondsNamingTheServersEndpoint() throws Exception {
+        Path dir = Files.createDirectories(work.resolve("by-hand"));
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        String endpoint = "127.0.0.1:" + port;
+        String token = JobToken.random().text();
+        Map<String, String> common = Map.of("PADDLE_PSERVERS_IP_PORT_LIST", endpoint, "PADDLE_TRAINERS_NUM", "1",
+                JobToken.ENV, token);
+        Process server = start(dir, "server", common, Map.of("TRAINING_ROLE", "PSERVER", "POD_IP", "127.0.0.1",
+                "PADDLE_PORT", "" + port));
+        Process worker = start(dir, "worker", common, Map.of("TRAINING_ROLE", "TRAINER", "PADDLE_TRAINER_ID", "0"));
+        try {
+            awaitText(dir.resolve("worker.out"), "step 3 ", worker);
+            server.destroyForcibly();
+            assertTrue(worker.waitFor(TEN_SECONDS.toMillis(), TimeUnit.MILLISECONDS),
+                    "the worker still runs 10 s after its server was killed");
+            String out = Files.readString(dir.resolve("worker.out"));
+            assertNotEquals(0, worker.exitValue(), out);
+            assertTrue(out.contains(endpoint), "the worker's error names " + endpoint + ":\n" + out);
+        } finally {
+            worker.destroyForcibly();
+            server.destroyForcibly();
+        }
+    }
+
+    private static Process start(Path dir, String name, Map<String, String> common, Map<String, String> own)
+            throws IOException {
+        Path lib = Path.of("").toAbsolutePath().getParent().resolve("build/lib");
+        List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow()));
+        command.addAll(LaunchPlan.REQUIRED_JVM_FLAGS);
+        command.addAll(List.of("-XX:+UseSerialGC", "-Xmx512m", "-cp", lib + File.separator + "*" + File.pathSeparator + jar,
+                SyncPsProgram.class.getName(), "ps", dir.resolve("result.txt").toString(), FOREVER, "8"));
+        ProcessBuilder b = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(dir.resolve(name + ".out").toFile());
+        b.environment().keySet().removeIf(k -> k.startsWith("FLEET_") || k.startsWith("PADDLE_") || k.equals("CLASSPATH"));
+        b.environment().putAll(common);
+        b.environment().putAll(own);
+        return b.start();
+    }
+
+    private static ProcessHandle serverOf(List<ProcessHandle> processes) throws IOException {
+        for (ProcessHandle h : processes) {
+            Path environ = Path.of("/proc", "" + h.pid(), "environ");
+            if (Files.isReadable(environ) && List.of(new String(Files.readAllBytes(environ)).split("\0"))
+                    .contains("TRAINING_ROLE=PSERVER")) {
+                return h;
+            }
+        }
+        throw new AssertionError("no parameter server among " + processes);
+    }
+
+    /** Polls {@code file} until it holds {@code text}; fails naming the file when {@code process} ends or time runs out. */
+    private static void awaitText(Path file, String text, Process process) throws Exception {
+        long until = System.nanoTime() + START_TIMEOUT.toNanos();
+        while (System.nanoTime() < until) {
+            if (Files.exists(file) && Files.readString(file).contains(text)) {
+                return;
+            }
+            if (!process.isAlive()) {
+                throw new AssertionError("ended before '" + text + "' appeared in " + file + ":\n"
+                        + (Files.exists(file) ? Files.readString(file) : "(no file)"));
+            }
+            process.waitFor(50, TimeUnit.MILLISECONDS);
+        }
+        throw new AssertionError("'" + text + "' did not appear in " + file + " within " + START_TIMEOUT);
+    }
+}
