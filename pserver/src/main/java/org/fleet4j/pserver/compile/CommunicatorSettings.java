@@ -1,17 +1,18 @@
 package org.fleet4j.pserver.compile;
 
-import org.fleet4j.strategy.AsyncConfigs;
 import org.fleet4j.strategy.DistributedStrategy;
+import org.fleet4j.strategy.StrategySchema;
 
 /**
  * The strategy's {@code a_sync_configs} as a worker's communicator reads them: how many steps geo trains locally
  * ({@code kSteps}), how many queued gradients of one variable async merges into one send ({@code maxMergeVarNum}), the
  * length of each variable's send queue ({@code sendQueueSize}), whether dense values are received on a thread of their
  * own ({@code independentRecvThread}), the sender threads ({@code threadPoolSize}), how many 10 ms waits for more
- * gradients a sender makes before sending a partial merge ({@code sendWaitTimes}).
+ * gradients a sender makes before sending a partial merge ({@code sendWaitTimes}), and whether workers wait for every
+ * server before their first step ({@code launchBarrier}; they always do, and validation refuses false).
  */
 public record CommunicatorSettings(int kSteps, int maxMergeVarNum, int sendQueueSize, boolean independentRecvThread,
-                                   int threadPoolSize, int sendWaitTimes) {
+                                   int threadPoolSize, int sendWaitTimes, boolean launchBarrier) {
     /** Paddle's interval between a sender's looks at an empty queue, one "send wait time". */
     public static final int WAIT_MILLIS = 10;
 
@@ -24,9 +25,11 @@ public record CommunicatorSettings(int kSteps, int maxMergeVarNum, int sendQueue
     }
 
     public static CommunicatorSettings of(DistributedStrategy strategy) {
-        AsyncConfigs c = strategy.aSyncConfigs();
-        return new CommunicatorSettings(c.kSteps(), c.maxMergeVarNum(), c.sendQueueSize(), c.independentRecvThread(),
-                c.threadPoolSize(), c.sendWaitTimes());
+        return new CommunicatorSettings(strategy.get(StrategySchema.ASYNC_K_STEPS),
+                strategy.get(StrategySchema.ASYNC_MAX_MERGE_VAR_NUM), strategy.get(StrategySchema.ASYNC_SEND_QUEUE_SIZE),
+                strategy.get(StrategySchema.ASYNC_INDEPENDENT_RECV_THREAD),
+                strategy.get(StrategySchema.ASYNC_THREAD_POOL_SIZE), strategy.get(StrategySchema.ASYNC_SEND_WAIT_TIMES),
+                strategy.get(StrategySchema.ASYNC_LAUNCH_BARRIER));
     }
 
     /** What the worker's communicator does in {@code mode}, with the settings it reads, for the printed plan. */
@@ -35,7 +38,7 @@ public record CommunicatorSettings(int kSteps, int maxMergeVarNum, int sendQueue
                 + " sender thread(s) (thread_pool_size) each sum up to " + maxMergeVarNum
                 + " queued gradients of a variable into one send (max_merge_var_num), waiting up to " + sendWaitTimes
                 + " x " + WAIT_MILLIS + " ms for more (send_wait_times)";
-        return switch (mode) {
+        String modeText = switch (mode) {
             case SYNC -> "communicator: sync: each push returns once its servers took it; the servers apply one"
                     + " averaged update per step; send_barrier waits for every worker";
             case ASYNC -> "communicator: async: " + async + "; dense values are received "
@@ -51,5 +54,7 @@ public record CommunicatorSettings(int kSteps, int maxMergeVarNum, int sendQueue
                     + " sparse rows it touched, then pulls their fresh values; up to " + threadPoolSize
                     + " tables at once (thread_pool_size); the servers add the deltas (no optimizer)";
         };
+        return modeText + "\nlaunch_barrier " + launchBarrier + ": Fleet.initWorker connects to every server, waiting"
+                + " for each, before the first step";
     }
 }

@@ -2,6 +2,7 @@ package org.fleet4j.pserver.compile;
 
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
+import org.fleet4j.strategy.StrategySchema;
 
 /**
  * How workers and servers meet, from the strategy as Paddle reads it: {@code a_sync: false} is sync (one update per
@@ -36,8 +37,8 @@ public enum PsMode {
             throw new PsCompileException("the parameter-server compile step needs mode ps, but the strategy's mode is "
                     + strategy.mode().spelling() + "; set mode: ps");
         }
-        int kSteps = strategy.aSyncConfigs().kSteps();
-        if (!strategy.aSync()) {
+        int kSteps = strategy.get(StrategySchema.ASYNC_K_STEPS);
+        if (!strategy.get(StrategySchema.A_SYNC)) {
             if (kSteps > 0) {
                 throw new PsCompileException("a_sync_configs.k_steps " + kSteps + " asks for geo mode, which needs"
                         + " a_sync: true; set a_sync: true for geo, or k_steps: -1 for sync mode");
@@ -47,6 +48,6 @@ public enum PsMode {
         if (kSteps > 0) {
             return GEO;
         }
-        return strategy.aSyncConfigs().runtimeSplitSendRecv() ? ASYNC : HALF_ASYNC;
+        return strategy.get(StrategySchema.ASYNC_RUNTIME_SPLIT_SEND_RECV) ? ASYNC : HALF_ASYNC;
     }
 }

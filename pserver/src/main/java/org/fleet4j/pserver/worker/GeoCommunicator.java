@@ -49,6 +49,8 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
     private final ExecutorService exchangers;
     private int stepsSinceExchange;
     private int window;
+    /** Whether anything was trained since the last exchange. */
+    private boolean trained;
 
     /** Worker of {@code workers} in {@code plan} (mode geo), over {@code servers}, each wait bounded by {@code deadline}. */
     public GeoCommunicator(PsPlan plan, PsWorker servers, Duration deadline, int workers) {
@@ -85,6 +87,7 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
         LocalDense d = dense(param);
         d.ensurePulled();
         d.optimizer.apply(d.record, grad, d.numel);
+        trained = true;
     }
 
     @Override
@@ -99,6 +102,7 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
         GeoRows rows = rows(table);
         refresh(rows, ids, n);
         rows.train(ids, n, grads);
+        trained = true;
     }
 
     /** The end of a step: every k-th one exchanges with the servers. */
@@ -112,7 +116,7 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
     /** Pushes the local progress since the last exchange (a partial window) and pulls the fresh values. */
     @Override
     public void flush() {
-        if (stepsSinceExchange > 0) {
+        if (trained) {
             exchange();
         }
     }
@@ -145,6 +149,7 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
             tasks.forEach(f -> f.cancel(true));
         }
         stepsSinceExchange = 0;
+        trained = false;
         window++;
     }
 

@@ -63,7 +63,8 @@ final class GeoRows {
         int stale = 0;
         for (int i = 0; i < n; i++) {
             long id = ids.getAtIndex(ID, i);
-            if (fetched[slot(id)] != window) {
+            int s = slot(id);
+            if (fetched[s] != window) {
                 out.setAtIndex(ID, stale++, id);
             }
         }

@@ -153,6 +153,29 @@ class GeoCommunicatorTest {
     }
 
     @Test
+    void thousandsOfRowsGrowTheLocalCopy() {
+        plan(2);
+        GeoCommunicator geo = worker(0, 1);
+        SparseTableConfig emb = plan.sparseTables().get(1);
+        int n = 5000;
+        long[] ids = new long[n];
+        for (int i = 0; i < n; i++) {
+            ids[i] = 1_000_003L * i;
+        }
+        Tensor rows = Tensor.zeros(DType.F32, n, emb.dim());
+        geo.pullSparse(emb.name(), Tensor.ofLongs(ids, n).segment(), n, rows.segment());
+        Tensor grads = Tensor.zeros(DType.F32, n, emb.dim());
+        grads.fill(1);
+        geo.pushSparse(emb.name(), Tensor.ofLongs(ids, n).segment(), n, grads.segment());
+        geo.pullSparse(emb.name(), Tensor.ofLongs(ids, n).segment(), n, rows.segment());
+        for (int i = 0; i < n; i++) {
+            assertEquals(emb.initializer().value(ids[i], 0) - 1, rows.getFloat((long) i * emb.dim()), 1e-5, "id " + ids[i]);
+        }
+        geo.flush();
+        assertEquals(emb.initializer().value(ids[n - 1], 0) - 1, rowOnServer(emb, ids[n - 1]), 1e-5);
+    }
+
+    @Test
     void flushPushesAPartialWindow() {
         plan(5);
         GeoCommunicator geo = worker(0, 1);
