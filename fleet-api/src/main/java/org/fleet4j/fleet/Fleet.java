@@ -150,10 +150,6 @@ public final class Fleet implements AutoCloseable {
                 Devices.kindOf(env.get(Devices.DEVICE_ENV))));
         Mode mode = Mode.of(effective.get(StrategySchema.MODE));
         boolean psMode = mode == Mode.PS;
-        if (psMode && effective.get(StrategySchema.A_SYNC)) {
-            throw new IllegalArgumentException("Fleet.init: the strategy asks for mode ps with a_sync true (async,"
-                    + " half-async or geo), which Fleet does not run yet; set a_sync: false for sync mode");
-        }
         if (role.isServer() && !psMode) {
             throw new IllegalArgumentException("Fleet.init: this process is " + role.describe() + " (TRAINING_ROLE=PSERVER),"
                     + " but the strategy's mode is " + mode.spelling() + "; parameter servers need mode ps"
@@ -247,6 +243,7 @@ public final class Fleet implements AutoCloseable {
     /** Waits for every trainer, then trainer 0 stops the servers; the connections close. */
     public void stopWorker() {
         ParameterServerJob job = psWorker("stopWorker");
+        job.flush();
         barrierWorker();
         try {
             if (isFirstWorker()) {

@@ -17,6 +17,9 @@ import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
 import org.fleet4j.pserver.transport.PsTransport;
+import org.fleet4j.pserver.worker.AsyncCommunicator;
+import org.fleet4j.pserver.worker.GeoCommunicator;
+import org.fleet4j.pserver.worker.PsCommunicator;
 import org.fleet4j.pserver.worker.PsWorker;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
@@ -39,6 +42,8 @@ final class ParameterServerJob {
     private PsPlan plan;
     private TableShard shard;
     private PsWorker worker;
+    /** The mode's communicator over {@link #worker} (the worker itself in sync mode). */
+    private PsCommunicator communicator;
 
     /** {@code strategy} is what the PS compile step reads; {@code effective} the same resolved for this world. */
     ParameterServerJob(Role role, DistributedStrategy strategy, EffectiveStrategy effective, JobToken token,
@@ -114,8 +119,11 @@ final class ParameterServerJob {
         }
     }
 
-    /** Connects to every server; the returned client is what the worker program's kernels call. */
-    PsWorker initWorker() {
+    /**
+     * Connects to every server (each connect waits up to the job's timeout for its server: the launch barrier); the
+     * returned communicator, the mode's, is what the worker program's kernels call.
+     */
+    PsCommunicator initWorker() {
         PsPlan p = plan("initWorker");
         if (role.serverNum() == 0) {
             throw new IllegalStateException("Fleet.initWorker: " + role.describe() + " has no parameter servers;"
@@ -133,7 +141,18 @@ final class ParameterServerJob {
             throw e;
         }
         worker = new PsWorker(p, connections, options.deadline(), role.workerIndex(), role.workerNum());
-        return worker;
+        communicator = switch (p.mode()) {
+            case SYNC -> worker;
+            case ASYNC, HALF_ASYNC -> new AsyncCommunicator(p, worker, options.deadline());
+            case GEO -> new GeoCommunicator(p, worker, options.deadline(), role.workerNum());
+        };
+        return communicator;
+    }
+
+    /** Sends what the communicator still holds (async queues, geo's local progress) and waits for the servers. */
+    void flush() {
+        worker("flush");
+        communicator.flush();
     }
 
     private PsWorker worker(String what) {
@@ -145,6 +164,7 @@ final class ParameterServerJob {
 
     /** Every server writes its shard of every table to {@code dir} (on the servers' file system). */
     void save(Path dir) {
+        flush();
         worker("savePersistables").eachServer("save to " + dir, c -> c.save(dir));
     }
 
@@ -154,6 +174,14 @@ final class ParameterServerJob {
     }
 
     void closeWorker() {
+        if (communicator instanceof AutoCloseable && communicator != worker) {
+            try {
+                ((AutoCloseable) communicator).close();
+            } catch (Exception e) {
+                throw new PsException("closing the " + plan.mode().spelling() + " communicator failed: " + e.getMessage(), e);
+            }
+        }
+        communicator = null;
         if (worker != null) {
             worker.close();
             worker = null;

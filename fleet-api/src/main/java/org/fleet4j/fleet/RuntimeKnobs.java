@@ -9,7 +9,7 @@ import org.fleet4j.strategy.StrategySchema;
 
 /**
  * The knobs the runtime reads outside the compiler's passes, in one place: the executor's ({@link ExecutionSettings}),
- * the mode {@link Fleet#init} runs (collective, or ps in sync mode over grpc), the rings it opens ({@link RingLayout#KNOBS}) and how
+ * the mode {@link Fleet#init} runs (collective, or ps over grpc in any of its modes), the rings it opens ({@link RingLayout#KNOBS}) and how
  * {@link DistributedOptimizer} scales gradients. With the passes' ({@code org.fleet4j.compiler.PassKnobs}), these are
  * the knobs in effect.
  */
@@ -23,8 +23,16 @@ public final class RuntimeKnobs implements KnobReader {
     public List<KnobUse> knobs() {
         List<KnobUse> knobs = new ArrayList<>(ExecutionSettings.KNOBS);
         knobs.add(KnobUse.any(StrategySchema.MODE));
-        // parameter-server mode: sync (a_sync false) over grpc; async, half-async and geo are later work
-        knobs.add(KnobUse.only(StrategySchema.A_SYNC, false));
+        // parameter-server mode over grpc: sync, async, half-async and geo (PsMode), their communicators' settings
+        knobs.add(KnobUse.any(StrategySchema.A_SYNC));
+        knobs.add(KnobUse.any(StrategySchema.ASYNC_K_STEPS));
+        knobs.add(KnobUse.any(StrategySchema.ASYNC_MAX_MERGE_VAR_NUM));
+        knobs.add(KnobUse.any(StrategySchema.ASYNC_SEND_QUEUE_SIZE));
+        knobs.add(KnobUse.any(StrategySchema.ASYNC_INDEPENDENT_RECV_THREAD));
+        knobs.add(KnobUse.any(StrategySchema.ASYNC_THREAD_POOL_SIZE));
+        knobs.add(KnobUse.any(StrategySchema.ASYNC_SEND_WAIT_TIMES));
+        knobs.add(KnobUse.any(StrategySchema.ASYNC_RUNTIME_SPLIT_SEND_RECV));
+        knobs.add(KnobUse.only(StrategySchema.ASYNC_LAUNCH_BARRIER, true));
         knobs.add(KnobUse.only(StrategySchema.PROTOCOL, "grpc"));
         knobs.add(KnobUse.any(StrategySchema.GRADIENT_SCALE_STRATEGY));
         RingLayout.KNOBS.forEach(f -> knobs.add(KnobUse.any(f)));

@@ -124,10 +124,16 @@ class FleetInitTest {
     @Test
     void aServerOfModePsJoinsNoGroupAndTrainerOnlyCallsNameTheRole() {
         Role server = Role.server(0, List.of("127.0.0.1:7000"), 2, "ps", "test");
-        IllegalArgumentException async = assertThrows(IllegalArgumentException.class, () -> Fleet.init(() -> server,
-                new DistributedStrategy().mode(Mode.PS), QUICK, log(), false, TOKEN));
-        assertEquals("Fleet.init: the strategy asks for mode ps with a_sync true (async, half-async or geo), which Fleet"
-                + " does not run yet; set a_sync: false for sync mode", async.getMessage(), "Paddle's a_sync defaults to true");
+        try (Fleet halfAsync = Fleet.init(() -> server, new DistributedStrategy().mode(Mode.PS), QUICK, log(), false,
+                TOKEN);
+             Fleet async = Fleet.init(() -> server, new DistributedStrategy().mode(Mode.PS)
+                     .aSyncConfigs(c -> c.runtimeSplitSendRecv(true)), QUICK, log(), false, TOKEN);
+             Fleet geo = Fleet.init(() -> server, new DistributedStrategy().mode(Mode.PS)
+                     .aSyncConfigs(c -> c.kSteps(8)), QUICK, log(), false, TOKEN)) {
+            assertEquals("half-async", halfAsync.psMode(), "Paddle's a_sync defaults to true");
+            assertEquals("async", async.psMode());
+            assertEquals("geo", geo.psMode());
+        }
         try (Fleet fleet = Fleet.init(() -> server, new DistributedStrategy().mode(Mode.PS).aSync(false), QUICK, log(),
                 false, TOKEN)) {
             assertTrue(fleet.isServer());

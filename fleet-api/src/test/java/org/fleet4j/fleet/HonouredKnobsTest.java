@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
  */
 class HonouredKnobsTest {
     /** The modules whose code acts on the strategy. */
-    private static final List<Path> RUNTIME_SOURCES = Stream.of("fleet-core", "ops-fusion", "fleet-api", "fleet-gpu")
+    private static final List<Path> RUNTIME_SOURCES = Stream.of("fleet-core", "ops-fusion", "pserver", "fleet-api", "fleet-gpu")
             .map(m -> Path.of("..", m, "src", "main", "java")).toList();
 
     private static List<KnobReader> readers() {
@@ -51,7 +51,10 @@ class HonouredKnobsTest {
     void theKnobsInEffectAreTheDeclaredOnes() {
         List<String> inEffect = StrategySchema.fields().stream()
                 .filter(f -> StrategySchema.inEffect(f, f.defaultValue())).map(Field::key).toList();
-        assertEquals(List.of("mode", "sync_nccl_allreduce", "nccl_comm_num", "use_hierarchical_allreduce", "hierarchical_allreduce_inter_nranks",
+        assertEquals(List.of("mode", "a_sync", "a_sync_configs.k_steps", "a_sync_configs.max_merge_var_num",
+                "a_sync_configs.send_queue_size", "a_sync_configs.independent_recv_thread", "a_sync_configs.thread_pool_size",
+                "a_sync_configs.send_wait_times", "a_sync_configs.runtime_split_send_recv", "a_sync_configs.launch_barrier",
+                "sync_nccl_allreduce", "nccl_comm_num", "use_hierarchical_allreduce", "hierarchical_allreduce_inter_nranks",
                 "sync_batch_norm", "fuse_all_reduce_ops", "fuse_grad_size_in_MB", "fuse_grad_size_in_TFLOPS",
                 "last_comm_group_size_MB", "find_unused_parameters", "gradient_merge", "gradient_merge_configs.k_steps", "gradient_merge_configs.avg",
                 "amp", "amp_configs.init_loss_scaling", "amp_configs.incr_every_n_steps",
@@ -64,7 +67,8 @@ class HonouredKnobsTest {
                 "execution_strategy.num_iteration_per_drop_scope", "execution_strategy.num_iteration_per_run"), inEffect);
         assertTrue(StrategySchema.inEffect(StrategySchema.MODE, "ps"), "parameter-server training runs");
         assertTrue(StrategySchema.inEffect(StrategySchema.A_SYNC, false), "sync mode runs");
-        assertFalse(StrategySchema.inEffect(StrategySchema.A_SYNC, true), "async, half-async and geo are not there yet");
+        assertTrue(StrategySchema.inEffect(StrategySchema.A_SYNC, true), "async, half-async and geo run");
+        assertFalse(StrategySchema.inEffect(StrategySchema.ASYNC_LAUNCH_BARRIER, false), "workers always wait for the servers");
         assertFalse(StrategySchema.inEffect(StrategySchema.PROTOCOL, "grpc++"), "only the grpc transport is there");
         assertTrue(StrategySchema.inEffect(StrategySchema.AMP_DTYPE, "bfloat16"));
         assertFalse(StrategySchema.inEffect(StrategySchema.AMP_DTYPE, "float16"));

@@ -8,7 +8,7 @@ public final class AsyncConfigs {
         this.strategy = strategy;
     }
 
-    /** -1 leaves the mode to a_sync, 0 is fully asynchronous, k > 0 is GEO-SGD (local training, sync every k steps). */
+    /** k > 0 is GEO-SGD (needs a_sync: true): workers train local copies and exchange deltas every k steps; -1 and 0 leave the mode to a_sync and runtime_split_send_recv. */
     public AsyncConfigs kSteps(int value) {
         strategy.set(StrategySchema.ASYNC_K_STEPS, value);
         return this;
@@ -18,7 +18,7 @@ public final class AsyncConfigs {
         return strategy.get(StrategySchema.ASYNC_K_STEPS);
     }
 
-    /** How many gradients of one variable the communicator merges before one send. */
+    /** Async and half-async: how many queued gradients of one variable the communicator sums into one send. */
     public AsyncConfigs maxMergeVarNum(int value) {
         strategy.set(StrategySchema.ASYNC_MAX_MERGE_VAR_NUM, value);
         return this;
@@ -28,7 +28,7 @@ public final class AsyncConfigs {
         return strategy.get(StrategySchema.ASYNC_MAX_MERGE_VAR_NUM);
     }
 
-    /** Length of the per-variable queue of gradients waiting to be sent. */
+    /** Async and half-async: length of each variable's queue of gradients waiting to be sent; a full queue holds the training step. */
     public AsyncConfigs sendQueueSize(int value) {
         strategy.set(StrategySchema.ASYNC_SEND_QUEUE_SIZE, value);
         return this;
@@ -38,7 +38,7 @@ public final class AsyncConfigs {
         return strategy.get(StrategySchema.ASYNC_SEND_QUEUE_SIZE);
     }
 
-    /** Receive parameters on a thread of their own instead of after each send. */
+    /** Async: receive dense parameters on a thread of their own instead of after each send of the parameter. */
     public AsyncConfigs independentRecvThread(boolean value) {
         strategy.set(StrategySchema.ASYNC_INDEPENDENT_RECV_THREAD, value);
         return this;
@@ -48,7 +48,7 @@ public final class AsyncConfigs {
         return strategy.get(StrategySchema.ASYNC_INDEPENDENT_RECV_THREAD);
     }
 
-    /** Threads that send and receive on the worker side. */
+    /** Worker threads that send gradients (async, half-async) or exchange tables (geo). */
     public AsyncConfigs threadPoolSize(int value) {
         strategy.set(StrategySchema.ASYNC_THREAD_POOL_SIZE, value);
         return this;
@@ -58,7 +58,7 @@ public final class AsyncConfigs {
         return strategy.get(StrategySchema.ASYNC_THREAD_POOL_SIZE);
     }
 
-    /** How many times the sender waits for the queue to fill before sending a partial merge. */
+    /** Async and half-async: how many 10 ms waits for more gradients a sender makes before sending a partial merge. */
     public AsyncConfigs sendWaitTimes(int value) {
         strategy.set(StrategySchema.ASYNC_SEND_WAIT_TIMES, value);
         return this;
@@ -68,7 +68,7 @@ public final class AsyncConfigs {
         return strategy.get(StrategySchema.ASYNC_SEND_WAIT_TIMES);
     }
 
-    /** Split variables into blocks across servers at run time rather than when compiling. */
+    /** With a_sync true and k_steps <= 0: true is async (no barrier), false half-async (a barrier per step), as Paddle's DistributeTranspiler chooses. */
     public AsyncConfigs runtimeSplitSendRecv(boolean value) {
         strategy.set(StrategySchema.ASYNC_RUNTIME_SPLIT_SEND_RECV, value);
         return this;
@@ -78,7 +78,7 @@ public final class AsyncConfigs {
         return strategy.get(StrategySchema.ASYNC_RUNTIME_SPLIT_SEND_RECV);
     }
 
-    /** Workers wait until every server is up before the first step. */
+    /** Workers wait until every server answers before the first step; false is not supported. */
     public AsyncConfigs launchBarrier(boolean value) {
         strategy.set(StrategySchema.ASYNC_LAUNCH_BARRIER, value);
         return this;

@@ -19,23 +19,23 @@ public final class StrategySchema {
     public static final Field<String> MODE =
             Field.protoEnum("mode", "collective", List.of("collective", "ps"), "How workers combine updates: collective (synchronous allreduce between workers) or ps (parameter servers).");
     public static final Field<Boolean> A_SYNC =
-            Field.bool("a_sync", true, "Parameter-server mode only: workers push gradients without waiting for each other (false = synchronous parameter-server training).");
+            Field.bool("a_sync", true, "Parameter-server mode only: false is sync (the servers apply one averaged update per step); true is asynchronous: geo when a_sync_configs.k_steps > 0, else async (a_sync_configs.runtime_split_send_recv: true) or half-async (false, the default).");
     public static final Field<Integer> ASYNC_K_STEPS =
-            Field.integer("a_sync_configs.k_steps", -1, Constraint.atLeast(-1), "-1 leaves the mode to a_sync, 0 is fully asynchronous, k > 0 is GEO-SGD (local training, sync every k steps).");
+            Field.integer("a_sync_configs.k_steps", -1, Constraint.atLeast(-1), "k > 0 is GEO-SGD (needs a_sync: true): workers train local copies and exchange deltas with the servers every k steps; -1 and 0 leave the mode to a_sync and runtime_split_send_recv.");
     public static final Field<Integer> ASYNC_MAX_MERGE_VAR_NUM =
-            Field.integer("a_sync_configs.max_merge_var_num", 1, Constraint.atLeast(1), "How many gradients of one variable the communicator merges before one send.");
+            Field.integer("a_sync_configs.max_merge_var_num", 1, Constraint.atLeast(1), "Async and half-async: how many queued gradients of one variable the communicator sums into one send.");
     public static final Field<Integer> ASYNC_SEND_QUEUE_SIZE =
-            Field.integer("a_sync_configs.send_queue_size", 16, Constraint.atLeast(1), "Length of the per-variable queue of gradients waiting to be sent.");
+            Field.integer("a_sync_configs.send_queue_size", 16, Constraint.atLeast(1), "Async and half-async: length of each variable's queue of gradients waiting to be sent; a full queue holds the training step.");
     public static final Field<Boolean> ASYNC_INDEPENDENT_RECV_THREAD =
-            Field.bool("a_sync_configs.independent_recv_thread", false, "Receive parameters on a thread of their own instead of after each send.");
+            Field.bool("a_sync_configs.independent_recv_thread", false, "Async: receive dense parameters on a thread of their own instead of after each send of the parameter.");
     public static final Field<Integer> ASYNC_THREAD_POOL_SIZE =
-            Field.integer("a_sync_configs.thread_pool_size", 1, Constraint.atLeast(1), "Threads that send and receive on the worker side.");
+            Field.integer("a_sync_configs.thread_pool_size", 1, Constraint.atLeast(1), "Worker threads that send gradients (async, half-async) or exchange tables (geo).");
     public static final Field<Integer> ASYNC_SEND_WAIT_TIMES =
-            Field.integer("a_sync_configs.send_wait_times", 1, Constraint.atLeast(1), "How many times the sender waits for the queue to fill before sending a partial merge.");
+            Field.integer("a_sync_configs.send_wait_times", 1, Constraint.atLeast(1), "Async and half-async: how many 10 ms waits for more gradients a sender makes before sending a partial merge.");
     public static final Field<Boolean> ASYNC_RUNTIME_SPLIT_SEND_RECV =
-            Field.bool("a_sync_configs.runtime_split_send_recv", false, "Split variables into blocks across servers at run time rather than when compiling.");
+            Field.bool("a_sync_configs.runtime_split_send_recv", false, "With a_sync: true and k_steps <= 0, true is async (no barrier) and false half-async (a barrier per step), as Paddle's DistributeTranspiler chooses; Fleet4J splits variables by server at run time in every mode.");
     public static final Field<Boolean> ASYNC_LAUNCH_BARRIER =
-            Field.bool("a_sync_configs.launch_barrier", true, "Workers wait until every server is up before the first step.");
+            Field.bool("a_sync_configs.launch_barrier", true, "Workers wait until every server answers before the first step (Fleet.initWorker, up to FLEET_TIMEOUT per server); false is not supported.");
     public static final Field<Boolean> SYNC_NCCL_ALLREDUCE =
             Field.bool("sync_nccl_allreduce", true, "Wait for each allreduce to finish before the next op runs on its stream.");
     public static final Field<Integer> NCCL_COMM_NUM =

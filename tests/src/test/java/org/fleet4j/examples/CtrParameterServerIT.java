@@ -52,6 +52,7 @@ class CtrParameterServerIT {
         assertEquals(0, dry.await(JOB_TIMEOUT), dry.describe());
         String plan = Files.readString(work.resolve("dry/launcher.out"));
         assertTrue(plan.contains("parameter-server plan: mode sync, 2 servers"), plan);
+        assertTrue(plan.contains("communicator: sync: each push returns once its servers took it"), plan);
         assertTrue(plan.contains("server 1:"), plan);
     }
 }

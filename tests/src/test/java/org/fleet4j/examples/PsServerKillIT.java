@@ -19,9 +19,11 @@ import org.fleet4j.launch.LaunchPlan;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * kill -9 of a parameter server or a worker in the middle of sync training ({@link SyncPsProgram}): under
+ * kill -9 of a parameter server or a worker (in sync and in async mode) in the middle of training ({@link SyncPsProgram}): under
  * bin/fleetrun the job ends within 10 s, non-zero, naming the killed process, with nothing left running; started by
  * hand with Paddle's variables, the worker fails within 10 s naming the killed server's endpoint.
  */
@@ -61,11 +63,12 @@ class PsServerKillIT {
         }
     }
 
-    @Test
-    void fleetrunEndsTheJobNamingAKilledWorker() throws Exception {
-        Path dir = work.resolve("worker-killed");
+    @ParameterizedTest
+    @ValueSource(strings = {"ps", "ps-async"})
+    void fleetrunEndsTheJobNamingAKilledWorker(String mode) throws Exception {
+        Path dir = work.resolve("worker-killed-" + mode);
         FleetRunJob job = FleetRunJob.start(dir, 2, List.of("--server_num", "2", "--worker_num", "2"), jar.toString(),
-                "ps", dir.resolve("result.txt").toString(), FOREVER, "8");
+                mode, dir.resolve("result.txt").toString(), FOREVER, "8");
         awaitText(job.logDir().resolve("workerlog.1"), "step 3 ", job.launcher());
         List<ProcessHandle> all = job.launcher().descendants().toList();
         ProcessHandle worker = job.rankProcess(1);

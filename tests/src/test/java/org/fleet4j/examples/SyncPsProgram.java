@@ -36,7 +36,7 @@ import org.fleet4j.strategy.Mode;
  * its parameters set to the values the servers start their tables with; {@code ps} is the same program with a strategy
  * of mode ps (sync): each of W workers trains on its W-th of the global batch. Trainer 0 writes every step's loss of the
  * global batch and every parameter's final values to OUT ("loss STEP VALUE", "param NAME V0 V1 ...").
- * Args: local|ps OUT STEPS GLOBAL_BATCH.
+ * Args: local|ps|ps-async OUT STEPS GLOBAL_BATCH ({@code ps-async}: the same in async mode, for the fault tests).
  */
 public final class SyncPsProgram {
     static final int VOCAB = 40;
@@ -114,11 +114,14 @@ public final class SyncPsProgram {
     }
 
     public static void main(String[] args) throws IOException {
-        boolean ps = args[0].equals("ps");
+        boolean ps = args[0].startsWith("ps");
         Path out = Path.of(args[1]);
         int steps = Integer.parseInt(args[2]);
         int global = Integer.parseInt(args[3]);
-        DistributedStrategy strategy = ps ? new DistributedStrategy().mode(Mode.PS).aSync(false) : new DistributedStrategy();
+        DistributedStrategy strategy = !ps ? new DistributedStrategy()
+                : args[0].equals("ps-async") ? new DistributedStrategy().mode(Mode.PS).aSync(true)
+                        .aSyncConfigs(c -> c.runtimeSplitSendRecv(true))
+                : new DistributedStrategy().mode(Mode.PS).aSync(false);
         PsPlan tables = tablesOf(Net.build());
         try (Fleet fleet = Fleet.init(strategy)) {
             Net net = Net.build();

@@ -130,14 +130,16 @@ public final class PsCompiler {
             block.removeOp(i);
         }
         gone.forEach(block::removeVar);
-        if (mode == PsMode.SYNC) {
+        if (mode != PsMode.ASYNC) {
+            // the step's end: sync and half-async wait for every worker there, geo counts its k steps
             rewritten.add(new Op(PsOpTypes.SEND_BARRIER, Map.of(), Map.of(), Map.of()));
         }
         for (Op op : rewritten) {
             block.appendOp(op.type(), op.inputs(), op.outputs(), op.attrs());
         }
         dropInitializers(workerStartup, gone);
-        return new PsPlan(mode, servers, minBlockSize, worker, workerStartup, dense, sparse);
+        return new PsPlan(mode, servers, minBlockSize, worker, workerStartup, dense, sparse,
+                CommunicatorSettings.of(strategy));
     }
 
     /**

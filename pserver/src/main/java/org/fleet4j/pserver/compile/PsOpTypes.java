@@ -11,8 +11,9 @@ public final class PsOpTypes {
     /** Sends Grad (Out's gradient), duplicate ids' rows summed, to the servers of the ids (attrs as pull_sparse). */
     public static final String PUSH_SPARSE = "push_sparse";
     /**
-     * Sync mode's last op of a step: returns once every worker has pushed the step's gradients, so the servers have
-     * applied the step's one update before any worker pulls for the next (Paddle's send_barrier).
+     * The last op of a step in sync, half-async and geo modes (Paddle's send_barrier): in sync and half-async it returns
+     * once every worker's pushes of the step were applied, so no worker pulls for the next step before them; in geo
+     * it counts the step and exchanges deltas every k_steps. Async mode has none.
      */
     public static final String SEND_BARRIER = "send_barrier";
 

@@ -5,6 +5,7 @@ import java.util.List;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.pserver.table.DenseSlicing;
 import org.fleet4j.pserver.table.DenseTableConfig;
+import org.fleet4j.pserver.table.ServerOptimizer;
 import org.fleet4j.pserver.table.SparseTableConfig;
 import org.fleet4j.pserver.table.TableShard;
 
@@ -14,7 +15,8 @@ import org.fleet4j.pserver.table.TableShard;
  * tables whose rows every server holds a share of (by {@link org.fleet4j.pserver.table.KeyHash}).
  */
 public record PsPlan(PsMode mode, int servers, long minBlockSize, Program workerMain, Program workerStartup,
-                     List<DenseTableConfig> denseTables, List<SparseTableConfig> sparseTables) {
+                     List<DenseTableConfig> denseTables, List<SparseTableConfig> sparseTables,
+                     CommunicatorSettings communicator) {
     public PsPlan {
         denseTables = List.copyOf(denseTables);
         sparseTables = List.copyOf(sparseTables);
@@ -25,9 +27,21 @@ public record PsPlan(PsMode mode, int servers, long minBlockSize, Program worker
         return DenseSlicing.planTables(denseTables, servers, minBlockSize);
     }
 
-    /** The tables of server {@code server}: its dense blocks and its share of every sparse table. */
+    /**
+     * The tables of server {@code server}: its dense blocks and its share of every sparse table. In geo mode the
+     * tables' optimizers run on the workers, and the server's tables add the workers' deltas ({@link
+     * ServerOptimizer.Delta}).
+     */
     public TableShard shard(int server) {
-        return new TableShard(server, servers, denseTables, sparseTables, minBlockSize);
+        if (mode != PsMode.GEO) {
+            return new TableShard(server, servers, denseTables, sparseTables, minBlockSize);
+        }
+        ServerOptimizer delta = new ServerOptimizer.Delta();
+        return new TableShard(server, servers,
+                denseTables.stream().map(t -> new DenseTableConfig(t.name(), t.shape(), delta, t.initializer())).toList(),
+                sparseTables.stream().map(t -> new SparseTableConfig(t.name(), t.dim(), delta, t.initializer(), t.stripes()))
+                        .toList(),
+                minBlockSize);
     }
 
     /** The split as {@code --dry_run} prints it: the mode, each table with its optimizer, and what each server holds. */
@@ -35,6 +49,7 @@ public record PsPlan(PsMode mode, int servers, long minBlockSize, Program worker
         StringBuilder s = new StringBuilder();
         s.append("parameter-server plan: mode ").append(mode.spelling()).append(", ").append(servers)
                 .append(servers == 1 ? " server" : " servers").append('\n');
+        s.append(communicator.describe(mode)).append('\n');
         s.append("dense tables (").append(denseTables.size()).append("), cut into blocks of at least ")
                 .append(minBlockSize).append(" elements:\n");
         for (DenseTableConfig t : denseTables) {
@@ -61,7 +76,9 @@ public record PsPlan(PsMode mode, int servers, long minBlockSize, Program worker
                         .append('\n');
             }
         }
-        s.append("learning rate: constant on the servers (the schedule's base_lr)\n");
+        s.append(mode == PsMode.GEO
+                ? "optimizers: on the workers, over their local copies (the schedule's base_lr, constant); the servers add deltas\n"
+                : "learning rate: constant on the servers (the schedule's base_lr)\n");
         return s.toString();
     }
 }

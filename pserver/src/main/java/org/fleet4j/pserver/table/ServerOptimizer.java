@@ -3,6 +3,7 @@ package org.fleet4j.pserver.table;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
+import org.fleet4j.core.ops.F32;
 import org.fleet4j.core.ops.UpdateRules;
 
 /**
@@ -43,6 +44,24 @@ public sealed interface ServerOptimizer {
 
     static MemorySegment slot(MemorySegment record, long width, int k) {
         return record.asSlice((k + 1) * width * Float.BYTES, width * Float.BYTES);
+    }
+
+    /**
+     * Geo mode's server: a push is how far a worker's local training moved the value (already divided by the number
+     * of workers), and the server adds it; no optimizer state.
+     */
+    record Delta() implements ServerOptimizer {
+        public String name() {
+            return "delta";
+        }
+
+        public List<String> slots() {
+            return List.of();
+        }
+
+        public void apply(MemorySegment record, MemorySegment delta, long width) {
+            F32.accumulate(record, delta, width);
+        }
     }
 
     record Sgd(float lr, float weightDecay) implements ServerOptimizer {

@@ -6,8 +6,9 @@ import java.lang.foreign.MemorySegment;
  * What the kernels of pull_dense, push_dense, pull_sparse and push_sparse call, found in the job's
  * {@link org.fleet4j.core.ops.ExecContext} as a service of this type. {@link PsWorker} is the synchronous one: each call
  * goes to the servers and returns when they answered, so a step's pushes are applied before the next step's pulls.
- * The async, half-async and geo communicators (merging, queueing, receiving on their own threads) implement this same
- * interface around a {@link PsWorker}, and the worker program does not change.
+ * {@link AsyncCommunicator} (async and half-async: queues, merging, sender threads) and {@link GeoCommunicator} (local
+ * training, deltas every k steps) implement this same interface around a {@link PsWorker}, and the worker program
+ * does not change.
  */
 public interface PsCommunicator {
     /** Fills {@code out} (the parameter's floats, row-major) with dense parameter {@code param}'s blocks. */
@@ -22,6 +23,17 @@ public interface PsCommunicator {
     /** Sends {@code n} gradient rows of {@code n} distinct ids to the servers that hold them. */
     void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads);
 
-    /** Sync mode's end of a step: returns once every worker has pushed this step's gradients, or fails naming who did not. */
+    /**
+     * The end of a step (op send_barrier; see {@link org.fleet4j.pserver.compile.PsOpTypes#SEND_BARRIER}): sync and
+     * half-async return once every worker's pushes of the step were applied, or fail naming who did not come; geo
+     * exchanges deltas every k steps.
+     */
     void sendBarrier();
+
+    /**
+     * Sends whatever this communicator still holds (queued gradients, geo's local progress) and returns once the
+     * servers have taken it: before a checkpoint, an evaluation that must see every update, or the end of training.
+     */
+    default void flush() {
+    }
 }

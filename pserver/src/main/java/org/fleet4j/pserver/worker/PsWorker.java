@@ -43,6 +43,7 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
     private final int worker;
     private final int workers;
     private final boolean sync;
+    private final boolean barrier;
     private final ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor();
 
     /**
@@ -65,6 +66,7 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
         this.worker = worker;
         this.workers = workers;
         this.sync = plan.mode() == PsMode.SYNC;
+        this.barrier = plan.mode().barrierPerStep();
         this.deadline = deadline;
         if (servers.size() != plan.servers()) {
             throw new IllegalArgumentException("the plan has " + plan.servers() + " server(s), but " + servers.size()
@@ -140,13 +142,13 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
     }
 
     /**
-     * Waits at server 0 until every worker has finished this step's pushes: each worker's pushes return once the
-     * servers have taken them, so past the barrier every server has applied the step's update. The barrier fails
-     * naming the workers that did not come within the deadline.
+     * Sync and half-async: waits at server 0 until every worker has finished this step's pushes: each worker's pushes
+     * return once the servers have taken them, so past the barrier every server has applied the step's update. The
+     * barrier fails naming the workers that did not come within the deadline.
      */
     @Override
     public void sendBarrier() {
-        if (!sync || workers == 1) {
+        if (!barrier || workers == 1) {
             return;
         }
         perServerZero("send_barrier", () -> servers.get(0).barrier("step", worker, workers, deadline));

@@ -97,9 +97,39 @@ class PsCompilerTest {
     void modeComesFromTheStrategy() {
         Program main = SmallWideDeep.build(10, 2, new SGD(0.1)).main();
         assertEquals(PsMode.SYNC, PsCompiler.compile(main, sync(), 1).mode());
-        assertEquals(PsMode.ASYNC, PsCompiler.compile(main, new DistributedStrategy().mode(Mode.PS).aSync(true), 1).mode());
+        assertEquals(PsMode.HALF_ASYNC, PsCompiler.compile(main, new DistributedStrategy().mode(Mode.PS).aSync(true), 1)
+                .mode(), "DistributeTranspiler's rule: a_sync without runtime_split_send_recv is half-async");
+        assertEquals(PsMode.ASYNC, PsCompiler.compile(main, new DistributedStrategy().mode(Mode.PS).aSync(true)
+                .aSyncConfigs(c -> c.runtimeSplitSendRecv(true)), 1).mode());
         assertEquals(PsMode.GEO, PsCompiler.compile(main, new DistributedStrategy().mode(Mode.PS).aSync(true)
-                .aSyncConfigs(c -> c.kSteps(4)), 1).mode());
+                .aSyncConfigs(c -> c.kSteps(4).runtimeSplitSendRecv(true)), 1).mode());
+        PsCompileException geoWithoutAsync = assertThrows(PsCompileException.class, () -> PsCompiler.compile(main,
+                new DistributedStrategy().mode(Mode.PS).aSync(false).aSyncConfigs(c -> c.kSteps(4)), 1));
+        assertEquals("a_sync_configs.k_steps 4 asks for geo mode, which needs a_sync: true; set a_sync: true for geo,"
+                + " or k_steps: -1 for sync mode", geoWithoutAsync.getMessage());
+    }
+
+    @Test
+    void everyModeButAsyncEndsTheStepWithSendBarrierAndThePlanShowsTheCommunicator() {
+        Program main = SmallWideDeep.build(10, 2, new SGD(0.1)).main();
+        for (boolean runtimeSplit : new boolean[]{false, true}) {
+            for (int kSteps : new int[]{-1, 3}) {
+                PsPlan plan = PsCompiler.compile(main, new DistributedStrategy().mode(Mode.PS)
+                        .aSyncConfigs(c -> c.kSteps(kSteps).runtimeSplitSendRecv(runtimeSplit).maxMergeVarNum(5)), 2, 16);
+                List<Op> ops = plan.workerMain().globalBlock().ops();
+                assertEquals(plan.mode() != PsMode.ASYNC, ops.getLast().type().equals(PsOpTypes.SEND_BARRIER),
+                        plan.mode() + ": " + ops.getLast().type());
+                assertTrue(plan.describe().contains("\ncommunicator: " + plan.mode().spelling() + ": "), plan.describe());
+            }
+        }
+        String async = PsCompiler.compile(main, new DistributedStrategy().mode(Mode.PS)
+                .aSyncConfigs(c -> c.runtimeSplitSendRecv(true).maxMergeVarNum(5).sendQueueSize(7)), 2, 16).describe();
+        assertTrue(async.contains("(send_queue_size 7)") && async.contains("up to 5 queued gradients"), async);
+        PsPlan geo = PsCompiler.compile(main, new DistributedStrategy().mode(Mode.PS).aSyncConfigs(c -> c.kSteps(3)), 2, 16);
+        assertTrue(geo.describe().contains("every 3 steps (k_steps)"), geo.describe());
+        assertEquals("delta", geo.shard(0).denseConfigs().getFirst().optimizer().name(),
+                "geo servers add deltas; the optimizer runs on the workers");
+        assertEquals("sgd", geo.denseTables().getFirst().optimizer().name());
     }
 
     @Test
