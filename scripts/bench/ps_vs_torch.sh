@@ -43,10 +43,11 @@ def med(rs, key):
 print(f"rounds {rounds}; medians; ratio = grpc / peer (keys/s: higher is better; latency: lower is better)")
 for w in workers:
     f, t = runs("fleet", w), runs("torch", w)
+    per_round = ", ".join(f"{a['keys_per_sec'] / b['keys_per_sec']:.2f}" for a, b in zip(f, t))
     print(f"{w} workers x 1 server:")
     print(f"  unique keys/s   grpc {med(f, 'keys_per_sec'):12,.0f}   peer {med(t, 'keys_per_sec'):12,.0f}"
           f"   ratio {med(f, 'keys_per_sec') / med(t, 'keys_per_sec'):.2f}"
-          f"   (per round: {', '.join(f'{a['keys_per_sec'] / b['keys_per_sec']:.2f}' for a, b in zip(f, t))})")
+          f"   (per round: {per_round})")
     print(f"  MB/s payload    grpc {med(f, 'mb_per_sec'):12.1f}   peer {med(t, 'mb_per_sec'):12.1f}")
     print(f"  step p50 ms     grpc {med(f, 'p50_ms'):12.3f}   peer {med(t, 'p50_ms'):12.3f}")
     print(f"  step p99 ms     grpc {med(f, 'p99_ms'):12.3f}   peer {med(t, 'p99_ms'):12.3f}")
