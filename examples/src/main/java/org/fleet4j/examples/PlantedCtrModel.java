@@ -1,6 +1,5 @@
 package org.fleet4j.examples;
 
-import java.util.Arrays;
 import java.util.SplittableRandom;
 import org.fleet4j.core.data.CriteoRow;
 
@@ -19,7 +18,7 @@ final class PlantedCtrModel {
 
     private final long seed;
     private final double[][] idWeights = new double[CriteoRow.SPARSE][];
-    private final double[][] zipfCdf = new double[CriteoRow.SPARSE][];
+    private final ZipfLaw[] zipf = new ZipfLaw[CriteoRow.SPARSE];
     private final double[] denseWeights = new double[CriteoRow.DENSE];
 
     PlantedCtrModel(long seed) {
@@ -28,16 +27,10 @@ final class PlantedCtrModel {
         for (int f = 0; f < CriteoRow.SPARSE; f++) {
             int vocab = 3 << (f % 10); // 3 to 1536 ids, a spread of field sizes as in Criteo
             idWeights[f] = new double[vocab];
-            zipfCdf[f] = new double[vocab];
-            double total = 0;
             for (int r = 0; r < vocab; r++) {
                 idWeights[f][r] = ID_WEIGHT_SD * gaussian(rnd);
-                total += Math.pow(r + 1, -ZIPF_EXPONENT);
-                zipfCdf[f][r] = total;
             }
-            for (int r = 0; r < vocab; r++) {
-                zipfCdf[f][r] /= total;
-            }
+            zipf[f] = new ZipfLaw(vocab, ZIPF_EXPONENT);
         }
         for (int j = 0; j < CriteoRow.DENSE; j++) {
             denseWeights[j] = DENSE_WEIGHT_SD * gaussian(rnd);
@@ -65,8 +58,7 @@ final class PlantedCtrModel {
                 ranks[f] = -1;
                 continue;
             }
-            int r = Arrays.binarySearch(zipfCdf[f], rnd.nextDouble());
-            ranks[f] = Math.min(r < 0 ? -r - 1 : r, zipfCdf[f].length - 1);
+            ranks[f] = zipf[f].draw(rnd);
             score += idWeights[f][ranks[f]];
         }
         return score;

@@ -17,6 +17,7 @@ public final class BuiltinPrograms {
         catalog.put("grad_sync_perf", "org.fleet4j.examples.GradSyncPerf");
         catalog.put("ctr_data", "org.fleet4j.examples.CtrData");
         catalog.put("ctr", "org.fleet4j.examples.Ctr");
+        catalog.put("ps_perf", "org.fleet4j.examples.PsPerf");
         MAIN_CLASSES = Collections.unmodifiableMap(catalog);
     }
 

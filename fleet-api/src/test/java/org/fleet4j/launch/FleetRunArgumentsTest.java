@@ -64,7 +64,7 @@ class FleetRunArgumentsTest {
                 Arguments.of(List.of("--format", "xml", "--dry_run"), "Invalid value for option '--format'"),
                 Arguments.of(List.of("--jvm_args", "\"-Xmx1g", RoleProbe.class.getName()), "--jvm_args '\"-Xmx1g': the quote \" is never closed"),
                 Arguments.of(List.of("--start_port", "65535", "--nproc_per_node", "2", "mnist"), "--start_port 65535: ports 65535..65536"),
-                Arguments.of(List.of(), "missing PROGRAM: name a built-in (mnist, mlp_perf, allreduce_perf, grad_sync_perf, ctr_data, ctr)"),
+                Arguments.of(List.of(), "missing PROGRAM: name a built-in (mnist, mlp_perf, allreduce_perf, grad_sync_perf, ctr_data, ctr, ps_perf)"),
                 Arguments.of(List.of("--nproc_per_node", "2"), "missing PROGRAM"),
                 Arguments.of(List.of("no/such/app.jar"), "PROGRAM 'no/such/app.jar': jar file not found"),
                 Arguments.of(List.of("com.acme.Missing"), "PROGRAM 'com.acme.Missing': main class com.acme.Missing not found on the classpath"),

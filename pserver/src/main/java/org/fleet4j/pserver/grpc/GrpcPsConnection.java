@@ -6,7 +6,6 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -51,6 +50,7 @@ final class GrpcPsConnection implements PsConnection {
     private final EventLoopGroup loop;
     private final ExecutorService offload;
     private final ManagedChannel channel;
+    private final WireByteCounter wire = new WireByteCounter();
     private ParameterServerBlockingStub stub;
     /** What the server said it holds: sparse tables' dimensions and dense blocks' sizes, to send exact sizes. */
     private Map<String, Integer> sparseDims = Map.of();
@@ -64,7 +64,7 @@ final class GrpcPsConnection implements PsConnection {
         offload = Executors.newSingleThreadExecutor(threads.named("ps-grpc-client-offload"));
         channel = NettyChannelBuilder.forAddress(new InetSocketAddress(unresolved.getHostString(), unresolved.getPort()))
                 .usePlaintext()
-                .channelType(NioSocketChannel.class)
+                .channelFactory(wire.channels())
                 .eventLoopGroup(loop)
                 .directExecutor()
                 .offloadExecutor(offload)
@@ -186,6 +186,12 @@ final class GrpcPsConnection implements PsConnection {
     @Override
     public void stop() {
         call("stop()", deadline, s -> s.stop(StopRequest.getDefaultInstance()));
+    }
+
+    /** Counted at the socket end of this connection's Netty pipeline ({@link WireByteCounter}). */
+    @Override
+    public long wireBytes() {
+        return wire.bytes();
     }
 
     @Override

@@ -20,9 +20,10 @@ import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
 
 /**
- * A {@link TableShard} served over gRPC: one Netty event loop group for the sockets, a pool of call threads for the
- * tables (a call holds one only while it works on them; barriers wait without one), and the job-token check in
- * front of every call when the options carry a token.
+ * A {@link TableShard} served over gRPC: one Netty event loop group for the sockets, on whose threads the calls are
+ * answered (a connection's requests on its loop's thread, with no hand-off), a pool of call threads for save and
+ * load, which take long (barriers wait without a thread), and the job-token check in front of every call when the
+ * options carry a token.
  */
 final class GrpcPsServer implements PsServer {
     private static final System.Logger LOG = System.getLogger(GrpcPsServer.class.getName());
@@ -49,12 +50,14 @@ final class GrpcPsServer implements PsServer {
         barriers = new Barriers(this::endpoint, timer);
         Sessions sessions = options.token() == null ? null : new Sessions(options.token());
         ParameterServerService service = new ParameterServerService(shard, sessions, barriers, this::endpoint,
-                this::stopServing);
+                this::stopServing, calls);
         NettyServerBuilder builder = NettyServerBuilder.forAddress(bind)
                 .channelType(NioServerSocketChannel.class)
                 .bossEventLoopGroup(loops)
                 .workerEventLoopGroup(loops)
-                .executor(calls)
+                // a call is answered on its connection's event loop: no hand-off to another thread and back for
+                // the reply (each one cost a selector wake-up); save and load go to the call threads
+                .directExecutor()
                 .maxInboundMessageSize(GrpcTransport.MAX_MESSAGE_BYTES)
                 .handshakeTimeout(options.deadline().toMillis(), TimeUnit.MILLISECONDS)
                 .maxConnectionIdle(GrpcTransport.IDLE_CONNECTION.toMillis(), TimeUnit.MILLISECONDS);

@@ -10,6 +10,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.fleet4j.core.io.CheckpointException;
@@ -46,13 +48,19 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
     private final Barriers barriers;
     private final Supplier<String> endpoint;
     private final Runnable onStop;
+    /** Where save and load run: they take long, and the other calls run on the network threads. */
+    private final Executor slowCalls;
     /** Calls under way per table, for stats; a name the shard does not have is not counted. */
     private final Map<String, AtomicInteger> underWay = new LinkedHashMap<>();
 
-    /** {@code sessions} null: the server checks no job token. {@code onStop} runs once a worker's stop is answered. */
+    /**
+     * {@code sessions} null: the server checks no job token. {@code onStop} runs once a worker's stop is answered.
+     * Save and load run on {@code slowCalls}; every other call is answered on the thread that delivers it.
+     */
     ParameterServerService(TableShard shard, Sessions sessions, Barriers barriers, Supplier<String> endpoint,
-                           Runnable onStop) {
+                           Runnable onStop, Executor slowCalls) {
         this.shard = shard;
+        this.slowCalls = slowCalls;
         this.sessions = sessions;
         this.barriers = barriers;
         this.endpoint = endpoint;
@@ -136,7 +144,7 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
 
     @Override
     public void save(PathRequest request, StreamObserver<Done> reply) {
-        answer(reply, () -> {
+        answerLater(reply, () -> {
             shard.save(dir(request));
             return DONE;
         });
@@ -144,7 +152,7 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
 
     @Override
     public void load(PathRequest request, StreamObserver<Done> reply) {
-        answer(reply, () -> {
+        answerLater(reply, () -> {
             shard.load(dir(request));
             return DONE;
         });
@@ -171,6 +179,16 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
 
     private <T> void answer(StreamObserver<T> reply, Supplier<T> work) {
         answer(null, reply, work);
+    }
+
+    /** Answers on {@link #slowCalls}, or UNAVAILABLE when the server is closing and takes no more. */
+    private <T> void answerLater(StreamObserver<T> reply, Supplier<T> work) {
+        try {
+            slowCalls.execute(() -> answer(null, reply, work));
+        } catch (RejectedExecutionException e) {
+            reply.onError(Status.UNAVAILABLE.withDescription("parameter server " + endpoint.get() + " is closing")
+                    .asRuntimeException());
+        }
     }
 
     /** Answers with {@code work}'s result or its failure; a call for {@code table} counts as under way until then. */

@@ -46,6 +46,15 @@ public interface PsConnection extends AutoCloseable {
     /** Asks the server to stop serving once the calls under way are answered. */
     void stop();
 
+    /**
+     * The bytes this connection has sent and received on its sockets so far, everything the protocol puts on the
+     * wire (frames, headers, proofs; not TCP/IP headers), for benchmarks such as {@code ps_perf}; -1 where the
+     * transport does not count them.
+     */
+    default long wireBytes() {
+        return -1;
+    }
+
     @Override
     void close();
 }

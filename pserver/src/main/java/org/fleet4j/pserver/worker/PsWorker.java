@@ -1,8 +1,8 @@
 package org.fleet4j.pserver.worker;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,8 +14,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
-import org.fleet4j.core.tensor.DType;
-import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.pserver.compile.PsMode;
 import org.fleet4j.pserver.compile.PsPlan;
 import org.fleet4j.pserver.table.DenseSlicing;
@@ -26,12 +24,12 @@ import org.fleet4j.pserver.transport.PsException;
 /**
  * A worker's routing client, synchronous: a dense parameter goes block by block to the servers the plan gives its
  * blocks ({@link DenseSlicing}), sparse ids go to {@link KeyHash#serverOf} (with one server, the caller's buffers go
- * as they are). The calls to different servers run at
- * once, one virtual thread each, and every wait for a server is bounded by the connection's deadline (plus a second,
- * so the transport's own deadline error, which names the call, comes first) and names the server.
+ * as they are; with several, ids and rows are staged in reused {@link RoutedIds} buffers, so the steady state
+ * allocates no off-heap memory). The calls to different servers run at once, one virtual thread each, and every
+ * wait for a server is bounded by the connection's deadline (plus a second, so the transport's own deadline error,
+ * which names the call, comes first) and names the server.
  */
 public final class PsWorker implements PsCommunicator, AutoCloseable {
-    private static final ValueLayout.OfLong ID = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final Duration GRACE = Duration.ofSeconds(1);
 
     private final List<PsConnection> servers;
@@ -45,6 +43,8 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
     private final boolean sync;
     private final boolean barrier;
     private final ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor();
+    /** Routing buffers of sparse calls to several servers, one per call under way at once, reused. */
+    private final ArrayDeque<RoutedIds> idleRouting = new ArrayDeque<>();
 
     /**
      * A client of the plan's tables over {@code servers} (connection {@code i} to server {@code i}), each wait bounded
@@ -112,18 +112,15 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
             perServer("pull_sparse of " + table, server -> servers.get(server).pullSparse(table, ids, n, out));
             return;
         }
-        Routed r = route(ids, n, dim, null);
+        RoutedIds r = takeRouting();
+        r.route(ids, n, dim, null);
         perServer("pull_sparse of " + table, server -> {
-            if (r.count[server] > 0) {
-                servers.get(server).pullSparse(table, r.ids[server].segment(), r.count[server], r.rows[server].segment());
+            if (r.count(server) > 0) {
+                servers.get(server).pullSparse(table, r.ids(server), r.count(server), r.rows(server, dim));
             }
         });
-        long rowBytes = (long) dim * Float.BYTES;
-        for (int s = 0; s < servers.size(); s++) {
-            for (int k = 0; k < r.count[s]; k++) {
-                MemorySegment.copy(r.rows[s].segment(), k * rowBytes, out, r.positions[s][k] * rowBytes, rowBytes);
-            }
-        }
+        r.scatter(dim, out);
+        giveBack(r);
     }
 
     @Override
@@ -133,12 +130,14 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
             perServer("push_sparse of " + table, server -> servers.get(server).pushSparse(table, ids, n, grads));
             return;
         }
-        Routed r = route(ids, n, dim, grads);
+        RoutedIds r = takeRouting();
+        r.route(ids, n, dim, grads);
         perServer("push_sparse of " + table, server -> {
-            if (r.count[server] > 0 || sync) {
-                servers.get(server).pushSparse(table, r.ids[server].segment(), r.count[server], r.rows[server].segment());
+            if (r.count(server) > 0 || sync) {
+                servers.get(server).pushSparse(table, r.ids(server), r.count(server), r.rows(server, dim));
             }
         });
+        giveBack(r);
     }
 
     /**
@@ -154,38 +153,22 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
         perServerZero("send_barrier", () -> servers.get(0).barrier("step", worker, workers, deadline));
     }
 
-    /** Ids (and, for a push, their rows) split by server, with each one's position in the request. */
-    private record Routed(int[] count, Tensor[] ids, Tensor[] rows, int[][] positions) {
+    /** Routing buffers no call is using, or new ones. */
+    private RoutedIds takeRouting() {
+        synchronized (idleRouting) {
+            RoutedIds r = idleRouting.poll();
+            return r != null ? r : new RoutedIds(servers.size());
+        }
     }
 
-    private Routed route(MemorySegment ids, int n, int dim, MemorySegment rowsIn) {
-        int s = servers.size();
-        int[] owner = new int[n];
-        int[] count = new int[s];
-        for (int i = 0; i < n; i++) {
-            owner[i] = KeyHash.serverOf(ids.getAtIndex(ID, i), s);
-            count[owner[i]]++;
+    /**
+     * Keeps {@code r} for the next call. Only after a call that succeeded: after a failure a server's call may still
+     * be writing into them (it was cancelled, not joined), so those are left to the garbage collector.
+     */
+    private void giveBack(RoutedIds r) {
+        synchronized (idleRouting) {
+            idleRouting.push(r);
         }
-        Tensor[] idsOf = new Tensor[s];
-        Tensor[] rowsOf = new Tensor[s];
-        int[][] positions = new int[s][];
-        for (int k = 0; k < s; k++) {
-            idsOf[k] = Tensor.zeros(DType.I64, Math.max(1, count[k]));
-            rowsOf[k] = Tensor.zeros(DType.F32, Math.max(1, count[k]), dim);
-            positions[k] = new int[count[k]];
-        }
-        int[] filled = new int[s];
-        long rowBytes = (long) dim * Float.BYTES;
-        for (int i = 0; i < n; i++) {
-            int k = owner[i];
-            int at = filled[k]++;
-            idsOf[k].segment().setAtIndex(ID, at, ids.getAtIndex(ID, i));
-            positions[k][at] = i;
-            if (rowsIn != null) {
-                MemorySegment.copy(rowsIn, i * rowBytes, rowsOf[k].segment(), at * rowBytes, rowBytes);
-            }
-        }
-        return new Routed(count, idsOf, rowsOf, positions);
     }
 
     /** Runs {@code call} on every server's connection at once (save, stop), each wait bounded and naming its server. */
