@@ -170,13 +170,13 @@ public final class Fleet implements AutoCloseable {
                     ? new ParameterServerJob(role, strategy, effective, JobToken.random(), options.timeout(), log) : null;
             return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, true);
         }
-        ParameterServerJob ps = psMode ? new ParameterServerJob(role, strategy, effective,
-                JobToken.fromEnvironment(env, role.workerNum() + role.serverNum()), options.timeout(), log) : null;
+        // a parameter-server job started by hand with Paddle's variables only may have no token (ParameterServerToken)
+        JobToken token = psMode ? ParameterServerToken.of(env, role, log) : JobToken.fromEnvironment(env, role.worldSize());
+        ParameterServerJob ps = psMode ? new ParameterServerJob(role, strategy, effective, token, options.timeout(), log) : null;
         if (role.isServer()) {
             return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, false);
         }
         boolean registeredBuckets = RegisteredBucketMemory.enabled(System.getenv(RegisteredBucketMemory.ENV));
-        JobToken token = JobToken.fromEnvironment(env, role.worldSize());
         ProcessGroup group;
         try {
             group = ProcessGroups.init(role, token, options);
