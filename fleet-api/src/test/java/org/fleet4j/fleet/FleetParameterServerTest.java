@@ -1,5 +1,6 @@
 package org.fleet4j.fleet;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -114,7 +115,7 @@ class FleetParameterServerTest {
     }
 
     /** A dense fc and a sparse embedding: the loss reads both tables. */
-    private record SparseNet(Program main, Program startup, Var x, Var ids, Var loss) {
+    private record SparseNet(Program main, Program startup, Program test, Var x, Var ids, Var logit, Var loss) {
         static SparseNet build() {
             Program main = new Program().setRandomSeed(5);
             Program startup = new Program().setRandomSeed(5);
@@ -122,8 +123,10 @@ class FleetParameterServerTest {
             Var x = nn.data("x", DType.F32, -1, 2);
             Var ids = nn.data("ids", DType.I64, -1, 1);
             Var emb = nn.embedding(ids, 1000, 3, true);
-            Var loss = nn.mean(nn.fc(nn.concat(List.of(x, emb), 1), 1, null));
-            return new SparseNet(main, startup, x, ids, loss);
+            Var logit = nn.fc(nn.concat(List.of(x, emb), 1), 1, null);
+            Program test = main.copy();
+            Var loss = nn.mean(logit);
+            return new SparseNet(main, startup, test, x, ids, logit, loss);
         }
 
         Map<String, Tensor> feed() {
@@ -150,6 +153,35 @@ class FleetParameterServerTest {
                 exe.run(net.main(), scope, net.feed(), List.of(net.loss().name())).get(net.loss().name()).getFloat(0));
         assertNotEquals(fresh, lossAtSave, "training moved the tables");
         assertEquals(lossAtSave, resumed, "the loss on the restored server's tables");
+    }
+
+    @Test
+    void theInferenceModelSavedInPsModeHoldsTheServersTablesAndPredictsAsTheServersDo() throws Exception {
+        Path model = work.resolve("model");
+        Map<String, Tensor> batch = Map.of("x", Tensor.of(new float[]{1, 2, 3, 4, -1, 0.5f, 2, 2}, 4, 2),
+                // 7 and the big id were trained; 99 is new to the servers, which create its row on the pull below
+                "ids", Tensor.ofLongs(new long[]{7, 123_456_789_012L, 99, 7}, 4, 1));
+        float[][] predictions = new float[1][];
+        String[] logit = new String[1];
+        serveAndRun(null, (worker, exe, scope, net) -> {
+            for (int step = 0; step < 2; step++) {
+                exe.run(net.main(), scope, net.feed(), List.of());
+            }
+            worker.saveInferenceModel(model, net.test(), List.of("x", "ids"), List.of(net.logit().name()), scope);
+            logit[0] = net.logit().name();
+            Program pulling = worker.testProgram(net.test());
+            predictions[0] = exe.run(pulling, scope, batch, List.of(net.logit().name())).get(net.logit().name()).toFloatArray();
+            return 0;
+        });
+        assertFalse(Files.exists(model.resolve(".tables")), "the servers' staged tables are removed");
+        InferenceModel loaded = Fleet.loadInferenceModel(model);
+        List<String> ops = loaded.program().globalBlock().ops().stream().map(Op::type).toList();
+        assertTrue(ops.contains("lookup_sparse_table") && !ops.contains("pull_sparse") && !ops.contains("pull_dense"), ops.toString());
+        assertEquals(2, loaded.scope().get("embedding_0.w_0@ids").numel(), "the rows the servers held");
+        try (Executor exe = new Executor()) { // one process, no servers
+            float[] served = loaded.run(exe, batch).get(logit[0]).toFloatArray();
+            assertArrayEquals(predictions[0], served, "the saved model's predictions against the servers'");
+        }
     }
 
     private interface WorkerSteps {
