@@ -70,9 +70,11 @@ public final class Ctr implements Callable<Integer> {
     boolean skipBadLines;
     @Option(names = "--log_dir", description = "where summary.json, loss_curve.png/.csv and auc_curve.png go (default: FLEET_LOG_DIR or log)")
     String logDir;
-    @Option(names = "--save_checkpoint", description = "write the trained state (tables, weights, optimizer moments) to this safetensors file")
+    @Option(names = "--save_checkpoint", description = "write the trained state (tables, weights, optimizer moments) to this"
+            + " safetensors file; in parameter-server mode a folder, saved after every epoch")
     Path saveCheckpoint;
-    @Option(names = "--load_checkpoint", description = "start from the state that --save_checkpoint wrote")
+    @Option(names = "--load_checkpoint", description = "start from the state that --save_checkpoint wrote; in parameter-server"
+            + " mode the training resumes after the last epoch saved")
     Path loadCheckpoint;
     @Option(names = "--log_level", description = "info or debug (debug shows stack traces)")
     String logLevel = "info";
@@ -106,7 +108,7 @@ public final class Ctr implements Callable<Integer> {
             WideDeep net = WideDeep.build(embeddingDim, vocabSize, widths, seed);
             fleet.distributedOptimizer(opt).minimize(net.loss());
             if (fleet.isServer()) {
-                fleet.initServer(loadCheckpoint);
+                fleet.initServer(loadCheckpoint == null ? null : CtrProgress.read(loadCheckpoint).tables());
                 fleet.runServer();
                 return 0;
             }
@@ -163,6 +165,15 @@ public final class Ctr implements Callable<Integer> {
             out.println("ctr: loaded the training state from " + loadCheckpoint);
         }
         long stepsPerEpoch = stepsPerEpoch(fleet, rank, train);
+        // parameter-server mode: the servers loaded the tables; the workers go on after the last epoch saved
+        CtrProgress resumed = loadCheckpoint != null && fleet.isPsMode() ? CtrProgress.read(loadCheckpoint) : null;
+        int firstEpoch = resumed == null ? 0 : resumed.epochs();
+        if (resumed != null) {
+            checkResumable(resumed, stepsPerEpoch);
+            out.printf(Locale.ROOT, "ctr: resuming after epoch %d (step %d) from %s%n", firstEpoch, resumed.steps(),
+                    resumed.tables());
+        }
+        CtrProgress saved = resumed;
         out.println(Blas.get().description());
         out.printf(Locale.ROOT, "ctr: Wide&Deep, %d slots x %d-wide embeddings of %s, MLP %s; %s lr %s; batch %d"
                         + " per rank over %d %s; %d steps per epoch%n", CriteoRow.SPARSE, embeddingDim,
@@ -180,9 +191,9 @@ public final class Ctr implements Callable<Integer> {
         double lastLoss = Double.NaN;
         long samples = 0;
         long trainNanos = 0;
-        long done = 0;
+        long done = resumed == null ? 0 : resumed.steps();
         TestResult result = null;
-        for (int epoch = 0; epoch < epochs; epoch++) {
+        for (int epoch = firstEpoch; epoch < epochs; epoch++) {
             ProgressBar bar = new ProgressBar(out, tty, String.format(Locale.ROOT, "epoch %d/%d", epoch + 1, epochs),
                     Math.toIntExact(stepsPerEpoch));
             long t0 = System.nanoTime();
@@ -217,13 +228,19 @@ public final class Ctr implements Callable<Integer> {
             samples += epochSamples;
             out.printf(Locale.ROOT, "epoch %d/%d: test AUC %.4f, logloss %.4f on %,d rows%n", epoch + 1, epochs,
                     result.auc, result.logloss, result.rows);
+            if (saveCheckpoint != null && fleet.isPsMode()) {
+                saved = saveProgress(fleet, new CtrProgress(epoch + 1, done, CtrProgress.tablesAfter(saveCheckpoint, epoch + 1)), saved);
+            }
+        }
+        if (result == null) { // a resumed training that had finished: the loaded model is tested (and saved again)
+            result = evaluate(net, testProgram, vocab, exe, scope, test);
+            if (saveCheckpoint != null) {
+                saveProgress(fleet, new CtrProgress(firstEpoch, done, CtrProgress.tablesAfter(saveCheckpoint, firstEpoch)), saved);
+            }
         }
         double seconds = trainNanos / 1e9;
         exe.syncToScope(scope);
-        if (saveCheckpoint != null && fleet.isPsMode()) {
-            fleet.savePersistables(saveCheckpoint);
-            out.println("ctr: the parameter servers saved their tables to " + saveCheckpoint);
-        } else if (saveCheckpoint != null) {
+        if (saveCheckpoint != null && !fleet.isPsMode()) {
             fleet.saveCheckpoint(saveCheckpoint, scope, net.main());
             out.println("ctr: saved the training state to " + saveCheckpoint);
         }
@@ -239,7 +256,7 @@ public final class Ctr implements Callable<Integer> {
         aucCurve.writePng(rank.logDir().resolve("auc_curve.png"), String.format(Locale.ROOT,
                 "ctr test AUC at %d points (every %d steps and each epoch's end)", aucSteps.size(), evalEvery));
         new Summary().put("program", "ctr").put("auc", result.auc).put("logloss", result.logloss)
-                .put("samples_per_sec", samples / seconds)
+                .put("samples_per_sec", samples == 0 ? 0 : samples / seconds)
                 .put("mode", fleet.isPsMode() ? "ps-" + fleet.psMode() : "local")
                 .put("protocol", fleet.protocol()).put("servers", fleet.serverNum()).put("workers", rank.worldSize())
                 .put("auc_curve", aucCurve(aucSteps, aucCurve.values())).put("final_loss", lastLoss).put("epochs", epochs)
@@ -249,6 +266,33 @@ public final class Ctr implements Callable<Integer> {
                 .write(rank.logDir().resolve("summary.json"));
         out.println("ctr: wrote " + rank.logDir().resolve("summary.json") + ", loss_curve.png, loss_curve.csv and auc_curve.png");
         return 0;
+    }
+
+    /**
+     * Parameter-server mode: every server saves its tables to {@code progress.tables()}, then trainer 0 records the
+     * progress, which replaces {@code replaced} (its tables are removed when they lie in the same folder).
+     */
+    private CtrProgress saveProgress(Fleet fleet, CtrProgress progress, CtrProgress replaced) {
+        fleet.savePersistables(progress.tables());
+        if (fleet.isFirstWorker()) {
+            progress.write(saveCheckpoint, replaced);
+            System.out.printf(Locale.ROOT, "ctr: the parameter servers saved their tables after epoch %d (step %d) to %s%n",
+                    progress.epochs(), progress.steps(), progress.tables());
+        }
+        return progress;
+    }
+
+    /** A checkpoint resumes this run only when it ends on an epoch boundary of the same steps per epoch. */
+    private void checkResumable(CtrProgress resumed, long stepsPerEpoch) {
+        if (resumed.epochs() > epochs) {
+            throw new IllegalArgumentException("--load_checkpoint " + loadCheckpoint + " has " + resumed.epochs()
+                    + " epochs finished, more than --epochs " + epochs);
+        }
+        if (resumed.epochs() < epochs && resumed.steps() != resumed.epochs() * stepsPerEpoch) {
+            throw new IllegalArgumentException("--load_checkpoint " + loadCheckpoint + " was saved after " + resumed.steps()
+                    + " steps in " + resumed.epochs() + " epoch(s), but this run takes " + stepsPerEpoch + " steps per"
+                    + " epoch; resume with the data, --batch_size and --worker_num that saved it");
+        }
     }
 
     /** [step, test AUC] pairs. */

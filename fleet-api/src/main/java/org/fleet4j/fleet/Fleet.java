@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import org.fleet4j.collective.CollectiveException;
@@ -33,6 +34,7 @@ import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.fleet.ops.OpenRings;
 import org.fleet4j.fleet.role.EnvironmentRoleMaker;
 import org.fleet4j.fleet.role.RoleMaker;
+import org.fleet4j.pserver.compile.PsInference;
 import org.fleet4j.pserver.worker.PsCommunicator;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
@@ -166,13 +168,13 @@ public final class Fleet implements AutoCloseable {
                     ? new ParameterServerJob(role, strategy, effective, JobToken.random(), options.timeout(), log) : null;
             return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, true);
         }
-        ParameterServerJob ps = psMode ? new ParameterServerJob(role, strategy, effective,
-                JobToken.fromEnvironment(env, role.workerNum() + role.serverNum()), options.timeout(), log) : null;
+        // a parameter-server job started by hand with Paddle's variables only may have no token (ParameterServerToken)
+        JobToken token = psMode ? ParameterServerToken.of(env, role, log) : JobToken.fromEnvironment(env, role.worldSize());
+        ParameterServerJob ps = psMode ? new ParameterServerJob(role, strategy, effective, token, options.timeout(), log) : null;
         if (role.isServer()) {
             return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, false);
         }
         boolean registeredBuckets = RegisteredBucketMemory.enabled(System.getenv(RegisteredBucketMemory.ENV));
-        JobToken token = JobToken.fromEnvironment(env, role.worldSize());
         ProcessGroup group;
         try {
             group = ProcessGroups.init(role, token, options);
@@ -488,18 +490,44 @@ public final class Fleet implements AutoCloseable {
     /**
      * Saves {@code testProgram} pruned to what computes {@code fetches} from {@code feeds}, with its parameters from
      * {@code scope}, into the folder {@code dir} (created if needed) for {@link #loadInferenceModel}. Rank 0 writes,
-     * the others wait for it.
+     * the others wait for it. In parameter-server mode the tables come from the servers: every server saves its shard
+     * to {@code dir/.tables} (a folder on the servers' file system, removed after), and the model holds every dense
+     * table and all rows of every sparse table it reads, so it runs on one process without servers.
      */
     public void saveInferenceModel(Path dir, Program testProgram, List<String> feeds, List<String> fetches, Scope scope) {
+        if (ps != null && !isServer()) {
+            ParameterServerJob job = psWorker("saveInferenceModel");
+            onRankZero("saveInferenceModel " + dir, () -> {
+                Path staging = createDirectories(dir).resolve(".tables");
+                PsInference model = job.inference(testProgram, staging);
+                Scope values = new Scope();
+                model.values().forEach(values::put);
+                scope.names().stream().filter(n -> !model.values().containsKey(n)).forEach(n -> values.put(n, scope.get(n)));
+                new InferenceModel(InferenceModel.prune(model.program(), feeds, fetches), values, feeds, fetches).write(dir);
+                deleteTree(staging);
+            });
+            return;
+        }
         Program pruned = InferenceModel.prune(testProgram, feeds, fetches);
-        onRankZero("saveInferenceModel " + dir, () -> {
-            try {
-                Files.createDirectories(dir);
-            } catch (IOException e) {
-                throw new UncheckedIOException("saveInferenceModel: folder " + dir + " cannot be made: " + e, e);
+        onRankZero("saveInferenceModel " + dir, () -> new InferenceModel(pruned, scope, feeds, fetches).write(createDirectories(dir)));
+    }
+
+    private static Path createDirectories(Path dir) {
+        try {
+            return Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("saveInferenceModel: folder " + dir + " cannot be made: " + e, e);
+        }
+    }
+
+    private static void deleteTree(Path dir) {
+        try (var files = Files.walk(dir)) {
+            for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(f);
             }
-            new InferenceModel(pruned, scope, feeds, fetches).write(dir);
-        });
+        } catch (IOException e) {
+            throw new UncheckedIOException("saveInferenceModel: the servers' tables in " + dir + " cannot be removed: " + e, e);
+        }
     }
 
     /**

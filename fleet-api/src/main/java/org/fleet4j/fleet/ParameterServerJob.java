@@ -9,8 +9,11 @@ import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.Role;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.pserver.compile.PsCompiler;
+import org.fleet4j.pserver.compile.PsInference;
 import org.fleet4j.pserver.compile.PsMode;
+import org.fleet4j.pserver.compile.PsOpTypes;
 import org.fleet4j.pserver.compile.PsPlan;
+import org.fleet4j.pserver.table.SavedValues;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
@@ -166,6 +169,18 @@ final class ParameterServerJob {
     void save(Path dir) {
         flush();
         worker("savePersistables").eachServer("save to " + dir, c -> c.save(dir));
+    }
+
+    /**
+     * {@code test} (a forward program, with or without its pulls) as a model that runs without servers: every server
+     * saves its tables to {@code staging}, whose values ({@link SavedValues}) the model takes (see {@link PsInference}).
+     */
+    PsInference inference(Program test, Path staging) {
+        boolean pulls = test.globalBlock().ops().stream().anyMatch(op -> op.type().equals(PsOpTypes.PULL_DENSE)
+                || op.type().equals(PsOpTypes.PULL_SPARSE));
+        Program forward = pulls ? test : forward(test);
+        save(staging);
+        return PsInference.of(forward, plan("saveInferenceModel"), SavedValues.read(staging));
     }
 
     /** Asks every server to stop serving, then closes the connections. */

@@ -122,7 +122,7 @@ public record ClusterLayout(List<String> hosts, int nnodes, int nodeRank, int np
         }
     }
 
-    private static Set<InetAddress> localAddresses() {
+    static Set<InetAddress> localAddresses() {
         Set<InetAddress> addresses = new HashSet<>();
         try {
             for (NetworkInterface nic : NetworkInterface.networkInterfaces().toList()) {

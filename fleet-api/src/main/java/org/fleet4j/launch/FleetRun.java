@@ -132,9 +132,10 @@ public final class FleetRun {
                                    int nprocPerNode) throws IOException {
         ParameterServerFlags ps = ParameterServerFlags.of(options);
         // one run of free ports for the trainers and then the servers, so that none of them can pick another's port
-        Integer startPort = ps != null && options.startPort == null ? Integer.valueOf(FreePorts.consecutive(nprocPerNode + ps.servers()))
-                : options.startPort;
-        ClusterLayout layout = ClusterLayout.plan(options.ips, options.nnodes, options.nodeRank, options.master, startPort, nprocPerNode);
+        Integer startPort = ps != null && ps.hosts() == null && options.startPort == null
+                ? Integer.valueOf(FreePorts.consecutive(nprocPerNode + ps.servers())) : options.startPort;
+        ClusterLayout layout = ps != null && ps.hosts() != null ? ps.hosts().trainers()
+                : ClusterLayout.plan(options.ips, options.nnodes, options.nodeRank, options.master, startPort, nprocPerNode);
         ServerLayout servers = ps == null ? ServerLayout.none() : ps.layout(layout);
         List<Path> classpath = launcherClasspath();
         Program program = Program.resolve(options.program, classpath);

@@ -92,10 +92,12 @@ final class LaunchOptions {
             description = "Parameter-server mode: the number of trainers (workers) on this host. Default: --nproc_per_node, else 1.")
     Integer workerNum;
 
-    @Option(names = "--servers", paramLabel = "ENDPOINTS", description = "Parameter servers on several hosts (not available yet; use --server_num on one host).")
+    @Option(names = "--servers", paramLabel = "ENDPOINTS", description = "Parameter servers on several hosts, as Paddle's launch_ps: every server's ip:port, in server order;"
+                    + " give the same --servers and --workers to fleetrun on each host, which starts the processes whose ip is its own.")
     String servers;
 
-    @Option(names = "--workers", paramLabel = "ENDPOINTS", description = "Trainers on several hosts (not available yet; use --worker_num on one host).")
+    @Option(names = "--workers", paramLabel = "ENDPOINTS", description = "Trainers on several hosts (with --servers): every trainer's ip:port, in trainer-id order, host by host,"
+                    + " the same number on each host on consecutive ports from the same first port.")
     String workers;
 
     @Parameters(index = "0", arity = "0..1", paramLabel = "PROGRAM", description = "Built-in name, main class, or jar.")

@@ -1,19 +1,24 @@
 package org.fleet4j.launch;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.stream.IntStream;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
 
 /**
  * {@code --server_num S --worker_num W}: a parameter-server job on this host, S servers on free ports after the W
- * trainers' ports. The several-host form ({@code --servers}, {@code --workers}) is refused by name.
+ * trainers' ports; or {@code --servers ip:port,... --workers ip:port,...} on several hosts ({@link ParameterServerHosts}).
+ *
+ * @param servers the servers this host starts
+ * @param workers the trainers this host starts
+ * @param hosts the several-host lists; null on one host
  */
-record ParameterServerFlags(int servers, int workers) {
+record ParameterServerFlags(int servers, int workers, ParameterServerHosts hosts) {
     /** The flags of {@code options}, checked; null when none of them is given (a collective job). */
     static ParameterServerFlags of(LaunchOptions options) {
         if (options.servers != null || options.workers != null) {
-            throw new LaunchException((options.servers != null ? "--servers" : "--workers") + ": parameter servers on"
-                    + " several hosts are not available yet; on one host use --server_num S --worker_num W");
+            return ofLists(options);
         }
         if (options.serverNum == null && options.workerNum == null) {
             return null;
@@ -37,11 +42,48 @@ record ParameterServerFlags(int servers, int workers) {
                     + " and --ips (several hosts are not available yet in parameter-server mode)");
         }
         int workers = options.workerNum != null ? options.workerNum : options.nprocPerNode != null ? options.nprocPerNode : 1;
-        return new ParameterServerFlags(options.serverNum, workers);
+        return new ParameterServerFlags(options.serverNum, workers, null);
     }
 
-    /** The servers on the ports after the trainers' (the layout's start port + W onwards). */
+    /** --servers and --workers say where every process runs: the one-host flags and the node flags would contradict them. */
+    private static ParameterServerFlags ofLists(LaunchOptions options) {
+        List<String> clashing = new ArrayList<>();
+        if (options.serverNum != null) {
+            clashing.add("--server_num");
+        }
+        if (options.workerNum != null) {
+            clashing.add("--worker_num");
+        }
+        if (options.nprocPerNode != null) {
+            clashing.add("--nproc_per_node");
+        }
+        if (options.nnodes != null) {
+            clashing.add("--nnodes");
+        }
+        if (options.ips != null) {
+            clashing.add("--ips");
+        }
+        if (options.nodeRank != null) {
+            clashing.add("--rank");
+        }
+        if (options.master != null) {
+            clashing.add("--master");
+        }
+        if (options.startPort != null) {
+            clashing.add("--start_port");
+        }
+        if (!clashing.isEmpty()) {
+            throw new LaunchException("--servers/--workers place every process themselves; leave out " + String.join(", ", clashing));
+        }
+        ParameterServerHosts hosts = ParameterServerHosts.of(options.servers, options.workers);
+        return new ParameterServerFlags(hosts.servers().local().size(), hosts.trainers().nprocPerNode(), hosts);
+    }
+
+    /** The servers of the lists, else on the ports after the trainers' (the layout's start port + W onwards). */
     ServerLayout layout(ClusterLayout trainers) {
+        if (hosts != null) {
+            return hosts.servers();
+        }
         int first = trainers.startPort() + trainers.nprocPerNode();
         if (first + servers - 1 > 65535) {
             throw new LaunchException("--start_port " + trainers.startPort() + ": the " + servers + " server port(s) after"

@@ -4,18 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.fleet4j.collective.JobToken;
-import org.fleet4j.launch.LaunchPlan;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -114,17 +111,7 @@ class PsServerKillIT {
 
     private static Process start(Path dir, String name, Map<String, String> common, Map<String, String> own)
             throws IOException {
-        Path lib = Path.of("").toAbsolutePath().getParent().resolve("build/lib");
-        List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow()));
-        command.addAll(LaunchPlan.REQUIRED_JVM_FLAGS);
-        command.addAll(List.of("-XX:+UseSerialGC", "-Xmx512m", "-cp", lib + File.separator + "*" + File.pathSeparator + jar,
-                SyncPsProgram.class.getName(), "ps", dir.resolve("result.txt").toString(), FOREVER, "8"));
-        ProcessBuilder b = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(dir.resolve(name + ".out").toFile());
-        b.environment().keySet().removeIf(k -> k.startsWith("FLEET_") || k.startsWith("PADDLE_") || k.equals("CLASSPATH"));
-        b.environment().putAll(common);
-        b.environment().putAll(own);
-        return b.start();
+        return HandStartedProcess.start(jar, dir, name, common, own, "ps", dir.resolve("result.txt").toString(), FOREVER, "8");
     }
 
     private static ProcessHandle serverOf(List<ProcessHandle> processes) throws IOException {

@@ -16,6 +16,12 @@ public final class PsOpTypes {
      * it counts the step and exchanges deltas every k_steps. Async mode has none.
      */
     public static final String SEND_BARRIER = "send_barrier";
+    /**
+     * An inference model's lookup in a sparse table gathered from the servers, without servers: Out[i] = the row of W
+     * whose id in Keys (ascending) is Ids[i]; an id the table lacks gets the row the servers would have created
+     * (attrs: dim, padding_idx, and the table's initializer: init, init_a, init_b, init_seed).
+     */
+    public static final String LOOKUP_SPARSE_TABLE = "lookup_sparse_table";
 
     private PsOpTypes() {
     }

@@ -1,0 +1,127 @@
+package org.fleet4j.pserver.table;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.fleet4j.core.io.CheckpointException;
+import org.fleet4j.core.io.SafeTensors;
+import org.fleet4j.core.tensor.Tensor;
+
+/**
+ * The values (no optimizer state) of every table in a checkpoint folder that {@link TableShard#save} wrote, by any
+ * number of servers, gathered into one place: each dense parameter whole, each sparse table's rows sorted by id. What
+ * an inference model needs from the servers.
+ *
+ * @param dense each dense parameter's elements, by name
+ * @param sparse each sparse table's rows, by name
+ */
+public record SavedValues(Map<String, float[]> dense, Map<String, Rows> sparse) {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * A sparse table's rows.
+     *
+     * @param ids every row's id, ascending
+     * @param values row i's {@code dim} values at {@code i * dim}
+     */
+    public record Rows(int dim, long[] ids, float[] values) {
+    }
+
+    /** Reads every shard of the save in {@code dir}; fails naming the file that is missing or not a shard. */
+    public static SavedValues read(Path dir) {
+        List<Path> manifests;
+        try (Stream<Path> files = Files.list(dir)) {
+            manifests = files.filter(f -> f.getFileName().toString().matches("pserver-\\d+-of-\\d+\\.json")).sorted().toList();
+        } catch (IOException e) {
+            throw new CheckpointException(dir, null, "cannot be listed: " + e, e);
+        }
+        if (manifests.isEmpty()) {
+            throw new CheckpointException(dir, null, "holds no parameter-server manifest (pserver-I-of-S.json)");
+        }
+        Map<String, float[]> dense = new LinkedHashMap<>();
+        Map<String, long[][]> ids = new LinkedHashMap<>();
+        Map<String, float[][]> rows = new LinkedHashMap<>();
+        Map<String, Integer> dims = new LinkedHashMap<>();
+        for (Path manifestFile : manifests) {
+            JsonNode manifest;
+            try {
+                manifest = JSON.readTree(manifestFile.toFile());
+            } catch (IOException e) {
+                throw new CheckpointException(manifestFile, null, "is not a readable JSON manifest: " + e.getMessage(), e);
+            }
+            Map<String, Tensor> tensors = SafeTensors.read(manifestFile.resolveSibling(manifest.path("file").asText()));
+            for (JsonNode t : manifest.path("dense")) {
+                String name = t.path("name").asText();
+                long numel = Arrays.stream(JSON.convertValue(t.path("shape"), long[].class)).reduce(1, (a, b) -> a * b);
+                float[] whole = dense.computeIfAbsent(name, k -> new float[Math.toIntExact(numel)]);
+                for (JsonNode b : t.path("blocks")) {
+                    float[] block = tensor(tensors, manifestFile, "dense/" + name + "/" + b.path("block").asInt() + "/value")
+                            .toFloatArray();
+                    System.arraycopy(block, 0, whole, b.path("offset").asInt(), block.length);
+                }
+            }
+            for (JsonNode t : manifest.path("sparse")) {
+                String name = t.path("name").asText();
+                dims.put(name, t.path("dim").asInt());
+                long[] keys = longs(tensor(tensors, manifestFile, "sparse/" + name + "/keys"));
+                float[] values = tensor(tensors, manifestFile, "sparse/" + name + "/value").toFloatArray();
+                ids.merge(name, new long[][]{keys}, SavedValues::concat);
+                rows.merge(name, new float[][]{values}, SavedValues::concat);
+            }
+        }
+        Map<String, Rows> sparse = new LinkedHashMap<>();
+        dims.forEach((name, dim) -> sparse.put(name, sorted(dim, ids.get(name), rows.get(name))));
+        return new SavedValues(dense, sparse);
+    }
+
+    private static Tensor tensor(Map<String, Tensor> tensors, Path manifest, String name) {
+        Tensor t = tensors.get(name);
+        if (t == null) {
+            throw new CheckpointException(manifest, name, name + " is missing from the shard file that " + manifest.getFileName()
+                    + " names");
+        }
+        return t;
+    }
+
+    private static long[] longs(Tensor t) {
+        long[] out = new long[Math.toIntExact(t.numel())];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = t.getLong(i);
+        }
+        return out;
+    }
+
+    private static <T> T[] concat(T[] a, T[] b) {
+        T[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    /** The servers' rows (each server's ids disjoint from the others') in one table sorted by id. */
+    private static Rows sorted(int dim, long[][] idParts, float[][] valueParts) {
+        long[] all = Arrays.stream(idParts).flatMapToLong(Arrays::stream).toArray();
+        float[] values = new float[all.length * dim];
+        int at = 0;
+        for (float[] part : valueParts) {
+            System.arraycopy(part, 0, values, at, part.length);
+            at += part.length;
+        }
+        int[] order = IntStream.range(0, all.length).boxed().sorted((x, y) -> Long.compare(all[x], all[y]))
+                .mapToInt(Integer::intValue).toArray();
+        long[] ids = new long[all.length];
+        float[] out = new float[values.length];
+        for (int i = 0; i < order.length; i++) {
+            ids[i] = all[order[i]];
+            System.arraycopy(values, order[i] * dim, out, i * dim, dim);
+        }
+        return new Rows(dim, ids, out);
+    }
+}
