@@ -18,6 +18,7 @@ import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
+import org.fleet4j.pserver.compile.CommunicatorSettings;
 import org.fleet4j.pserver.compile.PsMode;
 import org.fleet4j.pserver.compile.PsPlan;
 import org.fleet4j.pserver.table.DenseSlicing;
@@ -183,7 +184,7 @@ public final class PsPerf implements Callable<Integer> {
                     RowInitializer.constant(0f)));
         }
         return new PsPlan(PsMode.ASYNC, servers, DenseSlicing.DEFAULT_MIN_BLOCK_SIZE, new Program(), new Program(),
-                denseTables, List.of(table));
+                denseTables, List.of(table), CommunicatorSettings.of(new DistributedStrategy()));
     }
 
     /** Floats of each dense tensor: log-uniform between 4 and 256 KB, from --seed. */
