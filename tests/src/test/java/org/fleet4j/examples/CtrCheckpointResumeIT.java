@@ -35,7 +35,7 @@ class CtrCheckpointResumeIT {
     @Test
     void aKilledRunResumedFromItsCheckpointEndsWhereAnUninterruptedRunEnds() throws Exception {
         Path data = work.resolve("data");
-        FleetRunJob gen = FleetRunJob.start(work.resolve("gen"), 1, "ctr_data", "--rows", "8000", "--out", data.toString());
+        FleetRunJob gen = FleetRunJob.start(work.resolve("gen"), 1, "ctr_data", "--rows", "4000", "--out", data.toString());
         assertEquals(0, gen.await(Duration.ofSeconds(120)), gen.describe());
         Path strategy = Files.writeString(work.resolve("ps.yaml"), "mode: ps\na_sync: false\n");
 
@@ -89,7 +89,7 @@ class CtrCheckpointResumeIT {
     private static FleetRunJob ctr(Path dir, Path strategy, int servers, int workers, Path data, String... more)
             throws Exception {
         List<String> args = new ArrayList<>(List.of("--data_dir", data.toString(), "--epochs", EPOCHS, "--batch_size", "128",
-                "--seed", "3"));
+                "--seed", "3", "--eval_steps", "1000000"));
         args.addAll(List.of(more));
         return FleetRunJob.start(dir, workers, List.of("--server_num", "" + servers, "--worker_num", "" + workers,
                 "--strategy", strategy.toString()), "ctr", args.toArray(String[]::new));
