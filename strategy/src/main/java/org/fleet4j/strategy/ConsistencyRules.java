@@ -63,11 +63,6 @@ final class ConsistencyRules {
                         + " asks for geo mode, but a_sync is false" + from(s, StrategySchema.A_SYNC)
                         + "; geo needs a_sync: true (or set k_steps: -1 for sync mode)");
             }
-            if (!s.get(StrategySchema.ASYNC_LAUNCH_BARRIER)) {
-                problems.add(at(s, StrategySchema.ASYNC_LAUNCH_BARRIER) + "a_sync_configs.launch_barrier: false is not"
-                        + " supported: Fleet.initWorker connects to every server, waiting up to FLEET_TIMEOUT for each,"
-                        + " before the first step; remove it");
-            }
         }
         bothOn(s, problems, StrategySchema.LARS, StrategySchema.LAMB,
                 "a job has one optimizer, so choose LARS or LAMB");

@@ -251,13 +251,10 @@ class ValidationTest {
     }
 
     @Test
-    void geoWithoutASyncAndNoLaunchBarrierAreRefusedInPsMode() {
+    void geoWithoutASyncIsRefusedInPsMode() {
         assertEquals("s.yaml:4: a_sync_configs.k_steps 4 asks for geo mode, but a_sync is false (line 2); geo needs"
                         + " a_sync: true (or set k_steps: -1 for sync mode)",
                 yaml("mode: ps\na_sync: false\na_sync_configs:\n  k_steps: 4\n"));
-        assertEquals("s.yaml:3: a_sync_configs.launch_barrier: false is not supported: Fleet.initWorker connects to"
-                        + " every server, waiting up to FLEET_TIMEOUT for each, before the first step; remove it",
-                yaml("mode: ps\na_sync_configs:\n  launch_barrier: false\n"));
     }
 
     @Test

@@ -24,7 +24,12 @@ public record CommunicatorSettings(int kSteps, int maxMergeVarNum, int sendQueue
         }
     }
 
+    /** The settings of {@code strategy}; {@code launch_barrier: false}, which workers cannot do, fails naming it. */
     public static CommunicatorSettings of(DistributedStrategy strategy) {
+        if (!strategy.get(StrategySchema.ASYNC_LAUNCH_BARRIER)) {
+            throw new PsCompileException("a_sync_configs.launch_barrier: false is not supported: Fleet.initWorker"
+                    + " connects to every server, waiting up to FLEET_TIMEOUT for each, before the first step; remove it");
+        }
         return new CommunicatorSettings(strategy.get(StrategySchema.ASYNC_K_STEPS),
                 strategy.get(StrategySchema.ASYNC_MAX_MERGE_VAR_NUM), strategy.get(StrategySchema.ASYNC_SEND_QUEUE_SIZE),
                 strategy.get(StrategySchema.ASYNC_INDEPENDENT_RECV_THREAD),
