@@ -21,8 +21,8 @@ import org.fleet4j.pserver.transport.PsServer;
 
 /**
  * A {@link TableShard} served over gRPC: one Netty event loop group for the sockets, a pool of call threads for the
- * tables (a call holds one only while it works on them; barriers wait without one), and the job-token check in
- * front of every call when the options carry a token.
+ * tables (a call holds one only while it works on them; barriers wait without one) unless the calls are ordered,
+ * the job-token check in front of every call when the options carry a token, and the calls counted for Stats.
  */
 final class GrpcPsServer implements PsServer {
     private static final System.Logger LOG = System.getLogger(GrpcPsServer.class.getName());
@@ -38,7 +38,7 @@ final class GrpcPsServer implements PsServer {
     private final Barriers barriers;
     private final CountDownLatch stopped = new CountDownLatch(1);
 
-    private GrpcPsServer(TableShard shard, PsOptions options) throws IOException {
+    private GrpcPsServer(String protocol, TableShard shard, PsOptions options, boolean ordered) throws IOException {
         DroppedConnectionLog.install();
         InetSocketAddress unresolved = TcpStore.parseHostPort(options.endpoint(), "parameter-server endpoint");
         InetSocketAddress bind = new InetSocketAddress(unresolved.getHostString(), unresolved.getPort());
@@ -48,18 +48,24 @@ final class GrpcPsServer implements PsServer {
         timer = Executors.newSingleThreadScheduledExecutor(threads.named("ps-grpc-server-timer"));
         barriers = new Barriers(this::endpoint, timer);
         Sessions sessions = options.token() == null ? null : new Sessions(options.token());
-        ParameterServerService service = new ParameterServerService(shard, sessions, barriers, this::endpoint,
-                this::stopServing);
+        CallCounts counts = new CallCounts();
+        ParameterServerService service = new ParameterServerService(protocol, shard, counts, sessions, barriers,
+                this::endpoint, this::stopServing);
         NettyServerBuilder builder = NettyServerBuilder.forAddress(bind)
                 .channelType(NioServerSocketChannel.class)
                 .bossEventLoopGroup(loops)
                 .workerEventLoopGroup(loops)
-                .executor(calls)
                 .maxInboundMessageSize(GrpcTransport.MAX_MESSAGE_BYTES)
                 .handshakeTimeout(options.deadline().toMillis(), TimeUnit.MILLISECONDS)
                 .maxConnectionIdle(GrpcTransport.IDLE_CONNECTION.toMillis(), TimeUnit.MILLISECONDS);
-        builder.addService(sessions == null ? service.bindService()
-                : ServerInterceptors.intercept(service, new JobTokenCheck(sessions, this::endpoint)));
+        if (ordered) {
+            builder.directExecutor();
+        } else {
+            builder.executor(calls);
+        }
+        // the token check runs first (the last interceptor given), so only calls let through are counted
+        builder.addService(sessions == null ? ServerInterceptors.intercept(service, counts)
+                : ServerInterceptors.intercept(service, counts, new JobTokenCheck(sessions, this::endpoint)));
         try {
             server = builder.build().start();
         } catch (IOException | RuntimeException e) {
@@ -69,9 +75,14 @@ final class GrpcPsServer implements PsServer {
         endpoint = unresolved.getHostString() + ":" + server.getPort();
     }
 
-    static GrpcPsServer start(TableShard shard, PsOptions options) {
+    /**
+     * Serves {@code shard} for protocol {@code protocol}. {@code ordered}: each connection's calls run on its network
+     * thread one after another in the order they arrived (star_server_lite's pull before the push sent after it);
+     * else on a pool of call threads.
+     */
+    static GrpcPsServer start(String protocol, TableShard shard, PsOptions options, boolean ordered) {
         try {
-            return new GrpcPsServer(shard, options);
+            return new GrpcPsServer(protocol, shard, options, ordered);
         } catch (IOException e) {
             throw new PsException("parameter server " + shard.server() + " cannot listen on " + options.endpoint()
                     + ": " + e.getMessage() + " (is the port taken? give another one, or port 0 for a free one)", e);
