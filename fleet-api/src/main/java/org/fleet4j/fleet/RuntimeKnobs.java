@@ -2,6 +2,7 @@ package org.fleet4j.fleet;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import org.fleet4j.compiler.RingLayout;
 import org.fleet4j.strategy.KnobReader;
 import org.fleet4j.strategy.KnobUse;
@@ -9,7 +10,7 @@ import org.fleet4j.strategy.StrategySchema;
 
 /**
  * The knobs the runtime reads outside the compiler's passes, in one place: the executor's ({@link ExecutionSettings}),
- * the mode {@link Fleet#init} runs (collective, or ps in sync mode over grpc), the rings it opens ({@link RingLayout#KNOBS}) and how
+ * the mode {@link Fleet#init} runs (collective, or ps in sync mode over grpc or star_server[_lite], with tensor_fuse), the rings it opens ({@link RingLayout#KNOBS}) and how
  * {@link DistributedOptimizer} scales gradients. With the passes' ({@code org.fleet4j.compiler.PassKnobs}), these are
  * the knobs in effect.
  */
@@ -25,7 +26,9 @@ public final class RuntimeKnobs implements KnobReader {
         knobs.add(KnobUse.any(StrategySchema.MODE));
         // parameter-server mode: sync (a_sync false) over grpc; async, half-async and geo are later work
         knobs.add(KnobUse.only(StrategySchema.A_SYNC, false));
-        knobs.add(KnobUse.only(StrategySchema.PROTOCOL, "grpc"));
+        Set<Object> protocols = Set.of("grpc", "star_server", "star_server_lite");
+        knobs.add(new KnobUse(StrategySchema.PROTOCOL, protocols::contains, "grpc, star_server, star_server_lite"));
+        knobs.add(KnobUse.any(StrategySchema.TENSOR_FUSE));
         knobs.add(KnobUse.any(StrategySchema.GRADIENT_SCALE_STRATEGY));
         RingLayout.KNOBS.forEach(f -> knobs.add(KnobUse.any(f)));
         return List.copyOf(knobs);

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
  */
 class HonouredKnobsTest {
     /** The modules whose code acts on the strategy. */
-    private static final List<Path> RUNTIME_SOURCES = Stream.of("fleet-core", "ops-fusion", "fleet-api", "fleet-gpu")
+    private static final List<Path> RUNTIME_SOURCES = Stream.of("fleet-core", "ops-fusion", "pserver", "fleet-api", "fleet-gpu")
             .map(m -> Path.of("..", m, "src", "main", "java")).toList();
 
     private static List<KnobReader> readers() {
@@ -57,7 +57,8 @@ class HonouredKnobsTest {
                 "amp", "amp_configs.init_loss_scaling", "amp_configs.incr_every_n_steps",
                 "amp_configs.decr_every_n_nan_or_inf", "amp_configs.incr_ratio", "amp_configs.decr_ratio",
                 "amp_configs.use_dynamic_loss_scaling", "amp_configs.custom_white_list", "amp_configs.custom_black_list",
-                "fp16_allreduce", "gradient_scale_configs.scale_strategy", "protocol", "build_strategy.enable_sequential_execution",
+                "fp16_allreduce", "gradient_scale_configs.scale_strategy", "tensor_fuse", "protocol",
+                "build_strategy.enable_sequential_execution",
                 "build_strategy.fuse_elewise_add_act_ops",
                 "build_strategy.fuse_bn_act_ops", "build_strategy.fuse_all_optimizer_ops",
                 "build_strategy.enable_inplace", "build_strategy.enable_backward_optimizer_op_deps", "execution_strategy.num_threads",
@@ -65,7 +66,10 @@ class HonouredKnobsTest {
         assertTrue(StrategySchema.inEffect(StrategySchema.MODE, "ps"), "parameter-server training runs");
         assertTrue(StrategySchema.inEffect(StrategySchema.A_SYNC, false), "sync mode runs");
         assertFalse(StrategySchema.inEffect(StrategySchema.A_SYNC, true), "async, half-async and geo are not there yet");
-        assertFalse(StrategySchema.inEffect(StrategySchema.PROTOCOL, "grpc++"), "only the grpc transport is there");
+        assertFalse(StrategySchema.inEffect(StrategySchema.PROTOCOL, "grpc++"), "grpc++ is not there yet");
+        assertTrue(StrategySchema.inEffect(StrategySchema.PROTOCOL, "star_server"));
+        assertTrue(StrategySchema.inEffect(StrategySchema.PROTOCOL, "star_server_lite"));
+        assertTrue(StrategySchema.inEffect(StrategySchema.TENSOR_FUSE, true));
         assertTrue(StrategySchema.inEffect(StrategySchema.AMP_DTYPE, "bfloat16"));
         assertFalse(StrategySchema.inEffect(StrategySchema.AMP_DTYPE, "float16"));
     }

@@ -17,6 +17,7 @@ import org.fleet4j.pserver.table.ServerOptimizer;
 import org.fleet4j.pserver.table.SparseTableConfig;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Protocol;
+import org.fleet4j.strategy.StrategySchema;
 
 /**
  * The PS compile step, a transpiler beside the pass pipeline: from the main program after {@code minimize} (forward,
@@ -151,8 +152,9 @@ public final class PsCompiler {
      * whose pull/push semantics are one pull and one push per server per step.
      */
     static boolean fuses(DistributedStrategy strategy) {
-        return strategy.tensorFuse() || strategy.protocol() == Protocol.STAR_SERVER
-                || strategy.protocol() == Protocol.STAR_SERVER_LITE;
+        Protocol protocol = Protocol.of(strategy.get(StrategySchema.PROTOCOL));
+        return strategy.get(StrategySchema.TENSOR_FUSE) || protocol == Protocol.STAR_SERVER
+                || protocol == Protocol.STAR_SERVER_LITE;
     }
 
     /**
