@@ -29,6 +29,7 @@ import org.fleet4j.pserver.table.SparseTableConfig;
 import org.fleet4j.pserver.worker.PsCommunicator;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
+import org.fleet4j.strategy.Protocol;
 
 /**
  * A user's program for the sync-mode tests, run by bin/fleetrun from a jar: a small Wide&Deep (two sparse slots, an
@@ -119,6 +120,9 @@ public final class SyncPsProgram {
         int steps = Integer.parseInt(args[2]);
         int global = Integer.parseInt(args[3]);
         DistributedStrategy strategy = ps ? new DistributedStrategy().mode(Mode.PS).aSync(false) : new DistributedStrategy();
+        if (ps && args.length > 4) {
+            strategy.protocol(Protocol.of(args[4]));
+        }
         PsPlan tables = tablesOf(Net.build());
         try (Fleet fleet = Fleet.init(strategy)) {
             Net net = Net.build();

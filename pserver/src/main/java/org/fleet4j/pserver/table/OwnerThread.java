@@ -30,7 +30,9 @@ final class OwnerThread implements Executor {
     public void execute(Runnable task) {
         tasks.offer(task);
         if (!running.get() && running.compareAndSet(false, true)) {
-            thread = Thread.ofPlatform().daemon().name(name).start(this::drain);
+            Thread t = Thread.ofPlatform().daemon().name(name).unstarted(this::drain);
+            thread = t; // before it runs, so a producer that sees it sleeping can wake it
+            t.start();
         } else if (sleeping) {
             LockSupport.unpark(thread);
         }
