@@ -74,7 +74,8 @@ class StarServerFaultTest {
     void aKilledServerProcessFailsTheNextPullWithinTheDeadlineNamingIt(String protocol) throws Exception {
         PsTransport transport = PsTransport.forProtocol(protocol);
         JobToken token = JobToken.random();
-        PsOptions options = new PsOptions("127.0.0.1:0", Duration.ofSeconds(5), token);
+        // a long deadline, so a fresh server JVM on a loaded machine answers Hello in time; a dead one fails at once
+        PsOptions options = new PsOptions("127.0.0.1:0", Duration.ofSeconds(30), token);
         try (ServerProcess process = ServerProcess.start(token, protocol)) {
             try (PsConnection c = transport.connect(process.endpoint(), options)) {
                 MemorySegment rows = Shards.floats(DIM);
@@ -85,7 +86,7 @@ class StarServerFaultTest {
                 long start = System.nanoTime();
                 PsException e = assertThrows(PsException.class, () -> c.pullMany(pull));
                 long ms = (System.nanoTime() - start) / 1_000_000;
-                assertTrue(ms < options.deadline().toMillis(), "failed after " + ms + " ms");
+                assertTrue(ms < 5_000, "failed after " + ms + " ms");
                 assertTrue(e.getMessage().contains(" on parameter server " + process.endpoint() + ": "), e.getMessage());
                 System.out.println(protocol + " after kill -9: " + e.getMessage() + " (" + ms + " ms)");
             }
