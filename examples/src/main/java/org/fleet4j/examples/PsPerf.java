@@ -104,7 +104,7 @@ public final class PsPerf implements Callable<Integer> {
                 throw new IllegalArgumentException("ps_perf needs parameter servers: run it as bin/fleetrun"
                         + " --server_num 1 --worker_num 2 ps_perf");
             }
-            PsPlan plan = plan(role.serverNum(), update);
+            PsPlan plan = plan(role.serverNum(), update, transport.protocol());
             if (fleet.isDryRun()) {
                 System.out.println(plan.describe());
                 return 0;
@@ -175,7 +175,7 @@ public final class PsPerf implements Callable<Integer> {
     }
 
     /** The tables, the same in every process of the job: one sparse table and --dense dense ones. */
-    PsPlan plan(int servers, ServerOptimizer update) {
+    PsPlan plan(int servers, ServerOptimizer update, String protocolName) {
         SparseTableConfig table = new SparseTableConfig(TABLE, dim, update, RowInitializer.uniform(-0.01f, 0.01f, seed));
         List<DenseTableConfig> denseTables = new ArrayList<>();
         int[] floats = denseFloats();
@@ -184,7 +184,7 @@ public final class PsPerf implements Callable<Integer> {
                     RowInitializer.constant(0f)));
         }
         return new PsPlan(PsMode.ASYNC, servers, DenseSlicing.DEFAULT_MIN_BLOCK_SIZE, new Program(), new Program(),
-                denseTables, List.of(table), CommunicatorSettings.of(new DistributedStrategy()));
+                denseTables, List.of(table), protocolName, false, CommunicatorSettings.of(new DistributedStrategy()));
     }
 
     /** Floats of each dense tensor: log-uniform between 4 and 256 KB, from --seed. */

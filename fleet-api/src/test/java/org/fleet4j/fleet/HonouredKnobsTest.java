@@ -60,7 +60,8 @@ class HonouredKnobsTest {
                 "amp", "amp_configs.init_loss_scaling", "amp_configs.incr_every_n_steps",
                 "amp_configs.decr_every_n_nan_or_inf", "amp_configs.incr_ratio", "amp_configs.decr_ratio",
                 "amp_configs.use_dynamic_loss_scaling", "amp_configs.custom_white_list", "amp_configs.custom_black_list",
-                "fp16_allreduce", "gradient_scale_configs.scale_strategy", "protocol", "build_strategy.enable_sequential_execution",
+                "fp16_allreduce", "gradient_scale_configs.scale_strategy", "tensor_fuse", "protocol",
+                "build_strategy.enable_sequential_execution",
                 "build_strategy.fuse_elewise_add_act_ops",
                 "build_strategy.fuse_bn_act_ops", "build_strategy.fuse_all_optimizer_ops",
                 "build_strategy.enable_inplace", "build_strategy.enable_backward_optimizer_op_deps", "execution_strategy.num_threads",
@@ -70,6 +71,9 @@ class HonouredKnobsTest {
         assertTrue(StrategySchema.inEffect(StrategySchema.A_SYNC, true), "async, half-async and geo run");
         assertFalse(StrategySchema.inEffect(StrategySchema.ASYNC_LAUNCH_BARRIER, false), "workers always wait for the servers");
         assertFalse(StrategySchema.inEffect(StrategySchema.PROTOCOL, "grpc++"), "only the grpc transport is there");
+        assertTrue(StrategySchema.inEffect(StrategySchema.PROTOCOL, "star_server"));
+        assertTrue(StrategySchema.inEffect(StrategySchema.PROTOCOL, "star_server_lite"));
+        assertTrue(StrategySchema.inEffect(StrategySchema.TENSOR_FUSE, true));
         assertTrue(StrategySchema.inEffect(StrategySchema.AMP_DTYPE, "bfloat16"));
         assertFalse(StrategySchema.inEffect(StrategySchema.AMP_DTYPE, "float16"));
     }

@@ -49,19 +49,31 @@ class SyncPsEquivalenceIT {
         assertClose(single, ps, 1e-4);
     }
 
+    /** star_server: a step's tables to a server in one pull and one push, reads after its own writes. */
+    @Test
+    void twoServersTwoWorkersOverStarServerEqualOneProcessOnTheGlobalBatch() throws Exception {
+        Result ps = run("ps", 2, List.of("--server_num", "2", "--worker_num", "2"), "star_server");
+        assertClose(single, ps, 1e-4);
+    }
+
     private record Result(List<Double> losses, Map<String, double[]> params) {
     }
 
     private static Result run(String mode, int workers, List<String> launcherArgs) throws Exception {
-        Path dir = work.resolve(mode + "-" + workers + "-" + launcherArgs.size());
+        return run(mode, workers, launcherArgs, "grpc");
+    }
+
+    private static Result run(String mode, int workers, List<String> launcherArgs, String protocol) throws Exception {
+        Path dir = work.resolve(mode + "-" + workers + "-" + launcherArgs.size() + "-" + protocol);
         Path out = dir.resolve("result.txt");
         FleetRunJob job = FleetRunJob.start(dir, workers, launcherArgs, jar.toString(), mode, out.toString(), "" + STEPS,
-                "" + GLOBAL_BATCH);
+                "" + GLOBAL_BATCH, protocol);
         assertEquals(0, job.await(JOB_TIMEOUT), job.describe());
         if (!launcherArgs.isEmpty()) {
             for (int s = 0; s < Integer.parseInt(launcherArgs.get(1)); s++) {
                 String log = Files.readString(job.logDir().resolve("serverlog." + s));
                 assertTrue(log.contains("fleet: server " + s + " stopped by the workers"), log);
+                assertTrue(log.contains(" over " + protocol + " ("), log);
             }
         }
         List<Double> losses = new ArrayList<>();

@@ -29,6 +29,7 @@ import org.fleet4j.pserver.table.SparseTableConfig;
 import org.fleet4j.pserver.worker.PsCommunicator;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
+import org.fleet4j.strategy.Protocol;
 
 /**
  * A user's program for the sync-mode tests, run by bin/fleetrun from a jar: a small Wide&Deep (two sparse slots, an
@@ -122,6 +123,9 @@ public final class SyncPsProgram {
                 : args[0].equals("ps-async") ? new DistributedStrategy().mode(Mode.PS).aSync(true)
                         .aSyncConfigs(c -> c.runtimeSplitSendRecv(true))
                 : new DistributedStrategy().mode(Mode.PS).aSync(false);
+        if (ps && args.length > 4) {
+            strategy.protocol(Protocol.of(args[4]));
+        }
         PsPlan tables = tablesOf(Net.build());
         try (Fleet fleet = Fleet.init(strategy)) {
             Net net = Net.build();

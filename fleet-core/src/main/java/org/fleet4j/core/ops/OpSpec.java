@@ -252,6 +252,13 @@ public final class OpSpec {
             return this;
         }
 
+        /** A slot of any number of vars, none included. */
+        public Builder optionalVariadicIn(String slot) {
+            variadicIn(slot);
+            optionalInputs.add(slot);
+            return this;
+        }
+
         public Builder noGrad(String... slots) {
             noGradInputs.addAll(List.of(slots));
             return this;

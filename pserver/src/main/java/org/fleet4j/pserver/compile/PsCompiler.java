@@ -16,6 +16,8 @@ import org.fleet4j.pserver.table.DenseTableConfig;
 import org.fleet4j.pserver.table.ServerOptimizer;
 import org.fleet4j.pserver.table.SparseTableConfig;
 import org.fleet4j.strategy.DistributedStrategy;
+import org.fleet4j.strategy.Protocol;
+import org.fleet4j.strategy.StrategySchema;
 
 /**
  * The PS compile step, a transpiler beside the pass pipeline: from the main program after {@code minimize} (forward,
@@ -126,6 +128,10 @@ public final class PsCompiler {
             rewritten.addFirst(new Op(PsOpTypes.PULL_DENSE, Map.of(), Map.of("Out", List.of(t.name())),
                     Map.of("param", t.name(), "shape", t.shape())));
         }
+        boolean fused = fuses(strategy);
+        if (fused) {
+            rewritten = fuse(rewritten);
+        }
         for (int i = block.ops().size() - 1; i >= 0; i--) {
             block.removeOp(i);
         }
@@ -139,7 +145,106 @@ public final class PsCompiler {
         }
         dropInitializers(workerStartup, gone);
         return new PsPlan(mode, servers, minBlockSize, worker, workerStartup, dense, sparse,
-                CommunicatorSettings.of(strategy));
+                strategy.protocol().spelling(), fused, CommunicatorSettings.of(strategy));
+    }
+
+    /**
+     * Whether a step's pulls and pushes go as one message per server: {@code tensor_fuse}, or a star_server protocol,
+     * whose pull/push semantics are one pull and one push per server per step.
+     */
+    static boolean fuses(DistributedStrategy strategy) {
+        Protocol protocol = Protocol.of(strategy.get(StrategySchema.PROTOCOL));
+        return strategy.get(StrategySchema.TENSOR_FUSE) || protocol == Protocol.STAR_SERVER
+                || protocol == Protocol.STAR_SERVER_LITE;
+    }
+
+    /**
+     * The pulls and pushes of {@code ops} replaced by one {@code pull_fused} first (the sparse ids must be fed, as
+     * they are read before any op runs) and one {@code push_fused} after the last op (all gradients are done then).
+     */
+    private static List<Op> fuse(List<Op> ops) {
+        Set<String> written = new HashSet<>();
+        ops.forEach(op -> written.addAll(op.allOutputs()));
+        List<String> pullIds = new ArrayList<>();
+        List<String> pullOut = new ArrayList<>();
+        List<String> pullTables = new ArrayList<>();
+        List<Long> pullDims = new ArrayList<>();
+        List<Long> pullPads = new ArrayList<>();
+        List<String> denseOut = new ArrayList<>();
+        List<Long> shapes = new ArrayList<>();
+        List<Long> ranks = new ArrayList<>();
+        List<String> pushIds = new ArrayList<>();
+        List<String> pushGrads = new ArrayList<>();
+        List<String> pushTables = new ArrayList<>();
+        List<Long> pushDims = new ArrayList<>();
+        List<Long> pushPads = new ArrayList<>();
+        List<String> denseGrads = new ArrayList<>();
+        List<String> pushParams = new ArrayList<>();
+        List<Op> rest = new ArrayList<>();
+        for (Op op : ops) {
+            switch (op.type()) {
+                case PsOpTypes.PULL_SPARSE -> {
+                    if (written.contains(op.in("Ids"))) {
+                        throw new PsCompileException("tensor_fuse pulls every table at the start of the step, but the"
+                                + " ids " + op.in("Ids") + " of sparse table " + op.stringAttr("table") + " are computed"
+                                + " by an op of the program; feed them, or set tensor_fuse: false");
+                    }
+                    pullIds.add(op.in("Ids"));
+                    pullOut.add(op.out("Out"));
+                    pullTables.add(op.stringAttr("table"));
+                    pullDims.add(op.<Long>attr("dim"));
+                    pullPads.add(op.<Long>attr("padding_idx"));
+                }
+                case PsOpTypes.PULL_DENSE -> {
+                    denseOut.add(op.out("Out"));
+                    for (long d : op.longsAttr("shape")) {
+                        shapes.add(d);
+                    }
+                    ranks.add((long) op.longsAttr("shape").length);
+                }
+                case PsOpTypes.PUSH_SPARSE -> {
+                    pushIds.add(op.in("Ids"));
+                    pushGrads.add(op.in("Grad"));
+                    pushTables.add(op.stringAttr("table"));
+                    pushDims.add(op.<Long>attr("dim"));
+                    pushPads.add(op.<Long>attr("padding_idx"));
+                }
+                case PsOpTypes.PUSH_DENSE -> {
+                    denseGrads.add(op.in("Grad"));
+                    pushParams.add(op.stringAttr("param"));
+                }
+                default -> rest.add(op);
+            }
+        }
+        List<Op> out = new ArrayList<>();
+        out.add(new Op(PsOpTypes.PULL_FUSED, slots("Ids", pullIds), slots("Out", pullOut, "Dense", denseOut),
+                Map.of("tables", strings(pullTables), "dims", longs(pullDims), "padding_idx", longs(pullPads),
+                        "params", strings(denseOut), "shapes", longs(shapes), "ranks", longs(ranks))));
+        out.addAll(rest);
+        Map<String, List<String>> pushIn = new LinkedHashMap<>(slots("Ids", pushIds, "Grad", pushGrads));
+        pushIn.putAll(slots("DenseGrad", denseGrads));
+        out.add(new Op(PsOpTypes.PUSH_FUSED, pushIn, Map.of(), Map.of("tables", strings(pushTables), "dims", longs(pushDims),
+                "padding_idx", longs(pushPads), "params", strings(pushParams))));
+        return out;
+    }
+
+    /** Slots with their vars, leaving out the empty ones (an optional slot is absent rather than empty). */
+    private static Map<String, List<String>> slots(String slot, List<String> vars) {
+        return vars.isEmpty() ? Map.of() : Map.of(slot, List.copyOf(vars));
+    }
+
+    private static Map<String, List<String>> slots(String a, List<String> as, String b, List<String> bs) {
+        Map<String, List<String>> m = new LinkedHashMap<>(slots(a, as));
+        m.putAll(slots(b, bs));
+        return m;
+    }
+
+    private static String[] strings(List<String> values) {
+        return values.toArray(String[]::new);
+    }
+
+    private static long[] longs(List<Long> values) {
+        return values.stream().mapToLong(Long::longValue).toArray();
     }
 
     /**

@@ -11,6 +11,17 @@ public final class PsOpTypes {
     /** Sends Grad (Out's gradient), duplicate ids' rows summed, to the servers of the ids (attrs as pull_sparse). */
     public static final String PUSH_SPARSE = "push_sparse";
     /**
+     * {@code tensor_fuse}: the step's pulls in one op at the start of the program, one message per server: Dense[k] =
+     * dense parameter params[k] (shape: ranks[k] longs of the flat shapes), Out[k] = the rows of Ids[k] in sparse table
+     * tables[k] (dims[k], padding_idx[k]), each distinct id pulled once.
+     */
+    public static final String PULL_FUSED = "pull_fused";
+    /**
+     * {@code tensor_fuse}: the step's pushes in one op after backward, one message per server: DenseGrad[k] for
+     * params[k], Grad[k] (the gradient of pull_fused's Out[k]) for the ids Ids[k] of tables[k], duplicates summed.
+     */
+    public static final String PUSH_FUSED = "push_fused";
+    /**
      * The last op of a step in sync, half-async and geo modes (Paddle's send_barrier): in sync and half-async it returns
      * once every worker's pushes of the step were applied, so no worker pulls for the next step before them; in geo
      * it counts the step and exchanges deltas every k_steps. Async mode has none.

@@ -15,8 +15,8 @@ import org.fleet4j.pserver.table.TableShard;
  * tables whose rows every server holds a share of (by {@link org.fleet4j.pserver.table.KeyHash}).
  */
 public record PsPlan(PsMode mode, int servers, long minBlockSize, Program workerMain, Program workerStartup,
-                     List<DenseTableConfig> denseTables, List<SparseTableConfig> sparseTables,
-                     CommunicatorSettings communicator) {
+                     List<DenseTableConfig> denseTables, List<SparseTableConfig> sparseTables, String protocol,
+                     boolean fused, CommunicatorSettings communicator) {
     public PsPlan {
         denseTables = List.copyOf(denseTables);
         sparseTables = List.copyOf(sparseTables);
@@ -75,6 +75,14 @@ public record PsPlan(PsMode mode, int servers, long minBlockSize, Program worker
                         .append(" tables whose id has KeyHash.serverOf(id, ").append(servers).append(") = ").append(i)
                         .append('\n');
             }
+        }
+        s.append("transport: protocol ").append(protocol).append(", ").append(fused
+                ? "tensor_fuse: one pull (pull_fused, at the step's start) and one push (push_fused, after backward)"
+                        + " per server per step"
+                : "one call per dense block and per sparse table").append('\n');
+        if (protocol.equals("star_server_lite")) {
+            s.append("  star_server_lite: the next step's pull overlaps this step's push, so a worker reads values one"
+                    + " step stale (its own last push not yet applied); star_server reads after its own writes\n");
         }
         s.append(mode == PsMode.GEO
                 ? "optimizers: on the workers, over their local copies (the schedule's base_lr, constant); the servers add deltas\n"

@@ -1,6 +1,7 @@
 package org.fleet4j.pserver.grpc;
 
 import com.google.protobuf.ByteString;
+import com.google.common.util.concurrent.ListenableFuture;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -12,9 +13,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.fleet4j.collective.JobToken;
@@ -23,15 +27,21 @@ import org.fleet4j.pserver.grpc.proto.BarrierRequest;
 import org.fleet4j.pserver.grpc.proto.HelloReply;
 import org.fleet4j.pserver.grpc.proto.HelloRequest;
 import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc;
+import org.fleet4j.pserver.grpc.proto.Done;
 import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc.ParameterServerBlockingStub;
+import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc.ParameterServerFutureStub;
 import org.fleet4j.pserver.grpc.proto.PathRequest;
 import org.fleet4j.pserver.grpc.proto.PullDenseRequest;
+import org.fleet4j.pserver.grpc.proto.PullManyReply;
+import org.fleet4j.pserver.grpc.proto.PullManyRequest;
 import org.fleet4j.pserver.grpc.proto.PullSparseRequest;
 import org.fleet4j.pserver.grpc.proto.PushDenseRequest;
+import org.fleet4j.pserver.grpc.proto.PushManyRequest;
 import org.fleet4j.pserver.grpc.proto.PushSparseRequest;
 import org.fleet4j.pserver.grpc.proto.StatsRequest;
 import org.fleet4j.pserver.grpc.proto.StopRequest;
 import org.fleet4j.pserver.table.TableStats;
+import org.fleet4j.pserver.transport.PsBatch;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
@@ -40,11 +50,19 @@ import org.fleet4j.pserver.transport.PsOptions;
  * A worker's gRPC channel to one server. Opening it says Hello: it waits (up to the deadline) for the server to
  * listen, checks that the server speaks this protocol and holds the job token, and takes the session that every
  * later call proves the token with. Each call then has the deadline; a failure names the call and the endpoint.
+ * With {@code overlapPushes} (star_server_lite) a {@link #pushMany} is copied and held, and goes out right after the
+ * next {@link #pullMany}, both in flight at once; any other call sends a held push first.
  */
 final class GrpcPsConnection implements PsConnection {
+    private static final System.Logger LOG = System.getLogger(GrpcPsConnection.class.getName());
     private static final Duration CLOSE_PATIENCE = Duration.ofSeconds(5);
+    /** Beyond the call's own deadline, so that gRPC's deadline error, which names the call, comes first. */
+    private static final Duration GRACE = Duration.ofSeconds(1);
 
     private final NetworkThreads threads = new NetworkThreads();
+    private final String protocol;
+    private final boolean overlapPushes;
+    private final AtomicReference<PushManyRequest> heldPush = new AtomicReference<>();
     private final String endpoint;
     private final Duration deadline;
     private final EventLoopGroup loop;
@@ -52,11 +70,14 @@ final class GrpcPsConnection implements PsConnection {
     private final ManagedChannel channel;
     private final WireByteCounter wire = new WireByteCounter();
     private ParameterServerBlockingStub stub;
+    private ParameterServerFutureStub futureStub;
     /** What the server said it holds: sparse tables' dimensions and dense blocks' sizes, to send exact sizes. */
     private Map<String, Integer> sparseDims = Map.of();
     private Map<String, Long> denseNumel = Map.of();
 
-    private GrpcPsConnection(String endpoint, PsOptions options) {
+    private GrpcPsConnection(String protocol, String endpoint, PsOptions options, boolean overlapPushes) {
+        this.protocol = protocol;
+        this.overlapPushes = overlapPushes;
         this.endpoint = endpoint;
         this.deadline = options.deadline();
         InetSocketAddress unresolved = TcpStore.parseHostPort(endpoint, "parameter-server endpoint");
@@ -71,10 +92,11 @@ final class GrpcPsConnection implements PsConnection {
                 .maxInboundMessageSize(GrpcTransport.MAX_MESSAGE_BYTES)
                 .build();
         stub = ParameterServerGrpc.newBlockingStub(channel);
+        futureStub = ParameterServerGrpc.newFutureStub(channel);
     }
 
-    static GrpcPsConnection open(String endpoint, PsOptions options) {
-        GrpcPsConnection c = new GrpcPsConnection(endpoint, options);
+    static GrpcPsConnection open(String protocol, String endpoint, PsOptions options, boolean overlapPushes) {
+        GrpcPsConnection c = new GrpcPsConnection(protocol, endpoint, options, overlapPushes);
         try {
             c.hello(options.token());
             return c;
@@ -87,10 +109,11 @@ final class GrpcPsConnection implements PsConnection {
     private void hello(JobToken token) {
         byte[] nonce = JobToken.nonce();
         HelloReply reply = call("connect", deadline,
-                s -> s.withWaitForReady().hello(HelloRequest.newBuilder().setClientNonce(ByteString.copyFrom(nonce)).build()));
-        if (!GrpcTransport.PROTOCOL.equals(reply.getProtocol())) {
+                s -> s.withWaitForReady().hello(HelloRequest.newBuilder().setClientNonce(ByteString.copyFrom(nonce))
+                        .setProtocol(protocol).build()));
+        if (!protocol.equals(reply.getProtocol())) {
             throw new PsException("parameter server " + endpoint + " speaks protocol '" + reply.getProtocol()
-                    + "', this worker '" + GrpcTransport.PROTOCOL + "'; give every process the same strategy protocol");
+                    + "', this worker '" + protocol + "'; give every process the same strategy protocol");
         }
         sparseDims = Map.copyOf(reply.getSparseDimsMap());
         denseNumel = reply.getDenseBlocksList().stream()
@@ -111,7 +134,9 @@ final class GrpcPsConnection implements PsConnection {
             throw new PsException("parameter server " + endpoint + " does not hold this job's token (its proof does"
                     + " not match): it belongs to another job, or was given a different " + JobToken.ENV);
         }
-        stub = stub.withInterceptors(new CallSigner(token, session));
+        CallSigner signer = new CallSigner(token, session);
+        stub = stub.withInterceptors(signer);
+        futureStub = futureStub.withInterceptors(signer);
     }
 
     @Override
@@ -160,6 +185,101 @@ final class GrpcPsConnection implements PsConnection {
     }
 
     @Override
+    public void pullMany(PsBatch batch) {
+        String what = "pullMany(" + batch.dense().size() + " dense blocks, " + batch.sparse().size() + " sparse tables)";
+        PullManyRequest.Builder request = PullManyRequest.newBuilder();
+        for (PsBatch.Dense d : batch.dense()) {
+            request.addDense(PullDenseRequest.newBuilder().setParam(d.param()).setBlock(d.block()));
+        }
+        for (PsBatch.Sparse t : batch.sparse()) {
+            long idBytes = requireBytes(what, "ids of " + t.table(), t.ids(), (long) t.n() * Long.BYTES);
+            request.addSparse(PullSparseRequest.newBuilder().setTable(t.table()).setIds(Wire.view(t.ids(), idBytes)));
+        }
+        PushManyRequest push = heldPush.getAndSet(null);
+        PullManyReply reply = push == null ? callNow(what, deadline, s -> s.pullMany(request.build()))
+                : pullWithPush(what, request.build(), push);
+        if (reply.getDenseCount() != batch.dense().size() || reply.getSparseCount() != batch.sparse().size()) {
+            throw new PsException(what + " on parameter server " + endpoint + ": the reply holds " + reply.getDenseCount()
+                    + " dense and " + reply.getSparseCount() + " sparse entries");
+        }
+        for (int i = 0; i < batch.dense().size(); i++) {
+            receive(what, reply.getDense(i).getValues(), batch.dense().get(i).values());
+        }
+        for (int i = 0; i < batch.sparse().size(); i++) {
+            receive(what, reply.getSparse(i).getValues(), batch.sparse().get(i).rows());
+        }
+    }
+
+    /** The pull, then the held push right behind it on the wire, both awaited: the pull does not see the push. */
+    private PullManyReply pullWithPush(String what, PullManyRequest pull, PushManyRequest push) {
+        ParameterServerFutureStub s = futureStub.withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
+        ListenableFuture<PullManyReply> pulled = s.pullMany(pull);
+        ListenableFuture<Done> pushed = s.pushMany(push);
+        PullManyReply reply = await(what, pulled);
+        await("pushMany (the previous step's, sent behind " + what + ")", pushed);
+        return reply;
+    }
+
+    private <T> T await(String what, ListenableFuture<T> future) {
+        try {
+            return future.get(deadline.plus(GRACE).toNanos(), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof StatusRuntimeException s) {
+                throw failure(what, deadline, s);
+            }
+            throw new PsException(what + " on parameter server " + endpoint + " failed: " + e.getCause(), e.getCause());
+        } catch (TimeoutException e) {
+            future.cancel(true);
+            throw new PsException(what + " on parameter server " + endpoint + ": no answer within "
+                    + deadline.plus(GRACE).toMillis() + " ms; is the server alive and reachable?");
+        } catch (InterruptedException e) {
+            future.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new PsException(what + " on parameter server " + endpoint + ": interrupted", e);
+        }
+    }
+
+    @Override
+    public void pushMany(PsBatch batch) {
+        String what = "pushMany(" + batch.dense().size() + " dense blocks, " + batch.sparse().size() + " sparse tables)";
+        PushManyRequest.Builder request = PushManyRequest.newBuilder();
+        for (PsBatch.Dense d : batch.dense()) {
+            Long numel = denseNumel.get(blockKey(d.param(), d.block()));
+            long bytes = numel == null ? d.values().byteSize()
+                    : requireBytes(what, "gradient of " + d.param(), d.values(), numel * Float.BYTES);
+            request.addDense(PushDenseRequest.newBuilder().setParam(d.param()).setBlock(d.block())
+                    .setGrad(bytes(d.values(), bytes)));
+        }
+        for (PsBatch.Sparse t : batch.sparse()) {
+            Integer dim = sparseDims.get(t.table());
+            long bytes = dim == null ? t.rows().byteSize()
+                    : requireBytes(what, "gradients of " + t.table(), t.rows(), (long) t.n() * dim * Float.BYTES);
+            long idBytes = requireBytes(what, "ids of " + t.table(), t.ids(), (long) t.n() * Long.BYTES);
+            request.addSparse(PushSparseRequest.newBuilder().setTable(t.table()).setIds(bytes(t.ids(), idBytes))
+                    .setGrads(bytes(t.rows(), bytes)));
+        }
+        if (overlapPushes) {
+            sendHeldPush();
+            heldPush.set(request.build());
+            return;
+        }
+        call(what, deadline, s -> s.pushMany(request.build()));
+    }
+
+    /** The caller's bytes as they are, or a copy when the message is held past the call. */
+    private ByteString bytes(MemorySegment segment, long bytes) {
+        return overlapPushes ? Wire.copy(segment, bytes) : Wire.view(segment, bytes);
+    }
+
+    /** Sends a held push and waits for it, so that the call after it sees it applied. */
+    private void sendHeldPush() {
+        PushManyRequest push = heldPush.getAndSet(null);
+        if (push != null) {
+            callNow("pushMany (held for the next pull)", deadline, s -> s.pushMany(push));
+        }
+    }
+
+    @Override
     public void barrier(String name, int worker, int workers, Duration timeout) {
         call("barrier(" + name + ", worker " + worker + " of " + workers + ")", timeout.plus(deadline),
                 s -> s.barrier(BarrierRequest.newBuilder().setName(name).setWorker(worker).setWorkers(workers)
@@ -196,6 +316,12 @@ final class GrpcPsConnection implements PsConnection {
 
     @Override
     public void close() {
+        try {
+            sendHeldPush();
+        } catch (PsException e) {
+            LOG.log(System.Logger.Level.WARNING, "closing the connection to parameter server " + endpoint
+                    + ": the last push was not delivered: " + e.getMessage());
+        }
         channel.shutdownNow();
         try {
             channel.awaitTermination(CLOSE_PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
@@ -227,6 +353,11 @@ final class GrpcPsConnection implements PsConnection {
     }
 
     private <T> T call(String what, Duration limit, Function<ParameterServerBlockingStub, T> rpc) {
+        sendHeldPush();
+        return callNow(what, limit, rpc);
+    }
+
+    private <T> T callNow(String what, Duration limit, Function<ParameterServerBlockingStub, T> rpc) {
         try {
             return rpc.apply(stub.withDeadlineAfter(limit.toNanos(), TimeUnit.NANOSECONDS));
         } catch (StatusRuntimeException e) {

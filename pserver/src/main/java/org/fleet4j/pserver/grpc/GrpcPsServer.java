@@ -21,9 +21,9 @@ import org.fleet4j.pserver.transport.PsServer;
 
 /**
  * A {@link TableShard} served over gRPC: one Netty event loop group for the sockets, on whose threads the calls are
- * answered (a connection's requests on its loop's thread, with no hand-off), a pool of call threads for save and
- * load, which take long (barriers wait without a thread), and the job-token check in front of every call when the
- * options carry a token.
+ * answered (a connection's requests on its loop's thread, in the order they arrived, with no hand-off), a pool of call
+ * threads for save and load, which take long (barriers wait without a thread), the job-token check in front of every
+ * call when the options carry a token, and the calls counted for Stats.
  */
 final class GrpcPsServer implements PsServer {
     private static final System.Logger LOG = System.getLogger(GrpcPsServer.class.getName());
@@ -39,7 +39,7 @@ final class GrpcPsServer implements PsServer {
     private final Barriers barriers;
     private final CountDownLatch stopped = new CountDownLatch(1);
 
-    private GrpcPsServer(TableShard shard, PsOptions options) throws IOException {
+    private GrpcPsServer(String protocol, TableShard shard, PsOptions options) throws IOException {
         DroppedConnectionLog.install();
         InetSocketAddress unresolved = TcpStore.parseHostPort(options.endpoint(), "parameter-server endpoint");
         InetSocketAddress bind = new InetSocketAddress(unresolved.getHostString(), unresolved.getPort());
@@ -49,20 +49,23 @@ final class GrpcPsServer implements PsServer {
         timer = Executors.newSingleThreadScheduledExecutor(threads.named("ps-grpc-server-timer"));
         barriers = new Barriers(this::endpoint, timer);
         Sessions sessions = options.token() == null ? null : new Sessions(options.token());
-        ParameterServerService service = new ParameterServerService(shard, sessions, barriers, this::endpoint,
-                this::stopServing, calls);
+        CallCounts counts = new CallCounts();
+        ParameterServerService service = new ParameterServerService(protocol, shard, counts, sessions, barriers,
+                this::endpoint, this::stopServing, calls);
         NettyServerBuilder builder = NettyServerBuilder.forAddress(bind)
                 .channelType(NioServerSocketChannel.class)
                 .bossEventLoopGroup(loops)
                 .workerEventLoopGroup(loops)
-                // a call is answered on its connection's event loop: no hand-off to another thread and back for
-                // the reply (each one cost a selector wake-up); save and load go to the call threads
-                .directExecutor()
                 .maxInboundMessageSize(GrpcTransport.MAX_MESSAGE_BYTES)
                 .handshakeTimeout(options.deadline().toMillis(), TimeUnit.MILLISECONDS)
                 .maxConnectionIdle(GrpcTransport.IDLE_CONNECTION.toMillis(), TimeUnit.MILLISECONDS);
-        builder.addService(sessions == null ? service.bindService()
-                : ServerInterceptors.intercept(service, new JobTokenCheck(sessions, this::endpoint)));
+        // a call is answered on its connection's event loop: no hand-off to another thread and back for the reply
+        // (each one cost a selector wake-up), and a connection's calls run in the order they came (star_server_lite's
+        // pull before the push sent right behind it); save and load go to the call threads
+        builder.directExecutor();
+        // the token check runs first (the last interceptor given), so only calls let through are counted
+        builder.addService(sessions == null ? ServerInterceptors.intercept(service, counts)
+                : ServerInterceptors.intercept(service, counts, new JobTokenCheck(sessions, this::endpoint)));
         try {
             server = builder.build().start();
         } catch (IOException | RuntimeException e) {
@@ -72,9 +75,10 @@ final class GrpcPsServer implements PsServer {
         endpoint = unresolved.getHostString() + ":" + server.getPort();
     }
 
-    static GrpcPsServer start(TableShard shard, PsOptions options) {
+    /** Serves {@code shard} for protocol {@code protocol} (grpc, or a star_server protocol, which serves the same calls). */
+    static GrpcPsServer start(String protocol, TableShard shard, PsOptions options) {
         try {
-            return new GrpcPsServer(shard, options);
+            return new GrpcPsServer(protocol, shard, options);
         } catch (IOException e) {
             throw new PsException("parameter server " + shard.server() + " cannot listen on " + options.endpoint()
                     + ": " + e.getMessage() + " (is the port taken? give another one, or port 0 for a free one)", e);

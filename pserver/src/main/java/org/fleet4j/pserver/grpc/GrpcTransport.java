@@ -25,13 +25,29 @@ public final class GrpcTransport implements PsTransport {
 
     @Override
     public PsServer serve(TableShard shard, PsOptions options) {
-        Wire.requireLittleEndian();
-        return GrpcPsServer.start(shard, options);
+        return serve(PROTOCOL, shard, options);
     }
 
     @Override
     public PsConnection connect(String endpoint, PsOptions options) {
+        return connect(PROTOCOL, endpoint, options, false);
+    }
+
+    /**
+     * This protocol's service and security for another protocol that serves the same calls (star_server): its name
+     * in Hello. Each connection's calls run in arrival order on its network thread, whatever the protocol.
+     */
+    public static PsServer serve(String protocol, TableShard shard, PsOptions options) {
         Wire.requireLittleEndian();
-        return GrpcPsConnection.open(endpoint, options);
+        return GrpcPsServer.start(protocol, shard, options);
+    }
+
+    /**
+     * A connection for {@code protocol} (named in Hello). {@code overlapPushes}: a push is held and sent right after
+     * the next pull, both in flight at once (star_server_lite; any other call sends it first).
+     */
+    public static PsConnection connect(String protocol, String endpoint, PsOptions options, boolean overlapPushes) {
+        Wire.requireLittleEndian();
+        return GrpcPsConnection.open(protocol, endpoint, options, overlapPushes);
     }
 }

@@ -9,7 +9,10 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -24,8 +27,11 @@ import org.fleet4j.pserver.grpc.proto.HelloRequest;
 import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc;
 import org.fleet4j.pserver.grpc.proto.PathRequest;
 import org.fleet4j.pserver.grpc.proto.PullDenseRequest;
+import org.fleet4j.pserver.grpc.proto.PullManyReply;
+import org.fleet4j.pserver.grpc.proto.PullManyRequest;
 import org.fleet4j.pserver.grpc.proto.PullSparseRequest;
 import org.fleet4j.pserver.grpc.proto.PushDenseRequest;
+import org.fleet4j.pserver.grpc.proto.PushManyRequest;
 import org.fleet4j.pserver.grpc.proto.PushSparseRequest;
 import org.fleet4j.pserver.grpc.proto.StatsReply;
 import org.fleet4j.pserver.grpc.proto.StatsRequest;
@@ -43,7 +49,9 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
     private static final System.Logger LOG = System.getLogger(ParameterServerService.class.getName());
     private static final Done DONE = Done.getDefaultInstance();
 
+    private final String protocol;
     private final TableShard shard;
+    private final CallCounts calls;
     private final Sessions sessions;
     private final Barriers barriers;
     private final Supplier<String> endpoint;
@@ -54,12 +62,15 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
     private final Map<String, AtomicInteger> underWay = new LinkedHashMap<>();
 
     /**
-     * {@code sessions} null: the server checks no job token. {@code onStop} runs once a worker's stop is answered.
-     * Save and load run on {@code slowCalls}; every other call is answered on the thread that delivers it.
+     * The service of {@code protocol} (grpc, or a star_server protocol that serves the same calls). {@code sessions}
+     * null: the server checks no job token. {@code onStop} runs once a worker's stop is answered. Save and load run
+     * on {@code slowCalls}; every other call is answered on the thread that delivers it.
      */
-    ParameterServerService(TableShard shard, Sessions sessions, Barriers barriers, Supplier<String> endpoint,
-                           Runnable onStop, Executor slowCalls) {
+    ParameterServerService(String protocol, TableShard shard, CallCounts calls, Sessions sessions, Barriers barriers,
+                           Supplier<String> endpoint, Runnable onStop, Executor slowCalls) {
+        this.protocol = protocol;
         this.shard = shard;
+        this.calls = calls;
         this.slowCalls = slowCalls;
         this.sessions = sessions;
         this.barriers = barriers;
@@ -70,7 +81,13 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
 
     @Override
     public void hello(HelloRequest request, StreamObserver<HelloReply> reply) {
-        HelloReply.Builder hello = HelloReply.newBuilder().setProtocol(GrpcTransport.PROTOCOL).setServer(endpoint.get())
+        if (!request.getProtocol().isEmpty() && !request.getProtocol().equals(protocol)) {
+            reply.onError(Status.FAILED_PRECONDITION.withDescription("parameter server " + endpoint.get() + " speaks"
+                    + " protocol '" + protocol + "', the worker '" + request.getProtocol() + "'; give every process of"
+                    + " the job the same strategy protocol").asRuntimeException());
+            return;
+        }
+        HelloReply.Builder hello = HelloReply.newBuilder().setProtocol(protocol).setServer(endpoint.get())
                 .setShard(shard.server()).setShards(shard.servers());
         shard.sparseConfigs().forEach(c -> hello.putSparseDims(c.name(), c.dim()));
         shard.denseBlocks().forEach(b -> hello.addDenseBlocks(DenseBlock.newBuilder().setParam(b.spec().param())
@@ -85,44 +102,85 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
 
     @Override
     public void pullDense(PullDenseRequest request, StreamObserver<Floats> reply) {
-        answer(request.getParam(), reply, () -> {
-            long numel = shard.denseBlock(request.getParam(), request.getBlock()).spec().numel();
-            byte[] out = new byte[Math.toIntExact(numel * Float.BYTES)];
-            shard.pullDense(request.getParam(), request.getBlock(), MemorySegment.ofArray(out));
-            return Floats.newBuilder().setValues(UnsafeByteOperations.unsafeWrap(out)).build();
-        });
+        answer(Set.of(request.getParam()), reply, () -> pulledDense(request));
+    }
+
+    private Floats pulledDense(PullDenseRequest request) {
+        long numel = shard.denseBlock(request.getParam(), request.getBlock()).spec().numel();
+        byte[] out = new byte[Math.toIntExact(numel * Float.BYTES)];
+        shard.pullDense(request.getParam(), request.getBlock(), MemorySegment.ofArray(out));
+        return Floats.newBuilder().setValues(UnsafeByteOperations.unsafeWrap(out)).build();
     }
 
     @Override
     public void pushDense(PushDenseRequest request, StreamObserver<Done> reply) {
-        answer(request.getParam(), reply, () -> {
-            long numel = shard.denseBlock(request.getParam(), request.getBlock()).spec().numel();
-            requireBytes(request.getGrad(), numel * Float.BYTES, "dense " + request.getParam() + " block "
-                    + request.getBlock() + ": the gradient", numel + " floats");
-            shard.pushDense(request.getParam(), request.getBlock(), Wire.view(request.getGrad()));
+        answer(Set.of(request.getParam()), reply, () -> {
+            pushedDense(request);
             return DONE;
         });
     }
 
+    private void pushedDense(PushDenseRequest request) {
+        long numel = shard.denseBlock(request.getParam(), request.getBlock()).spec().numel();
+        requireBytes(request.getGrad(), numel * Float.BYTES, "dense " + request.getParam() + " block "
+                + request.getBlock() + ": the gradient", numel + " floats");
+        shard.pushDense(request.getParam(), request.getBlock(), Wire.view(request.getGrad()));
+    }
+
     @Override
     public void pullSparse(PullSparseRequest request, StreamObserver<Floats> reply) {
-        answer(request.getTable(), reply, () -> {
-            int dim = shard.sparseTable(request.getTable()).config().dim();
-            int n = ids(request.getTable(), request.getIds());
-            byte[] out = new byte[Math.toIntExact((long) n * dim * Float.BYTES)];
-            shard.pullSparse(request.getTable(), Wire.view(request.getIds()), n, MemorySegment.ofArray(out));
-            return Floats.newBuilder().setValues(UnsafeByteOperations.unsafeWrap(out)).build();
-        });
+        answer(Set.of(request.getTable()), reply, () -> pulledSparse(request));
+    }
+
+    private Floats pulledSparse(PullSparseRequest request) {
+        int dim = shard.sparseTable(request.getTable()).config().dim();
+        int n = ids(request.getTable(), request.getIds());
+        byte[] out = new byte[Math.toIntExact((long) n * dim * Float.BYTES)];
+        shard.pullSparse(request.getTable(), Wire.view(request.getIds()), n, MemorySegment.ofArray(out));
+        return Floats.newBuilder().setValues(UnsafeByteOperations.unsafeWrap(out)).build();
     }
 
     @Override
     public void pushSparse(PushSparseRequest request, StreamObserver<Done> reply) {
-        answer(request.getTable(), reply, () -> {
-            int dim = shard.sparseTable(request.getTable()).config().dim();
-            int n = ids(request.getTable(), request.getIds());
-            requireBytes(request.getGrads(), (long) n * dim * Float.BYTES, "sparse table " + request.getTable()
-                    + ": the gradients", n + " ids x dimension " + dim + " floats");
-            shard.pushSparse(request.getTable(), Wire.view(request.getIds()), n, Wire.view(request.getGrads()));
+        answer(Set.of(request.getTable()), reply, () -> {
+            pushedSparse(request);
+            return DONE;
+        });
+    }
+
+    private void pushedSparse(PushSparseRequest request) {
+        int dim = shard.sparseTable(request.getTable()).config().dim();
+        int n = ids(request.getTable(), request.getIds());
+        requireBytes(request.getGrads(), (long) n * dim * Float.BYTES, "sparse table " + request.getTable()
+                + ": the gradients", n + " ids x dimension " + dim + " floats");
+        shard.pushSparse(request.getTable(), Wire.view(request.getIds()), n, Wire.view(request.getGrads()));
+    }
+
+    @Override
+    public void pullMany(PullManyRequest request, StreamObserver<PullManyReply> reply) {
+        Set<String> tables = new LinkedHashSet<>();
+        request.getDenseList().forEach(d -> tables.add(d.getParam()));
+        request.getSparseList().forEach(t -> tables.add(t.getTable()));
+        answer(tables, reply, () -> {
+            PullManyReply.Builder out = PullManyReply.newBuilder();
+            for (PullDenseRequest d : request.getDenseList()) {
+                out.addDense(pulledDense(d));
+            }
+            for (PullSparseRequest t : request.getSparseList()) {
+                out.addSparse(pulledSparse(t));
+            }
+            return out.build();
+        });
+    }
+
+    @Override
+    public void pushMany(PushManyRequest request, StreamObserver<Done> reply) {
+        Set<String> tables = new LinkedHashSet<>();
+        request.getDenseList().forEach(d -> tables.add(d.getParam()));
+        request.getSparseList().forEach(t -> tables.add(t.getTable()));
+        answer(tables, reply, () -> {
+            request.getDenseList().forEach(this::pushedDense);
+            request.getSparseList().forEach(this::pushedSparse);
             return DONE;
         });
     }
@@ -166,7 +224,7 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
                 stats.addTables(TableStats.newBuilder().setTable(t.table()).setKind(t.kind()).setKeys(t.keys())
                         .setBytes(t.bytes()).setQueueDepth(underWay.get(t.table()).get()));
             }
-            return stats.build();
+            return stats.putAllCalls(calls.snapshot()).build();
         });
     }
 
@@ -178,31 +236,27 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
     }
 
     private <T> void answer(StreamObserver<T> reply, Supplier<T> work) {
-        answer(null, reply, work);
+        answer(Set.of(), reply, work);
     }
 
     /** Answers on {@link #slowCalls}, or UNAVAILABLE when the server is closing and takes no more. */
     private <T> void answerLater(StreamObserver<T> reply, Supplier<T> work) {
         try {
-            slowCalls.execute(() -> answer(null, reply, work));
+            slowCalls.execute(() -> answer(reply, work));
         } catch (RejectedExecutionException e) {
             reply.onError(Status.UNAVAILABLE.withDescription("parameter server " + endpoint.get() + " is closing")
                     .asRuntimeException());
         }
     }
 
-    /** Answers with {@code work}'s result or its failure; a call for {@code table} counts as under way until then. */
-    private <T> void answer(String table, StreamObserver<T> reply, Supplier<T> work) {
-        AtomicInteger counter = table == null ? null : underWay.get(table);
-        if (counter == null) {
-            answerNow(reply, work);
-            return;
-        }
-        counter.incrementAndGet();
+    /** Answers with {@code work}'s result or its failure; the call counts as under way for {@code tables} until then. */
+    private <T> void answer(Set<String> tables, StreamObserver<T> reply, Supplier<T> work) {
+        List<AtomicInteger> counters = tables.stream().map(underWay::get).filter(c -> c != null).toList();
+        counters.forEach(AtomicInteger::incrementAndGet);
         try {
             answerNow(reply, work);
         } finally {
-            counter.decrementAndGet();
+            counters.forEach(AtomicInteger::decrementAndGet);
         }
     }
 

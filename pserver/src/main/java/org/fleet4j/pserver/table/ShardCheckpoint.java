@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
@@ -315,33 +314,42 @@ final class ShardCheckpoint {
         SparseTable table = shard.sparseTable(c.name());
         ServerOptimizer opt = c.optimizer();
         int slots = opt.slots().size();
-        long rowBytes = c.dim() * (long) Float.BYTES;
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment record = arena.allocate(opt.recordFloats(c.dim()) * Float.BYTES, 64);
-            for (Saved s : saved) {
-                String prefix = "sparse/" + c.name() + "/";
-                Tensor keys = s.tensors().get(prefix + "keys");
-                Tensor[] columns = new Tensor[1 + slots];
-                columns[0] = s.tensors().get(prefix + "value");
-                for (int k = 0; k < slots; k++) {
-                    columns[1 + k] = s.tensors().get(prefix + opt.slots().get(k));
+        int recordFloats = Math.toIntExact(opt.recordFloats(c.dim()));
+        // rows go to the table's owners in batches, one task per owner each
+        int batch = 4096;
+        long[] ids = new long[batch];
+        float[] records = new float[batch * recordFloats];
+        int held = 0;
+        for (Saved s : saved) {
+            String prefix = "sparse/" + c.name() + "/";
+            Tensor keys = s.tensors().get(prefix + "keys");
+            Tensor[] columns = new Tensor[1 + slots];
+            columns[0] = s.tensors().get(prefix + "value");
+            for (int k = 0; k < slots; k++) {
+                columns[1 + k] = s.tensors().get(prefix + opt.slots().get(k));
+            }
+            Tensor[] scalars = opt.scalars().stream().map(n -> s.tensors().get(prefix + n)).toArray(Tensor[]::new);
+            for (long r = 0; r < keys.numel(); r++) {
+                long id = keys.getLong(r);
+                if (KeyHash.serverOf(id, shard.servers()) != shard.server()) {
+                    continue;
                 }
-                Tensor[] scalars = opt.scalars().stream().map(n -> s.tensors().get(prefix + n)).toArray(Tensor[]::new);
-                for (long r = 0; r < keys.numel(); r++) {
-                    long id = keys.getLong(r);
-                    if (KeyHash.serverOf(id, shard.servers()) != shard.server()) {
-                        continue;
-                    }
-                    for (int k = 0; k <= slots; k++) {
-                        MemorySegment.copy(columns[k].segment(), r * rowBytes, record, k * rowBytes, rowBytes);
-                    }
-                    for (int k = 0; k < scalars.length; k++) {
-                        record.setAtIndex(F, (1L + slots) * c.dim() + k, scalars[k].getFloat(r));
-                    }
-                    table.putRecord(id, record);
+                int at = held * recordFloats;
+                for (int k = 0; k <= slots; k++) {
+                    MemorySegment.copy(columns[k].segment(), F, r * c.dim() * Float.BYTES, records, at + k * c.dim(),
+                            c.dim());
+                }
+                for (int k = 0; k < scalars.length; k++) {
+                    records[at + (1 + slots) * c.dim() + k] = scalars[k].getFloat(r);
+                }
+                ids[held++] = id;
+                if (held == batch) {
+                    table.putRecords(ids, records, held);
+                    held = 0;
                 }
             }
         }
+        table.putRecords(ids, records, held);
     }
 
     /** Reassembles the parameter and its slots from every saved block, then cuts this server's blocks from it. */

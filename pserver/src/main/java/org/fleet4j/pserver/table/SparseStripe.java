@@ -3,7 +3,6 @@ package org.fleet4j.pserver.table;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
-import java.util.concurrent.locks.ReentrantLock;
 import org.fleet4j.core.tensor.OffHeapMemory;
 
 /**
@@ -13,9 +12,9 @@ import org.fleet4j.core.tensor.OffHeapMemory;
  * grow from 64 rows to {@value #MAX_CHUNK_ROWS} and then stay that size, so neither a small table nor a large one
  * holds much more than its rows.
  *
- * <p>Whoever holds {@link #lock} owns the stripe: every read and write of its rows happens under it, so an update
- * is never lost or torn and a snapshot sees each row's value and optimizer state from the same update. A transport
- * that gives each network thread its own stripes (issue 15's single-writer shards) finds the lock uncontended.
+ * <p>A stripe has one owner ({@link ShardOwners}): every read and write of its rows runs on that owner's thread, one
+ * task after another, so an update is never lost or torn and a snapshot sees each row's value and optimizer state
+ * from the same update, without a lock. Only {@link #size()} and {@link #bytes()} may be read from other threads.
  */
 final class SparseStripe {
     private static final ValueLayout.OfLong ID = ValueLayout.JAVA_LONG_UNALIGNED;
@@ -27,7 +26,8 @@ final class SparseStripe {
     private static final int GROWING_ROWS = 2 * MAX_CHUNK_ROWS - FIRST_CHUNK_ROWS;
     private static final int GROWING_CHUNKS = Integer.numberOfTrailingZeros(MAX_CHUNK_ROWS / FIRST_CHUNK_ROWS) + 1;
 
-    final ReentrantLock lock = new ReentrantLock();
+    /** The index of the owner that runs every access to this stripe. */
+    final int owner;
     private final String name;
     private final long width;
     private final long recordBytes;
@@ -35,11 +35,13 @@ final class SparseStripe {
     private final RowInitializer initializer;
     private MemorySegment index;
     private int capacity;
-    private int size;
+    /** Written by the owner only; volatile so that stats read it from any thread. */
+    private volatile int size;
     private MemorySegment[] chunks = new MemorySegment[0];
-    private long chunkBytes;
+    private volatile long heldBytes;
 
-    SparseStripe(String name, long width, ServerOptimizer optimizer, RowInitializer initializer) {
+    SparseStripe(String name, long width, ServerOptimizer optimizer, RowInitializer initializer, int owner) {
+        this.owner = owner;
         this.name = name;
         this.width = width;
         this.recordBytes = optimizer.recordFloats(width) * Float.BYTES;
@@ -47,6 +49,7 @@ final class SparseStripe {
         this.initializer = initializer;
         this.capacity = 16;
         this.index = allocate(capacity * ENTRY, "index");
+        this.heldBytes = index.byteSize();
     }
 
     private MemorySegment allocate(long bytes, String what) {
@@ -58,10 +61,10 @@ final class SparseStripe {
     }
 
     long bytes() {
-        return index.byteSize() + chunkBytes;
+        return heldBytes;
     }
 
-    /** Row {@code id}'s record, or null when it has none. Call with the lock held. */
+    /** Row {@code id}'s record, or null when it has none. On the owner's thread. */
     MemorySegment find(long id, long hash) {
         int mask = capacity - 1;
         for (int slot = (int) hash & mask; ; slot = (slot + 1) & mask) {
@@ -75,7 +78,7 @@ final class SparseStripe {
         }
     }
 
-    /** Row {@code id}'s record, created with the initializer and fresh optimizer state if new. Lock held. */
+    /** Row {@code id}'s record, created with the initializer and fresh optimizer state if new. On the owner's thread. */
     MemorySegment findOrCreate(long id, long hash) {
         MemorySegment found = find(id, hash);
         if (found != null) {
@@ -84,7 +87,8 @@ final class SparseStripe {
         if (size + 1 > capacity - (capacity >>> 2)) {
             grow();
         }
-        int row = size++;
+        int row = size;
+        size = row + 1;
         MemorySegment record = recordForNewRow(row);
         initializer.fill(id, record, width);
         optimizer.initState(record, width);
@@ -92,7 +96,7 @@ final class SparseStripe {
         return record;
     }
 
-    /** Calls {@code visitor} with every id and record. Lock held. */
+    /** Calls {@code visitor} with every id and record. On the owner's thread. */
     void forEach(RowVisitor visitor) {
         for (long slot = 0; slot < capacity; slot++) {
             int row = index.get(ROW, slot * ENTRY + 8);
@@ -126,6 +130,7 @@ final class SparseStripe {
                 insert(next, bigger, id, KeyHash.local(id), row - 1);
             }
         }
+        heldBytes += next.byteSize() - index.byteSize();
         index = next;
         capacity = bigger;
     }
@@ -136,7 +141,7 @@ final class SparseStripe {
             long rows = chunk < GROWING_CHUNKS ? (long) FIRST_CHUNK_ROWS << chunk : MAX_CHUNK_ROWS;
             chunks = Arrays.copyOf(chunks, chunk + 1);
             chunks[chunk] = allocate(rows * recordBytes, "rows");
-            chunkBytes += rows * recordBytes;
+            heldBytes += rows * recordBytes;
         }
         return record(row);
     }

@@ -1,33 +1,44 @@
 package org.fleet4j.pserver.table;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
 import org.fleet4j.core.ops.F32;
 
 /**
  * One server's share of a sparse table: ids to rows of {@code width} floats plus optimizer state, in
- * {@link SparseStripe}s that lock separately (no table-wide lock). A request takes each stripe's lock once, for all
- * its ids in that stripe. Rows are created on first pull (or push) with the table's initializer.
+ * {@link SparseStripe}s, each owned by one of the shard's owners ({@link ShardOwners}) that alone reads and writes it:
+ * no lock anywhere. A request is split by owner; each owner runs its part (all the request's ids in its stripes) as
+ * one task. Rows are created on first pull (or push) with the table's initializer.
  *
  * <p>Ids and gradients come as memory segments (a receive buffer, without a copy): ids as 64-bit integers, gradients
- * and pulled rows as {@code n * width} floats, both in native order. Gradient segments must be off-heap or
- * byte-array backed (the update rules read them with the Vector API).
+ * and pulled rows as {@code n * width} floats, both in native order. The owners read and fill them on their threads,
+ * so they must not be confined to the caller's thread, and an async call's buffers must stay valid until its future
+ * is done. Gradient segments must be off-heap or byte-array backed (the update rules read them with the Vector API).
  */
 public final class SparseTable {
     private static final ValueLayout.OfLong ID = ValueLayout.JAVA_LONG_UNALIGNED;
 
     private final SparseTableConfig config;
+    private final ShardOwners owners;
     private final SparseStripe[] stripes;
     private final int stripeShift;
 
+    /** A table on its own, with owner threads of its own. */
     SparseTable(SparseTableConfig config) {
+        this(config, new ShardOwners(ShardOwners.defaultCount(), "ps-table-" + config.name()), 0);
+    }
+
+    /** A table of a shard: stripe {@code i} belongs to owner {@code (firstOwner + i) % owners}. */
+    SparseTable(SparseTableConfig config, ShardOwners owners, int firstOwner) {
         this.config = config;
+        this.owners = owners;
         int count = config.stripes();
         this.stripes = new SparseStripe[count];
         for (int i = 0; i < count; i++) {
-            stripes[i] = new SparseStripe(config.name(), config.dim(), config.optimizer(), config.initializer());
+            stripes[i] = new SparseStripe(config.name(), config.dim(), config.optimizer(), config.initializer(),
+                    (firstOwner + i) % owners.size());
         }
         this.stripeShift = 64 - Integer.numberOfTrailingZeros(count);
     }
@@ -40,11 +51,26 @@ public final class SparseTable {
         return config.name();
     }
 
+    /** The owner whose thread alone touches row {@code id}: where a sharing-nothing transport sends its requests. */
+    public int ownerOf(long id) {
+        return stripes[stripeOf(KeyHash.local(id))].owner;
+    }
+
+    /** The owner that sums this table's pushes of a sync step. */
+    int aggregationOwner() {
+        return stripes[0].owner;
+    }
+
     /** Copies the rows of {@code n} ids into {@code out} ({@code n * dim} floats), creating missing rows. */
     public void pull(MemorySegment ids, int n, MemorySegment out) {
+        ShardOwners.join(pullAsync(ids, n, out));
+    }
+
+    /** As {@link #pull}, done when the future is; nothing waits here. */
+    public CompletableFuture<Void> pullAsync(MemorySegment ids, int n, MemorySegment out) {
         long rowBytes = config.dim() * (long) Float.BYTES;
         checkSizes(ids, n, out, "out");
-        forEachByStripe(ids, n, (i, id, record) ->
+        return forEachByStripe(ids, n, (i, id, record) ->
                 MemorySegment.copy(record, 0, out, i * rowBytes, rowBytes));
     }
 
@@ -53,41 +79,38 @@ public final class SparseTable {
      * worker's merge would, so each row is updated once per push.
      */
     public void push(MemorySegment ids, int n, MemorySegment grads) {
+        ShardOwners.join(pushAsync(ids, n, grads));
+    }
+
+    /** As {@link #push}, done when the future is; nothing waits here. */
+    public CompletableFuture<Void> pushAsync(MemorySegment ids, int n, MemorySegment grads) {
         checkSizes(ids, n, grads, "grads");
         long width = config.dim();
         long rowBytes = width * Float.BYTES;
         int[] first = firstOccurrences(ids, n);
         if (first == null) {
-            forEachByStripe(ids, n, (i, id, record) ->
+            return forEachByStripe(ids, n, (i, id, record) ->
                     config.optimizer().apply(record, grads.asSlice(i * rowBytes, rowBytes), width));
-            return;
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment merged = arena.allocate(n * rowBytes, 64);
-            MemorySegment.copy(grads, 0, merged, 0, n * rowBytes);
-            for (int i = 0; i < n; i++) {
-                if (first[i] != i) {
-                    F32.accumulate(merged.asSlice(first[i] * rowBytes, rowBytes), grads.asSlice(i * rowBytes, rowBytes), width);
-                }
+        MemorySegment merged = MemorySegment.ofArray(new byte[Math.toIntExact(n * rowBytes)]);
+        MemorySegment.copy(grads, 0, merged, 0, n * rowBytes);
+        for (int i = 0; i < n; i++) {
+            if (first[i] != i) {
+                F32.accumulate(merged.asSlice(first[i] * rowBytes, rowBytes), grads.asSlice(i * rowBytes, rowBytes), width);
             }
-            forEachByStripe(ids, n, (i, id, record) -> {
-                if (first[(int) i] == i) {
-                    config.optimizer().apply(record, merged.asSlice(i * rowBytes, rowBytes), width);
-                }
-            });
         }
+        return forEachByStripe(ids, n, (i, id, record) -> {
+            if (first[(int) i] == i) {
+                config.optimizer().apply(record, merged.asSlice(i * rowBytes, rowBytes), width);
+            }
+        });
     }
 
     /** Rows held now. */
     public long keys() {
         long keys = 0;
         for (SparseStripe s : stripes) {
-            s.lock.lock();
-            try {
-                keys += s.size();
-            } finally {
-                s.lock.unlock();
-            }
+            keys += s.size();
         }
         return keys;
     }
@@ -96,54 +119,50 @@ public final class SparseTable {
     public long bytes() {
         long bytes = 0;
         for (SparseStripe s : stripes) {
-            s.lock.lock();
-            try {
-                bytes += s.bytes();
-            } finally {
-                s.lock.unlock();
-            }
+            bytes += s.bytes();
         }
         return bytes;
     }
 
     /**
-     * Visits every row, one stripe at a time under that stripe's lock: each record seen is whole, its value and
-     * optimizer state from the same update, while pushes to other stripes go on.
+     * Visits every row, one stripe at a time on that stripe's owner, between two of its tasks: each record seen is
+     * whole, its value and optimizer state from the same update, while pushes to other stripes go on. The visitor
+     * runs on the owners' threads, one stripe after another (never two at once).
      */
     public void forEachRow(SparseStripe.RowVisitor visitor) {
         for (SparseStripe s : stripes) {
-            s.lock.lock();
-            try {
-                s.forEach(visitor);
-            } finally {
-                s.lock.unlock();
-            }
+            owners.run(s.owner, () -> s.forEach(visitor));
         }
     }
 
     /** Replaces (or creates) row {@code id}'s whole record. */
     public void putRecord(long id, MemorySegment record) {
-        long hash = KeyHash.local(id);
-        SparseStripe s = stripes[stripeOf(hash)];
-        s.lock.lock();
-        try {
-            MemorySegment.copy(record, 0, s.findOrCreate(id, hash), 0, record.byteSize());
-        } finally {
-            s.lock.unlock();
-        }
+        putRecords(new long[]{id}, record.toArray(ServerOptimizer.F), 1);
+    }
+
+    /**
+     * Replaces (or creates) the whole records of {@code n} ids, given back to back in {@code records} (each
+     * {@link ServerOptimizer#recordFloats} long): one task per owner, so a checkpoint loads at table speed.
+     */
+    public void putRecords(long[] ids, float[] records, int n) {
+        long recordFloats = config.optimizer().recordFloats(config.dim());
+        MemorySegment all = MemorySegment.ofArray(records);
+        MemorySegment idSegment = MemorySegment.ofArray(Arrays.copyOf(ids, n));
+        long recordBytes = recordFloats * Float.BYTES;
+        ShardOwners.join(forEachByStripe(idSegment, n, (i, id, record) ->
+                MemorySegment.copy(all, i * recordBytes, record, 0, recordBytes)));
     }
 
     /** Row {@code id}'s record copied out, or null when the table has no such row (nothing is created). */
     public float[] peekRecord(long id) {
         long hash = KeyHash.local(id);
         SparseStripe s = stripes[stripeOf(hash)];
-        s.lock.lock();
-        try {
+        float[][] out = new float[1][];
+        owners.run(s.owner, () -> {
             MemorySegment r = s.find(id, hash);
-            return r == null ? null : r.toArray(ValueLayout.JAVA_FLOAT);
-        } finally {
-            s.lock.unlock();
-        }
+            out[0] = r == null ? null : r.toArray(ValueLayout.JAVA_FLOAT);
+        });
+        return out[0];
     }
 
     private int stripeOf(long hash) {
@@ -166,12 +185,17 @@ public final class SparseTable {
         void run(long i, long id, MemorySegment record);
     }
 
-    /** Groups the ids by stripe (a counting sort) and runs {@code action} on each under its stripe's lock. */
-    private void forEachByStripe(MemorySegment ids, int n, RowAction action) {
+    /**
+     * Groups the ids by stripe (a counting sort, here on the caller's thread) and has each owner run
+     * {@code action} on the ids of its stripes, one task per owner with work.
+     */
+    private CompletableFuture<Void> forEachByStripe(MemorySegment ids, int n, RowAction action) {
+        long[] idOf = new long[n];
         long[] hashes = new long[n];
         int[] start = new int[stripes.length + 1];
         for (int i = 0; i < n; i++) {
-            hashes[i] = KeyHash.local(ids.getAtIndex(ID, i));
+            idOf[i] = ids.getAtIndex(ID, i);
+            hashes[i] = KeyHash.local(idOf[i]);
             start[stripeOf(hashes[i]) + 1]++;
         }
         for (int s = 0; s < stripes.length; s++) {
@@ -182,22 +206,34 @@ public final class SparseTable {
         for (int i = 0; i < n; i++) {
             order[fill[stripeOf(hashes[i])]++] = i;
         }
+        boolean[] busy = new boolean[owners.size()];
+        int parts = 0;
         for (int s = 0; s < stripes.length; s++) {
-            if (start[s] == start[s + 1]) {
-                continue;
-            }
-            SparseStripe stripe = stripes[s];
-            stripe.lock.lock();
-            try {
-                for (int k = start[s]; k < start[s + 1]; k++) {
-                    int i = order[k];
-                    long id = ids.getAtIndex(ID, i);
-                    action.run(i, id, stripe.findOrCreate(id, hashes[i]));
-                }
-            } finally {
-                stripe.lock.unlock();
+            if (start[s] < start[s + 1] && !busy[stripes[s].owner]) {
+                busy[stripes[s].owner] = true;
+                parts++;
             }
         }
+        ShardOwners.Parts request = new ShardOwners.Parts(parts);
+        for (int o = 0; o < busy.length; o++) {
+            if (!busy[o]) {
+                continue;
+            }
+            int owner = o;
+            request.run(owners.get(owner), () -> {
+                for (int s = 0; s < stripes.length; s++) {
+                    SparseStripe stripe = stripes[s];
+                    if (stripe.owner != owner) {
+                        continue;
+                    }
+                    for (int k = start[s]; k < start[s + 1]; k++) {
+                        int i = order[k];
+                        action.run(i, idOf[i], stripe.findOrCreate(idOf[i], hashes[i]));
+                    }
+                }
+            });
+        }
+        return request.done();
     }
 
     /** For each position the position of the first equal id, or null when the ids are all distinct. */

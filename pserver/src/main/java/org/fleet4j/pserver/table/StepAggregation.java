@@ -5,6 +5,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Sync mode on a server: every worker pushes each of its tables exactly once per step (a sparse push with no ids
@@ -12,19 +13,27 @@ import java.util.Map;
  * the last of the {@code workers} pushes arrives. Averaging is what Paddle's sync servers do (sum, then scale by
  * 1/trainers): with each worker's loss the mean over its own batch, the update is the one a single process makes on the
  * global batch. The workers' barrier after their pushes keeps a fast worker's next step out of this step's count.
+ *
+ * <p>No lock: a dense block's sum lives on the block's owner and is applied there; a sparse table's sum lives on the
+ * table's aggregation owner, which hands the averaged rows to the stripes' owners when the step is complete. Those
+ * tasks are queued before the last push is answered, so any pull after the workers' barrier, queued behind them on
+ * each owner, sees the update.
  */
 final class StepAggregation {
+    private static final System.Logger LOG = System.getLogger(StepAggregation.class.getName());
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
     private final int workers;
+    private final ShardOwners owners;
     private final Map<DenseBlock, DenseSum> dense = new LinkedHashMap<>();
     private final Map<SparseTable, SparseSum> sparse = new LinkedHashMap<>();
 
-    StepAggregation(int workers, Iterable<DenseBlock> blocks, Iterable<SparseTable> tables) {
+    StepAggregation(int workers, ShardOwners owners, Iterable<DenseBlock> blocks, Iterable<SparseTable> tables) {
         if (workers < 1) {
             throw new IllegalArgumentException("sync mode needs at least 1 worker, got " + workers);
         }
         this.workers = workers;
+        this.owners = owners;
         blocks.forEach(b -> dense.put(b, new DenseSum(b.spec().numel())));
         tables.forEach(t -> sparse.put(t, new SparseSum()));
     }
@@ -33,14 +42,14 @@ final class StepAggregation {
         return workers;
     }
 
-    void pushDense(DenseBlock block, MemorySegment grad) {
+    CompletableFuture<Void> pushDense(DenseBlock block, MemorySegment grad) {
         DenseSum sum = dense.get(block);
-        synchronized (sum) {
+        if (grad.byteSize() < (long) sum.values.length * Float.BYTES) {
+            throw new TableException("dense block " + block.spec() + ": a gradient of " + grad.byteSize()
+                    + " bytes is short of its " + sum.values.length + " floats");
+        }
+        return block.onOwner(() -> {
             float[] acc = sum.values;
-            if (grad.byteSize() < (long) acc.length * Float.BYTES) {
-                throw new TableException("dense block " + block.spec() + ": a gradient of " + grad.byteSize()
-                        + " bytes is short of its " + acc.length + " floats");
-            }
             for (int i = 0; i < acc.length; i++) {
                 acc[i] += grad.getAtIndex(F, i);
             }
@@ -48,17 +57,18 @@ final class StepAggregation {
                 for (int i = 0; i < acc.length; i++) {
                     acc[i] /= workers;
                 }
-                block.push(MemorySegment.ofArray(acc));
+                block.applyHere(MemorySegment.ofArray(acc));
                 Arrays.fill(acc, 0f);
                 sum.pushes = 0;
             }
-        }
+        });
     }
 
-    void pushSparse(SparseTable table, MemorySegment ids, int n, MemorySegment grads) {
+    CompletableFuture<Void> pushSparse(SparseTable table, MemorySegment ids, int n, MemorySegment grads) {
         SparseSum sum = sparse.get(table);
         int dim = table.config().dim();
-        synchronized (sum) {
+        ShardOwners.Parts parts = new ShardOwners.Parts(1);
+        parts.run(owners.get(table.aggregationOwner()), () -> {
             sum.add(ids, n, grads, dim);
             if (++sum.pushes < workers) {
                 return;
@@ -70,7 +80,8 @@ final class StepAggregation {
             } finally {
                 sum.clear();
             }
-        }
+        });
+        return parts.done();
     }
 
     /** Sums the step's rows per distinct id (in first-seen order), averages them, and applies one update per row. */
@@ -92,7 +103,14 @@ final class StepAggregation {
         for (int k = 0; k < count * dim; k++) {
             rows[k] /= workers;
         }
-        table.push(MemorySegment.ofArray(Arrays.copyOf(unique, count)), count, MemorySegment.ofArray(rows));
+        // queued on the stripes' owners, not awaited: this runs on an owner, which must not wait for owners
+        table.pushAsync(MemorySegment.ofArray(Arrays.copyOf(unique, count)), count, MemorySegment.ofArray(rows))
+                .whenComplete((done, failure) -> {
+                    if (failure != null) {
+                        LOG.log(System.Logger.Level.ERROR, "sparse table " + table.name() + ": a sync step's update"
+                                + " failed", failure);
+                    }
+                });
     }
 
     /** One dense block's sum of this step's gradients. */

@@ -7,12 +7,18 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /**
  * Server {@code server} of {@code servers}: its blocks of every dense table and its share of every sparse table. This
- * is what a transport calls; every method may be called from many threads at once (locks are per block and per
- * sparse stripe, never shard-wide). Sparse ids must belong to this server ({@link KeyHash#serverOf}); the worker
- * routes them.
+ * is what a transport calls; every method may be called from many threads at once. There is no lock: each dense
+ * block and sparse stripe has one owner ({@link ShardOwners}, by default a thread per core up to 4) that alone
+ * reads and writes it, a request is split by owner and queued to them (a lock-free queue each), and the caller waits
+ * for its parts, or gets a future from the {@code ...Async} calls. A sharing-nothing transport asks
+ * {@link #ownerOfSparse}/{@link #ownerOfDense} where a request's parts live and can make its own network threads
+ * the owners ({@link #runOn}). Sparse ids must belong to this server ({@link KeyHash#serverOf}); the worker routes
+ * them. The synchronous calls must not be made on an owner's own thread (it would wait for itself).
  */
 public final class TableShard {
     private final int server;
@@ -21,6 +27,7 @@ public final class TableShard {
     private final List<DenseTableConfig> denseConfigs;
     private final Map<String, Map<Integer, DenseBlock>> dense = new LinkedHashMap<>();
     private final Map<String, SparseTable> sparse = new LinkedHashMap<>();
+    private final ShardOwners owners;
     /** Set for sync mode before serving: pushes are averaged per step; null applies each push as it comes. */
     private volatile StepAggregation sync;
 
@@ -33,20 +40,23 @@ public final class TableShard {
         this.servers = servers;
         this.minBlockSize = minBlockSize;
         this.denseConfigs = List.copyOf(denseTables);
+        this.owners = new ShardOwners(ShardOwners.defaultCount(), "ps-table-owner-" + server);
         Map<String, DenseTableConfig> byName = new LinkedHashMap<>();
         for (DenseTableConfig c : denseTables) {
             requireNew(c.name());
             byName.put(c.name(), c);
             dense.put(c.name(), new LinkedHashMap<>());
         }
+        int held = 0;
         for (DenseSlicing.Block b : DenseSlicing.planTables(denseTables, servers, minBlockSize)) {
             if (b.server() == server) {
-                dense.get(b.param()).put(b.block(), new DenseBlock(b, byName.get(b.param())));
+                dense.get(b.param()).put(b.block(), new DenseBlock(b, byName.get(b.param()), owners,
+                        held++ % owners.size()));
             }
         }
         for (SparseTableConfig c : sparseTables) {
             requireNew(c.name());
-            sparse.put(c.name(), new SparseTable(c));
+            sparse.put(c.name(), new SparseTable(c, owners, sparse.size() % owners.size()));
         }
     }
 
@@ -70,6 +80,30 @@ public final class TableShard {
 
     public long minBlockSize() {
         return minBlockSize;
+    }
+
+    /** How many owners this shard's blocks and stripes are split over. */
+    public int owners() {
+        return owners.size();
+    }
+
+    /** The owner of row {@code id} of sparse table {@code table}. */
+    public int ownerOfSparse(String table, long id) {
+        return sparseTable(table).ownerOf(id);
+    }
+
+    /** The owner of block {@code block} of dense table {@code param}. */
+    public int ownerOfDense(String param, int block) {
+        return denseBlock(param, block).owner();
+    }
+
+    /**
+     * From now on owner {@code i}'s work runs on {@code executors.get(i)} (as many as {@link #owners()}), e.g. a
+     * transport's network threads. Each must run its tasks one at a time, in the order given, and the switch must
+     * happen before any request (serving starts after it).
+     */
+    public void runOn(List<? extends Executor> executors) {
+        owners.replace(executors);
     }
 
     public List<DenseTableConfig> denseConfigs() {
@@ -115,7 +149,7 @@ public final class TableShard {
      * {@code workers} workers have pushed it (a worker with no ids for this server pushes an empty batch).
      */
     public void aggregateSteps(int workers) {
-        sync = new StepAggregation(workers, denseBlocks(), sparse.values());
+        sync = new StepAggregation(workers, owners, denseBlocks(), sparse.values());
     }
 
     /** The workers a sync-mode step waits for; 0 when pushes apply as they come. */
@@ -125,33 +159,48 @@ public final class TableShard {
     }
 
     public void pullDense(String param, int block, MemorySegment out) {
-        denseBlock(param, block).pull(out);
+        ShardOwners.join(pullDenseAsync(param, block, out));
     }
 
     public void pushDense(String param, int block, MemorySegment grad) {
-        StepAggregation s = sync;
-        if (s != null) {
-            s.pushDense(denseBlock(param, block), grad);
-        } else {
-            denseBlock(param, block).push(grad);
-        }
+        ShardOwners.join(pushDenseAsync(param, block, grad));
     }
 
     public void pullSparse(String table, MemorySegment ids, int n, MemorySegment out) {
-        SparseTable t = sparseTable(table);
-        requireOwned(table, ids, n);
-        t.pull(ids, n, out);
+        ShardOwners.join(pullSparseAsync(table, ids, n, out));
     }
 
     public void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads) {
+        ShardOwners.join(pushSparseAsync(table, ids, n, grads));
+    }
+
+    /**
+     * As {@link #pullDense}, queued to the block's owner; the future is done when {@code out} is filled. A request
+     * the tables cannot serve fails here, before anything is queued.
+     */
+    public CompletableFuture<Void> pullDenseAsync(String param, int block, MemorySegment out) {
+        return denseBlock(param, block).pullAsync(out);
+    }
+
+    /** As {@link #pushDense}; the future is done when the gradient is taken ({@code grad} may be reused then). */
+    public CompletableFuture<Void> pushDenseAsync(String param, int block, MemorySegment grad) {
+        StepAggregation s = sync;
+        return s != null ? s.pushDense(denseBlock(param, block), grad) : denseBlock(param, block).pushAsync(grad);
+    }
+
+    /** As {@link #pullSparse}, split over the owners of the ids' stripes. */
+    public CompletableFuture<Void> pullSparseAsync(String table, MemorySegment ids, int n, MemorySegment out) {
+        SparseTable t = sparseTable(table);
+        requireOwned(table, ids, n);
+        return t.pullAsync(ids, n, out);
+    }
+
+    /** As {@link #pushSparse}; the future is done when the gradients are taken. */
+    public CompletableFuture<Void> pushSparseAsync(String table, MemorySegment ids, int n, MemorySegment grads) {
         SparseTable t = sparseTable(table);
         requireOwned(table, ids, n);
         StepAggregation s = sync;
-        if (s != null) {
-            s.pushSparse(t, ids, n, grads);
-        } else {
-            t.push(ids, n, grads);
-        }
+        return s != null ? s.pushSparse(t, ids, n, grads) : t.pushAsync(ids, n, grads);
     }
 
     /** A misrouted id would live on two servers at once and one copy would win at the next load. */

@@ -29,6 +29,32 @@ public interface PsConnection extends AutoCloseable {
     void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads);
 
     /**
+     * Fills every buffer of {@code batch} as the single pulls would, in one message where the protocol can; this
+     * default makes one call per entry.
+     */
+    default void pullMany(PsBatch batch) {
+        for (PsBatch.Dense d : batch.dense()) {
+            pullDense(d.param(), d.block(), d.values());
+        }
+        for (PsBatch.Sparse t : batch.sparse()) {
+            pullSparse(t.table(), t.ids(), t.n(), t.rows());
+        }
+    }
+
+    /**
+     * Hands the server every gradient of {@code batch} as the single pushes would, in one message where the
+     * protocol can; this default makes one call per entry.
+     */
+    default void pushMany(PsBatch batch) {
+        for (PsBatch.Dense d : batch.dense()) {
+            pushDense(d.param(), d.block(), d.values());
+        }
+        for (PsBatch.Sparse t : batch.sparse()) {
+            pushSparse(t.table(), t.ids(), t.n(), t.rows());
+        }
+    }
+
+    /**
      * Waits until all {@code workers} workers have reached barrier {@code name} on this server, or fails naming
      * those that did not come within {@code timeout}.
      */

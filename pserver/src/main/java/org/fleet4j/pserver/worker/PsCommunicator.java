@@ -1,6 +1,7 @@
 package org.fleet4j.pserver.worker;
 
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 
 /**
  * What the kernels of pull_dense, push_dense, pull_sparse and push_sparse call, found in the job's
@@ -22,6 +23,29 @@ public interface PsCommunicator {
 
     /** Sends {@code n} gradient rows of {@code n} distinct ids to the servers that hold them. */
     void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads);
+
+    /** A whole dense parameter's floats, row-major: its values (pull) or its gradient (push). */
+    record Dense(String param, MemorySegment values) {
+    }
+
+    /** {@code n} distinct int64 ids of a sparse table and their rows (pull: to fill; push: gradients). */
+    record Sparse(String table, MemorySegment ids, int n, MemorySegment rows) {
+    }
+
+    /**
+     * A step's pulls at once ({@code tensor_fuse}'s {@code pull_fused}): one message per server where the
+     * communicator can; this default pulls each tensor on its own.
+     */
+    default void pullFused(List<Dense> dense, List<Sparse> sparse) {
+        dense.forEach(d -> pullDense(d.param(), d.values()));
+        sparse.forEach(t -> pullSparse(t.table(), t.ids(), t.n(), t.rows()));
+    }
+
+    /** A step's pushes at once ({@code push_fused}); this default pushes each tensor on its own. */
+    default void pushFused(List<Dense> dense, List<Sparse> sparse) {
+        dense.forEach(d -> pushDense(d.param(), d.values()));
+        sparse.forEach(t -> pushSparse(t.table(), t.ids(), t.n(), t.rows()));
+    }
 
     /**
      * The end of a step (op send_barrier; see {@link org.fleet4j.pserver.compile.PsOpTypes#SEND_BARRIER}): sync and

@@ -1,5 +1,7 @@
 package org.fleet4j.pserver.worker;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.Op;
@@ -61,6 +63,27 @@ final class PsOps {
                         })
                         .kernel((op, context) -> pushSparse(op, communicator(op, context, op.stringAttr("table"))))
                         .build(),
+                fused(OpSpec.builder(PsOpTypes.PULL_FUSED).optionalVariadicIn("Ids").optionalOut("Out", "Dense"))
+                        .attr("shapes", AttrType.LONGS, new long[0])
+                        .attr("ranks", AttrType.LONGS, new long[0])
+                        .shape(ctx -> {
+                            Op op = ctx.op();
+                            long[] dims = op.longsAttr("dims");
+                            for (int k = 0; k < dims.length; k++) {
+                                ctx.set("Out", k, DType.F32, ctx.shape("Ids", k)[0], dims[k]);
+                            }
+                            long[][] shapes = denseShapes(op);
+                            for (int k = 0; k < shapes.length; k++) {
+                                ctx.set("Dense", k, DType.F32, shapes[k]);
+                            }
+                        })
+                        .kernel((op, context) -> pullFused(op, communicator(op, context, "(fused)")))
+                        .build(),
+                fused(OpSpec.builder(PsOpTypes.PUSH_FUSED).optionalVariadicIn("Ids").optionalVariadicIn("Grad")
+                        .optionalVariadicIn("DenseGrad"))
+                        .shape(ctx -> { })
+                        .kernel((op, context) -> pushFused(op, communicator(op, context, "(fused)")))
+                        .build(),
                 OpSpec.builder(PsOpTypes.SEND_BARRIER)
                         .shape(ctx -> { })
                         .kernel((op, context) -> {
@@ -74,6 +97,81 @@ final class PsOps {
         return b.attr("table", AttrType.STRING, "")
                 .attr("dim", AttrType.LONG, 0L)
                 .attr("padding_idx", AttrType.LONG, -1L);
+    }
+
+    private static OpSpec.Builder fused(OpSpec.Builder b) {
+        return b.attr("tables", AttrType.STRINGS, new String[0])
+                .attr("dims", AttrType.LONGS, new long[0])
+                .attr("padding_idx", AttrType.LONGS, new long[0])
+                .attr("params", AttrType.STRINGS, new String[0]);
+    }
+
+    /** pull_fused's dense shapes: the flat {@code shapes} cut by {@code ranks}. */
+    private static long[][] denseShapes(Op op) {
+        long[] flat = op.longsAttr("shapes");
+        long[] ranks = op.longsAttr("ranks");
+        long[][] shapes = new long[ranks.length][];
+        int at = 0;
+        for (int k = 0; k < ranks.length; k++) {
+            shapes[k] = Arrays.copyOfRange(flat, at, at + (int) ranks[k]);
+            at += (int) ranks[k];
+        }
+        return shapes;
+    }
+
+    /** As pull_dense and pull_sparse for every tensor of the op, in one {@link PsCommunicator#pullFused}. */
+    private static Kernel pullFused(Op op, PsCommunicator ps) {
+        String[] tables = op.attr("tables");
+        long[] dims = op.longsAttr("dims");
+        long[] pads = op.longsAttr("padding_idx");
+        String[] params = op.attr("params");
+        long[][] shapes = denseShapes(op);
+        return a -> {
+            List<PsCommunicator.Dense> dense = new ArrayList<>();
+            for (int k = 0; k < params.length; k++) {
+                dense.add(new PsCommunicator.Dense(params[k], a.out("Dense", k, DType.F32, shapes[k]).segment()));
+            }
+            List<PsCommunicator.Sparse> sparse = new ArrayList<>();
+            SparseIds[] distinct = new SparseIds[tables.length];
+            Tensor[] rows = new Tensor[tables.length];
+            for (int k = 0; k < tables.length; k++) {
+                distinct[k] = SparseIds.of(a.in("Ids", k), pads[k]);
+                rows[k] = Tensor.zeros(DType.F32, Math.max(1, distinct[k].count()), dims[k]);
+                if (distinct[k].count() > 0) {
+                    sparse.add(new PsCommunicator.Sparse(tables[k], distinct[k].unique().segment(), distinct[k].count(),
+                            rows[k].segment()));
+                }
+            }
+            ps.pullFused(dense, sparse);
+            for (int k = 0; k < tables.length; k++) {
+                distinct[k].gather(rows[k].segment(),
+                        a.out("Out", k, DType.F32, a.in("Ids", k).numel(), dims[k]).segment(), dims[k]);
+            }
+        };
+    }
+
+    /** As push_dense and push_sparse for every tensor of the op, in one {@link PsCommunicator#pushFused}. */
+    private static Kernel pushFused(Op op, PsCommunicator ps) {
+        String[] tables = op.attr("tables");
+        long[] dims = op.longsAttr("dims");
+        long[] pads = op.longsAttr("padding_idx");
+        String[] params = op.attr("params");
+        return a -> {
+            List<PsCommunicator.Dense> dense = new ArrayList<>();
+            for (int k = 0; k < params.length; k++) {
+                Object g = a.inValue("DenseGrad", k);
+                Tensor grad = g instanceof SelectedRows sr ? sr.toDense() : (Tensor) g;
+                dense.add(new PsCommunicator.Dense(params[k], grad.segment()));
+            }
+            List<PsCommunicator.Sparse> sparse = new ArrayList<>();
+            for (int k = 0; k < tables.length; k++) {
+                SparseIds distinct = SparseIds.of(a.in("Ids", k), pads[k]);
+                Tensor sums = distinct.merge(a.in("Grad", k).segment(), dims[k]);
+                sparse.add(new PsCommunicator.Sparse(tables[k], distinct.unique().segment(), distinct.count(),
+                        sums.segment()));
+            }
+            ps.pushFused(dense, sparse);
+        };
     }
 
     /** Each distinct id is pulled once; the rows are gathered back to the batch's positions. */

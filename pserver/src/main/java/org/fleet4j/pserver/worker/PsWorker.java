@@ -18,6 +18,7 @@ import org.fleet4j.pserver.compile.PsMode;
 import org.fleet4j.pserver.compile.PsPlan;
 import org.fleet4j.pserver.table.DenseSlicing;
 import org.fleet4j.pserver.table.KeyHash;
+import org.fleet4j.pserver.transport.PsBatch;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
 
@@ -138,6 +139,83 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
             }
         });
         giveBack(r);
+    }
+
+    /**
+     * The step's pulls as one {@link PsConnection#pullMany} per server: each server's dense blocks and its share of
+     * every table's ids go in one message, and the rows come back to the callers' buffers.
+     */
+    @Override
+    public void pullFused(List<Dense> dense, List<Sparse> sparse) {
+        List<RoutedIds> routed = route(sparse, false);
+        List<PsBatch> batches = batches(dense, sparse, routed, false);
+        perServer("pull_fused", server -> {
+            if (!batches.get(server).isEmpty()) {
+                servers.get(server).pullMany(batches.get(server));
+            }
+        });
+        for (int i = 0; i < sparse.size(); i++) {
+            RoutedIds r = routed.get(i);
+            if (r != null) {
+                r.scatter(dimOf(sparse.get(i).table()), sparse.get(i).rows());
+            }
+        }
+        routed.stream().filter(r -> r != null).forEach(this::giveBack);
+    }
+
+    /** The step's pushes as one {@link PsConnection#pushMany} per server (sync mode: every table to every server). */
+    @Override
+    public void pushFused(List<Dense> dense, List<Sparse> sparse) {
+        List<RoutedIds> routed = route(sparse, true);
+        List<PsBatch> batches = batches(dense, sparse, routed, true);
+        perServer("push_fused", server -> {
+            if (!batches.get(server).isEmpty()) {
+                servers.get(server).pushMany(batches.get(server));
+            }
+        });
+        routed.stream().filter(r -> r != null).forEach(this::giveBack);
+    }
+
+    /** Each table's ids (and, pushing, rows) split by server in routing buffers; null entries with one server. */
+    private List<RoutedIds> route(List<Sparse> sparse, boolean push) {
+        List<RoutedIds> routed = new ArrayList<>();
+        for (Sparse t : sparse) {
+            if (servers.size() == 1) {
+                routed.add(null);
+            } else {
+                RoutedIds r = takeRouting();
+                r.route(t.ids(), t.n(), dimOf(t.table()), push ? t.rows() : null);
+                routed.add(r);
+            }
+        }
+        return routed;
+    }
+
+    /** Each server's part of a fused step: its dense blocks and its ids of every table ({@code routed} null: all). */
+    private List<PsBatch> batches(List<Dense> dense, List<Sparse> sparse, List<RoutedIds> routed, boolean push) {
+        List<PsBatch> out = new ArrayList<>();
+        for (int server = 0; server < servers.size(); server++) {
+            List<PsBatch.Dense> d = new ArrayList<>();
+            for (Dense p : dense) {
+                for (DenseSlicing.Block b : blocksOf(p.param(), p.values())) {
+                    if (b.server() == server) {
+                        d.add(new PsBatch.Dense(p.param(), b.block(), slice(p.values(), b)));
+                    }
+                }
+            }
+            List<PsBatch.Sparse> t = new ArrayList<>();
+            for (int i = 0; i < sparse.size(); i++) {
+                Sparse in = sparse.get(i);
+                RoutedIds r = routed.get(i);
+                int n = r == null ? in.n() : r.count(server);
+                if (n > 0 || push && sync) {
+                    t.add(r == null ? new PsBatch.Sparse(in.table(), in.ids(), in.n(), in.rows())
+                            : new PsBatch.Sparse(in.table(), r.ids(server), n, r.rows(server, dimOf(in.table()))));
+                }
+            }
+            out.add(new PsBatch(d, t));
+        }
+        return out;
     }
 
     /**

@@ -22,6 +22,7 @@ import org.fleet4j.core.optim.SGD;
 import org.fleet4j.pserver.table.ServerOptimizer;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
+import org.fleet4j.strategy.Protocol;
 import org.junit.jupiter.api.Test;
 
 /** The PS compile step on the ctr model (a small Wide&amp;Deep): the worker program, the server tables, the errors. */
@@ -198,6 +199,49 @@ class PsCompilerTest {
         }
         PsCompileException e = assertThrows(PsCompileException.class, () -> PsCompiler.compile(forward, sync(), 1));
         assertEquals("the program has no optimizer ops; call minimize before the parameter-server compile step",
+                e.getMessage());
+    }
+
+    @Test
+    void tensorFuseWritesOnePullFirstAndOnePushAfterBackward() {
+        SmallWideDeep net = SmallWideDeep.build(40, 4, new Adagrad(0.05));
+        PsPlan plan = PsCompiler.compile(net.main(), sync().tensorFuse(true), 2);
+        List<Op> ops = plan.workerMain().globalBlock().ops();
+        Map<String, Long> counts = opCounts(plan.workerMain());
+        for (String single : List.of("pull_sparse", "push_sparse", "pull_dense", "push_dense")) {
+            assertFalse(counts.containsKey(single), single + " is fused: " + counts);
+        }
+        Op pull = ops.getFirst();
+        assertEquals(PsOpTypes.PULL_FUSED, pull.type());
+        assertEquals(2 * SmallWideDeep.SLOTS, pull.input("Ids").size());
+        assertEquals(2 * SmallWideDeep.SLOTS, pull.output("Out").size());
+        assertEquals(4, pull.output("Dense").size());
+        assertEquals(List.of(PsOpTypes.PUSH_FUSED, PsOpTypes.SEND_BARRIER),
+                List.of(ops.get(ops.size() - 2).type(), ops.getLast().type()));
+        Op push = ops.get(ops.size() - 2);
+        assertEquals(2 * SmallWideDeep.SLOTS, push.input("Grad").size());
+        assertEquals(4, push.input("DenseGrad").size());
+        assertTrue(plan.fused());
+        assertTrue(plan.describe().contains("transport: protocol grpc, tensor_fuse: one pull (pull_fused, at the"
+                + " step's start) and one push (push_fused, after backward) per server per step"), plan.describe());
+        assertTrue(PsCompiler.compile(net.main(), sync().protocol(Protocol.STAR_SERVER), 2).fused(),
+                "star_server's pull/push semantics fuse a step whatever tensor_fuse says");
+        assertFalse(PsCompiler.compile(net.main(), sync(), 2).fused());
+    }
+
+    @Test
+    void tensorFuseNamesSparseIdsThatAnOpComputes() {
+        SmallWideDeep net = SmallWideDeep.build(10, 2, new SGD(0.1));
+        Program main = net.main();
+        Op lookup = main.globalBlock().ops().stream().filter(op -> op.type().equals("lookup_table")).findFirst()
+                .orElseThrow();
+        String ids = lookup.in("Ids");
+        main.globalBlock().appendOp("fill_constant", Map.of(), Map.of("Out", List.of(ids)),
+                Map.of("shape", main.globalBlock().var(ids).shape(), "dtype", "int64", "value", 1f));
+        PsCompileException e = assertThrows(PsCompileException.class,
+                () -> PsCompiler.compile(main, sync().tensorFuse(true), 1));
+        assertEquals("tensor_fuse pulls every table at the start of the step, but the ids " + ids + " of sparse table "
+                + lookup.in("W") + " are computed by an op of the program; feed them, or set tensor_fuse: false",
                 e.getMessage());
     }
 }

@@ -231,13 +231,13 @@ class GrpcFaultTest {
         }
     }
 
-    private static Socket connect(String endpoint) throws IOException {
+    static Socket connect(String endpoint) throws IOException {
         InetSocketAddress a = TcpStore.parseHostPort(endpoint, "endpoint");
         return new Socket(a.getHostString(), a.getPort());
     }
 
     /** Reads until the peer closes: -1 then, or the reset that a close with unread input becomes. */
-    private static int readUntilClosed(InputStream in) throws IOException {
+    static int readUntilClosed(InputStream in) throws IOException {
         byte[] buf = new byte[4096];
         try {
             while (in.read(buf) >= 0) {
@@ -252,7 +252,7 @@ class GrpcFaultTest {
     }
 
     /** Pulls rows, pushes a gradient and pulls again, each checked against the same calls on a fresh shard. */
-    private static void servesCorrectly(PsConnection c, TableShard served) {
+    static void servesCorrectly(PsConnection c, TableShard served) {
         TableShard expected = Shards.shard();
         long[] raw = new long[]{101, 102, 103};
         MemorySegment ids = Shards.ids(raw);

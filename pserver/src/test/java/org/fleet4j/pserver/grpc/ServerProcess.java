@@ -12,8 +12,9 @@ import java.util.concurrent.TimeUnit;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
+import org.fleet4j.pserver.transport.PsTransport;
 
-/** A grpc parameter server in a JVM of its own (the test's class path), to be killed with SIGKILL. */
+/** A parameter server (grpc, or another protocol) in a JVM of its own (the test's class path), to be killed with SIGKILL. */
 final class ServerProcess implements AutoCloseable {
     private static final String READY = "serving on ";
 
@@ -25,20 +26,28 @@ final class ServerProcess implements AutoCloseable {
         this.endpoint = endpoint;
     }
 
-    /** Serves {@link Shards#shard()} on a free loopback port with the token in FLEET_JOB_TOKEN, until killed. */
+    /**
+     * Serves {@link Shards#shard()} on a free loopback port with the token in FLEET_JOB_TOKEN, over the protocol named
+     * by the argument (grpc without one), until killed.
+     */
     public static void main(String[] args) throws InterruptedException {
         JobToken token = JobToken.of(System.getenv(JobToken.ENV), JobToken.ENV);
-        try (PsServer server = Shards.GRPC.serve(Shards.shard(), Shards.options(token))) {
+        PsTransport transport = PsTransport.forProtocol(args.length > 0 ? args[0] : GrpcTransport.PROTOCOL);
+        try (PsServer server = transport.serve(Shards.shard(), Shards.options(token))) {
             System.out.println(READY + server.endpoint());
             server.awaitStop(Duration.ofMinutes(5));
         }
     }
 
     static ServerProcess start(JobToken token) throws Exception {
+        return start(token, GrpcTransport.PROTOCOL);
+    }
+
+    static ServerProcess start(JobToken token, String protocol) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         ProcessBuilder pb = new ProcessBuilder(List.of(java, "--enable-native-access=ALL-UNNAMED",
                 "--add-modules=jdk.incubator.vector", "-cp", System.getProperty("java.class.path"),
-                ServerProcess.class.getName())).redirectErrorStream(true);
+                ServerProcess.class.getName(), protocol)).redirectErrorStream(true);
         pb.environment().put(JobToken.ENV, token.text());
         Process p = pb.start();
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));

@@ -19,7 +19,9 @@ import org.junit.jupiter.api.Test;
 /**
  * Many threads pushing to a few hot keys and one dense block. SGD with lr = 1 and small integer gradients keeps
  * every sum exact in float, so a lost update shows as a wrong total; every element of a pushed row gets the same
- * gradient, so a torn read shows as a row whose elements differ.
+ * gradient, so a torn read shows as a row whose elements differ. The tables hold no lock: each stripe and block has
+ * one owner that alone touches it. Run on owners that are not single writers (each task on its caller's thread),
+ * this test loses updates and reads torn rows.
  */
 class ConcurrentPushTest {
     private static final int DIM = 8;
@@ -29,9 +31,32 @@ class ConcurrentPushTest {
 
     @Test
     void noUpdateIsLostOrTornUnderConcurrentPushes() throws Exception {
+        hammer(shard());
+    }
+
+    /** The same on a transport's executors as owners ({@link TableShard#runOn}), one thread each. */
+    @Test
+    void noUpdateIsLostOrTornOnATransportsOwnExecutors() throws Exception {
+        TableShard shard = shard();
+        List<ExecutorService> loops = new ArrayList<>();
+        for (int i = 0; i < shard.owners(); i++) {
+            loops.add(Executors.newSingleThreadExecutor());
+        }
+        shard.runOn(loops);
+        try {
+            hammer(shard);
+        } finally {
+            loops.forEach(ExecutorService::shutdownNow);
+        }
+    }
+
+    private static TableShard shard() {
         DenseTableConfig dense = new DenseTableConfig("bias", new long[]{64}, new ServerOptimizer.Sgd(1f), RowInitializer.constant(0f));
-        TableShard shard = new TableShard(0, 1, List.of(dense),
+        return new TableShard(0, 1, List.of(dense),
                 List.of(new SparseTableConfig("emb", DIM, new ServerOptimizer.Sgd(1f), RowInitializer.constant(0f), 2)));
+    }
+
+    private static void hammer(TableShard shard) throws Exception {
         long[][] expected = new long[THREADS][HOT.length];
         AtomicLong denseExpected = new AtomicLong();
         ExecutorService pool = Executors.newFixedThreadPool(THREADS + 1);

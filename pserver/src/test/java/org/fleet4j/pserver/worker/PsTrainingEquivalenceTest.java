@@ -1,5 +1,6 @@
 package org.fleet4j.pserver.worker;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;
@@ -19,6 +20,7 @@ import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.pserver.compile.PsCompiler;
+import org.fleet4j.pserver.compile.PsOpTypes;
 import org.fleet4j.pserver.compile.PsPlan;
 import org.fleet4j.pserver.compile.SmallWideDeep;
 import org.fleet4j.pserver.table.DenseTableConfig;
@@ -54,6 +56,28 @@ class PsTrainingEquivalenceTest {
         TrainingRecord ps = parameterServer(net, plan);
         TrainingDrift drift = TrainingDrift.between(reference, ps);
         assertEquals(List.of(), drift.beyond(noise, TrainingDrift.NOISE_FACTOR), drift.summaryAgainst(noise));
+    }
+
+    /**
+     * tensor_fuse: one pull_fused and one push_fused per step instead of a pull and a push per table, and the same
+     * training to the bit (losses and every parameter), since each server applies the same gradients.
+     */
+    @ParameterizedTest(name = "{0} server(s)")
+    @ValueSource(ints = {1, 2})
+    void fusedTrainsBitForBitAsUnfused(int servers) {
+        SmallWideDeep net = SmallWideDeep.build(VOCAB, DIM, new SGD(0.2));
+        DistributedStrategy strategy = new DistributedStrategy().mode(Mode.PS).aSync(false);
+        PsPlan unfused = PsCompiler.compile(net.main(), strategy, servers, 16);
+        PsPlan fused = PsCompiler.compile(net.main(), new DistributedStrategy().mode(Mode.PS).aSync(false).tensorFuse(true),
+                servers, 16);
+        assertEquals(List.of(PsOpTypes.PULL_FUSED, PsOpTypes.PUSH_FUSED), fused.workerMain().globalBlock().ops().stream()
+                .map(op -> op.type()).filter(t -> t.startsWith("pull_") || t.startsWith("push_")).toList());
+
+        TrainingRecord a = parameterServer(net, unfused);
+        TrainingRecord b = parameterServer(net, fused);
+        assertArrayEquals(a.losses(), b.losses(), "loss of every step");
+        assertEquals(a.parameters().keySet(), b.parameters().keySet());
+        a.parameters().forEach((name, values) -> assertArrayEquals(values, b.parameters().get(name), name));
     }
 
     /** The untranspiled program, its parameters set to the values the servers start the tables with. */
