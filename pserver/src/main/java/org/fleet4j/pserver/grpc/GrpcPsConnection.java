@@ -23,8 +23,8 @@ import org.fleet4j.collective.TcpStore;
 import org.fleet4j.pserver.grpc.proto.BarrierRequest;
 import org.fleet4j.pserver.grpc.proto.HelloReply;
 import org.fleet4j.pserver.grpc.proto.HelloRequest;
-import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc;
 import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc.ParameterServerBlockingStub;
+import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc;
 import org.fleet4j.pserver.grpc.proto.PathRequest;
 import org.fleet4j.pserver.grpc.proto.PullDenseRequest;
 import org.fleet4j.pserver.grpc.proto.PullSparseRequest;
@@ -33,6 +33,7 @@ import org.fleet4j.pserver.grpc.proto.PushSparseRequest;
 import org.fleet4j.pserver.grpc.proto.StatsRequest;
 import org.fleet4j.pserver.grpc.proto.StopRequest;
 import org.fleet4j.pserver.table.TableStats;
+import org.fleet4j.pserver.transport.CallProof;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
@@ -47,6 +48,7 @@ final class GrpcPsConnection implements PsConnection {
 
     private final NetworkThreads threads = new NetworkThreads();
     private final String endpoint;
+    private final String protocol;
     private final Duration deadline;
     private final EventLoopGroup loop;
     private final ExecutorService offload;
@@ -56,8 +58,9 @@ final class GrpcPsConnection implements PsConnection {
     private Map<String, Integer> sparseDims = Map.of();
     private Map<String, Long> denseNumel = Map.of();
 
-    private GrpcPsConnection(String endpoint, PsOptions options) {
+    private GrpcPsConnection(String endpoint, PsOptions options, String protocol) {
         this.endpoint = endpoint;
+        this.protocol = protocol;
         this.deadline = options.deadline();
         InetSocketAddress unresolved = TcpStore.parseHostPort(endpoint, "parameter-server endpoint");
         loop = threads.eventLoops(1, "ps-grpc-client-io");
@@ -73,8 +76,9 @@ final class GrpcPsConnection implements PsConnection {
         stub = ParameterServerGrpc.newBlockingStub(channel);
     }
 
-    static GrpcPsConnection open(String endpoint, PsOptions options) {
-        GrpcPsConnection c = new GrpcPsConnection(endpoint, options);
+    /** Connects, expecting the server to speak {@code protocol} (grpc, or grpc++ whose control calls these are). */
+    static GrpcPsConnection open(String endpoint, PsOptions options, String protocol) {
+        GrpcPsConnection c = new GrpcPsConnection(endpoint, options, protocol);
         try {
             c.hello(options.token());
             return c;
@@ -88,9 +92,9 @@ final class GrpcPsConnection implements PsConnection {
         byte[] nonce = JobToken.nonce();
         HelloReply reply = call("connect", deadline,
                 s -> s.withWaitForReady().hello(HelloRequest.newBuilder().setClientNonce(ByteString.copyFrom(nonce)).build()));
-        if (!GrpcTransport.PROTOCOL.equals(reply.getProtocol())) {
+        if (!protocol.equals(reply.getProtocol())) {
             throw new PsException("parameter server " + endpoint + " speaks protocol '" + reply.getProtocol()
-                    + "', this worker '" + GrpcTransport.PROTOCOL + "'; give every process the same strategy protocol");
+                    + "', this worker '" + protocol + "'; give every process the same strategy protocol");
         }
         sparseDims = Map.copyOf(reply.getSparseDimsMap());
         denseNumel = reply.getDenseBlocksList().stream()

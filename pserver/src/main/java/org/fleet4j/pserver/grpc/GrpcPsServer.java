@@ -18,6 +18,7 @@ import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
+import org.fleet4j.pserver.transport.Sessions;
 
 /**
  * A {@link TableShard} served over gRPC: one Netty event loop group for the sockets, a pool of call threads for the
@@ -38,7 +39,7 @@ final class GrpcPsServer implements PsServer {
     private final Barriers barriers;
     private final CountDownLatch stopped = new CountDownLatch(1);
 
-    private GrpcPsServer(TableShard shard, PsOptions options) throws IOException {
+    private GrpcPsServer(TableShard shard, PsOptions options, String protocol) throws IOException {
         DroppedConnectionLog.install();
         InetSocketAddress unresolved = TcpStore.parseHostPort(options.endpoint(), "parameter-server endpoint");
         InetSocketAddress bind = new InetSocketAddress(unresolved.getHostString(), unresolved.getPort());
@@ -48,7 +49,7 @@ final class GrpcPsServer implements PsServer {
         timer = Executors.newSingleThreadScheduledExecutor(threads.named("ps-grpc-server-timer"));
         barriers = new Barriers(this::endpoint, timer);
         Sessions sessions = options.token() == null ? null : new Sessions(options.token());
-        ParameterServerService service = new ParameterServerService(shard, sessions, barriers, this::endpoint,
+        ParameterServerService service = new ParameterServerService(protocol, shard, sessions, barriers, this::endpoint,
                 this::stopServing);
         NettyServerBuilder builder = NettyServerBuilder.forAddress(bind)
                 .channelType(NioServerSocketChannel.class)
@@ -69,9 +70,10 @@ final class GrpcPsServer implements PsServer {
         endpoint = unresolved.getHostString() + ":" + server.getPort();
     }
 
-    static GrpcPsServer start(TableShard shard, PsOptions options) {
+    /** Serves {@code shard}; Hello names {@code protocol} (grpc, or grpc++ for its control calls). */
+    static GrpcPsServer start(TableShard shard, PsOptions options, String protocol) {
         try {
-            return new GrpcPsServer(shard, options);
+            return new GrpcPsServer(shard, options, protocol);
         } catch (IOException e) {
             throw new PsException("parameter server " + shard.server() + " cannot listen on " + options.endpoint()
                     + ": " + e.getMessage() + " (is the port taken? give another one, or port 0 for a free one)", e);

@@ -26,12 +26,28 @@ public final class GrpcTransport implements PsTransport {
     @Override
     public PsServer serve(TableShard shard, PsOptions options) {
         Wire.requireLittleEndian();
-        return GrpcPsServer.start(shard, options);
+        return GrpcPsServer.start(shard, options, PROTOCOL);
     }
 
     @Override
     public PsConnection connect(String endpoint, PsOptions options) {
         Wire.requireLittleEndian();
-        return GrpcPsConnection.open(endpoint, options);
+        return GrpcPsConnection.open(endpoint, options, PROTOCOL);
+    }
+
+    /**
+     * The grpc service as the control port of another protocol (grpc++ serves registration, barriers, save, load,
+     * stats and stop here, and its tensors elsewhere): Hello answers {@code protocol}, so a worker of another
+     * protocol is refused at connect naming both.
+     */
+    public static PsServer serveControl(TableShard shard, PsOptions options, String protocol) {
+        Wire.requireLittleEndian();
+        return GrpcPsServer.start(shard, options, protocol);
+    }
+
+    /** A control connection to a server of {@code protocol} (see {@link #serveControl}). */
+    public static PsConnection connectControl(String endpoint, PsOptions options, String protocol) {
+        Wire.requireLittleEndian();
+        return GrpcPsConnection.open(endpoint, options, protocol);
     }
 }

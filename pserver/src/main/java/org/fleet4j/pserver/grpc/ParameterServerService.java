@@ -31,6 +31,7 @@ import org.fleet4j.pserver.grpc.proto.StopRequest;
 import org.fleet4j.pserver.grpc.proto.TableStats;
 import org.fleet4j.pserver.table.TableException;
 import org.fleet4j.pserver.table.TableShard;
+import org.fleet4j.pserver.transport.Sessions;
 
 /**
  * The grpc protocol's calls, answered from a {@link TableShard}. A request the tables cannot serve (a table, block or
@@ -41,6 +42,7 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
     private static final System.Logger LOG = System.getLogger(ParameterServerService.class.getName());
     private static final Done DONE = Done.getDefaultInstance();
 
+    private final String protocol;
     private final TableShard shard;
     private final Sessions sessions;
     private final Barriers barriers;
@@ -49,9 +51,13 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
     /** Calls under way per table, for stats; a name the shard does not have is not counted. */
     private final Map<String, AtomicInteger> underWay = new LinkedHashMap<>();
 
-    /** {@code sessions} null: the server checks no job token. {@code onStop} runs once a worker's stop is answered. */
-    ParameterServerService(TableShard shard, Sessions sessions, Barriers barriers, Supplier<String> endpoint,
+    /**
+     * {@code protocol}: the name Hello answers with (grpc, or grpc++ whose control calls these are). {@code sessions}
+     * null: the server checks no job token. {@code onStop} runs once a worker's stop is answered.
+     */
+    ParameterServerService(String protocol, TableShard shard, Sessions sessions, Barriers barriers, Supplier<String> endpoint,
                            Runnable onStop) {
+        this.protocol = protocol;
         this.shard = shard;
         this.sessions = sessions;
         this.barriers = barriers;
@@ -62,7 +68,7 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
 
     @Override
     public void hello(HelloRequest request, StreamObserver<HelloReply> reply) {
-        HelloReply.Builder hello = HelloReply.newBuilder().setProtocol(GrpcTransport.PROTOCOL).setServer(endpoint.get())
+        HelloReply.Builder hello = HelloReply.newBuilder().setProtocol(protocol).setServer(endpoint.get())
                 .setShard(shard.server()).setShards(shard.servers());
         shard.sparseConfigs().forEach(c -> hello.putSparseDims(c.name(), c.dim()));
         shard.denseBlocks().forEach(b -> hello.addDenseBlocks(DenseBlock.newBuilder().setParam(b.spec().param())

@@ -25,8 +25,8 @@ class QueueDepthTest {
     void aCallUnderWayShowsInItsTablesQueueDepth() throws Exception {
         ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
         try (Barriers barriers = new Barriers(() -> "test:1", timer)) {
-            ParameterServerService service = new ParameterServerService(Shards.shard(), null, barriers, () -> "test:1",
-                    () -> { });
+            ParameterServerService service = new ParameterServerService(GrpcTransport.PROTOCOL, Shards.shard(), null,
+                    barriers, () -> "test:1", () -> { });
             CountDownLatch answering = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
             CompletableFuture<Void> pull = CompletableFuture.runAsync(() -> service.pullSparse(
