@@ -80,7 +80,7 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
                 DataChannel c = new DataChannel(where, loop, address, deadline, copies);
                 c.token = token;
                 return c;
-            } catch (RuntimeException e) {
+            } catch (Exception e) { // Netty rethrows the connect's IOException unchecked
                 if (System.nanoTime() > end) {
                     throw new PsException(where + ": nobody listens on the grpc++ data port " + address.getHostString()
                             + ":" + address.getPort() + " (" + e.getMessage() + ") within " + deadline.toMillis()
@@ -234,7 +234,7 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
 
     private void fail(String why) {
         if (closedBecause == null) {
-            closedBecause = where + ": " + why;
+            closedBecause = why;
         }
         for (Pending p = pending.poll(); p != null; p = pending.poll()) {
             p.done().completeExceptionally(new PsException(why));

@@ -79,7 +79,7 @@ public final class EndpointMap {
         }
         try {
             int port = Integer.parseInt(s.substring(colon + 1));
-            return port > 0 && port <= 65535 && s.substring(0, colon).chars().noneMatch(Character::isWhitespace);
+            return port >= 0 && port <= 65535 && s.substring(0, colon).chars().noneMatch(Character::isWhitespace);
         } catch (NumberFormatException e) {
             return false;
         }
