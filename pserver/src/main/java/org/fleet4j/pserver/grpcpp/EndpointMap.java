@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +26,7 @@ public final class EndpointMap {
     private final String source;
 
     private EndpointMap(Map<String, String> data, String source) {
-        this.data = Map.copyOf(data);
+        this.data = Collections.unmodifiableMap(new LinkedHashMap<>(data));
         this.source = source;
     }
 

@@ -219,8 +219,8 @@ final class GrpcppConnection implements PsConnection {
         }
         copies.heap(bytes);
         ByteBuf copy = c.alloc((int) bytes);
-        copy.writeBytes(part.asByteBuffer());
-        return copy;
+        MemorySegment.copy(part, 0, MemorySegment.ofBuffer(copy.nioBuffer(0, (int) bytes)), 0, bytes);
+        return copy.writerIndex((int) bytes);
     }
 
     private void receive(String what, ByteBuf body, MemorySegment out, long at) {
