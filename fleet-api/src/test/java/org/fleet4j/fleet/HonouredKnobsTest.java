@@ -65,7 +65,8 @@ class HonouredKnobsTest {
         assertTrue(StrategySchema.inEffect(StrategySchema.MODE, "ps"), "parameter-server training runs");
         assertTrue(StrategySchema.inEffect(StrategySchema.A_SYNC, false), "sync mode runs");
         assertFalse(StrategySchema.inEffect(StrategySchema.A_SYNC, true), "async, half-async and geo are not there yet");
-        assertFalse(StrategySchema.inEffect(StrategySchema.PROTOCOL, "grpc++"), "only the grpc transport is there");
+        assertTrue(StrategySchema.inEffect(StrategySchema.PROTOCOL, "grpc++"), "the grpc++ transport runs");
+        assertFalse(StrategySchema.inEffect(StrategySchema.PROTOCOL, "star_server"), "star_server is not there yet");
         assertTrue(StrategySchema.inEffect(StrategySchema.AMP_DTYPE, "bfloat16"));
         assertFalse(StrategySchema.inEffect(StrategySchema.AMP_DTYPE, "float16"));
     }

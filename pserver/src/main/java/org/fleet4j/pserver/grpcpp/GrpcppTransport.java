@@ -41,6 +41,20 @@ public final class GrpcppTransport implements PsTransport {
     }
 
     @Override
+    public String describe(Map<String, String> env, int workers) {
+        NetworkSettings servers = NetworkSettings.fromEnvironment(env, NetworkSettings.Side.SERVER, workers);
+        NetworkSettings workerSide = NetworkSettings.fromEnvironment(env, NetworkSettings.Side.WORKER,
+                servers.threads());
+        return "transport: grpc++ on " + (NetworkLoops.epoll() ? "Netty's native epoll" : "NIO (no epoll here)")
+                + "; control calls over gRPC on the servers' endpoints, pulls and pushes on their data ports ("
+                + EndpointMap.discover(Path.of(""), env).source() + ")\n"
+                + "  servers: " + servers.describe() + " (NETWORK_PS_CORE_NUMBER, PS_ENABLE_POLLING,"
+                + " PS_DISABLE_PIN_CORES); each thread owns its share of every table's rows and blocks\n"
+                + "  workers: " + workerSide.describe() + " per server (NETWORK_WORKER_CORE_NUMBER,"
+                + " WORKER_ENABLE_POLLING, WORKER_DISABLE_PIN_CORES), one data connection per server thread\n";
+    }
+
+    @Override
     public PsServer serve(TableShard shard, PsOptions options) {
         NetworkSettings settings = server != null ? server
                 : NetworkSettings.fromEnvironment(System.getenv(), NetworkSettings.Side.SERVER, workers());
