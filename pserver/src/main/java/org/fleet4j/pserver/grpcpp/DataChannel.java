@@ -14,13 +14,13 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.pserver.transport.CallProof;
 import org.fleet4j.pserver.transport.PsException;
@@ -36,7 +36,7 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
                  Map<String, Integer> sparseDims) {
     }
 
-    private record Pending(long sequence, Consumer<ByteBuf> onReply, CompletableFuture<Void> done) {
+    private record Pending(long sequence, CompletableFuture<ByteBuf> reply) {
     }
 
     private final String where;
@@ -101,8 +101,8 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
         ByteBuf frame = channel.alloc().directBuffer();
         Frames.writeRequestHeader(frame, Frames.Call.HELLO, 36, new byte[CallProof.HEADER_BYTES]);
         frame.writeBytes(nonce).writeInt(thread);
-        Hello[] answer = new Hello[1];
-        await(send(frame, body -> {
+        ByteBuf body = await(send(frame), "connect", deadline);
+        try {
             int threads = body.readInt();
             int sync = body.readInt();
             int shard = body.readInt();
@@ -115,9 +115,10 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
             for (int i = body.readInt(); i > 0; i--) {
                 dims.put(Frames.readName(body), body.readInt());
             }
-            answer[0] = new Hello(threads, sync, shard, shards, hasSession ? s : null, proof, Map.copyOf(dims));
-        }), "connect", deadline);
-        return answer[0];
+            return new Hello(threads, sync, shard, shards, hasSession ? s : null, proof, Map.copyOf(dims));
+        } finally {
+            body.release();
+        }
     }
 
     /** From now on every request proves the token with {@code session} (null: no token). */
@@ -138,9 +139,12 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
         return channel.alloc().directBuffer(bytes, bytes);
     }
 
-    /** Sends {@code frame} (released once written); {@code onReply} reads the reply's body on the event loop. */
-    CompletableFuture<Void> send(ByteBuf frame, Consumer<ByteBuf> onReply) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
+    /**
+     * Sends {@code frame} (released once written); the reply's body, retained for the caller, who reads it on its
+     * own thread (its buffers may be confined to it) and releases it.
+     */
+    CompletableFuture<ByteBuf> send(ByteBuf frame) {
+        CompletableFuture<ByteBuf> done = new CompletableFuture<>();
         String closed = closedBecause;
         if (closed != null) {
             frame.release();
@@ -154,25 +158,39 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
                 done.completeExceptionally(new PsException(closedBecause));
                 return;
             }
-            pending.add(new Pending(seq, onReply, done));
+            pending.add(new Pending(seq, done));
             channel.writeAndFlush(frame);
         });
         return done;
     }
 
-    /** Waits for {@code done} at most {@code deadline}; a failure names {@code what} and the server. */
-    void await(CompletableFuture<Void> done, String what, Duration deadline) {
+    /** The reply's body within {@code deadline}, to be released; a failure names {@code what} and the server. */
+    ByteBuf await(CompletableFuture<ByteBuf> reply, String what, Duration deadline) {
+        return awaitAll(List.of(reply), what, deadline).getFirst();
+    }
+
+    /** Every reply's body within {@code deadline}, to be released; if one fails, the others are released. */
+    List<ByteBuf> awaitAll(List<CompletableFuture<ByteBuf>> replies, String what, Duration deadline) {
         try {
-            done.get(deadline.toNanos(), TimeUnit.NANOSECONDS);
+            CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new))
+                    .get(deadline.toNanos(), TimeUnit.NANOSECONDS);
+            return replies.stream().map(CompletableFuture::join).toList();
         } catch (TimeoutException e) {
+            releaseWhenDone(replies);
             throw new PsException(what + " on " + where + ": no answer within " + deadline.toMillis()
                     + " ms; is the server alive and reachable?", e);
         } catch (ExecutionException e) {
+            releaseWhenDone(replies);
             throw new PsException(what + " on " + where + " failed: " + e.getCause().getMessage(), e.getCause());
         } catch (InterruptedException e) {
+            releaseWhenDone(replies);
             Thread.currentThread().interrupt();
             throw new PsException(what + " on " + where + ": interrupted", e);
         }
+    }
+
+    private static void releaseWhenDone(List<CompletableFuture<ByteBuf>> replies) {
+        replies.forEach(r -> r.thenAccept(ByteBuf::release));
     }
 
     @Override
@@ -203,16 +221,11 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
         }
         if (status != Frames.OK) {
             String message = body.toString(StandardCharsets.UTF_8);
-            p.done().completeExceptionally(new PsException(status == Frames.REFUSED ? "refused: " + message
+            p.reply().completeExceptionally(new PsException(status == Frames.REFUSED ? "refused: " + message
                     : message));
             return;
         }
-        try {
-            p.onReply().accept(body);
-            p.done().complete(null);
-        } catch (RuntimeException e) {
-            p.done().completeExceptionally(e);
-        }
+        p.reply().complete(body.retain());
     }
 
     @Override
@@ -237,7 +250,7 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
             closedBecause = why;
         }
         for (Pending p = pending.poll(); p != null; p = pending.poll()) {
-            p.done().completeExceptionally(new PsException(why));
+            p.reply().completeExceptionally(new PsException(why));
         }
     }
 

@@ -43,7 +43,7 @@ final class DataServer implements AutoCloseable {
         this.shard = shard;
         this.sessions = token == null ? null : new Sessions(token);
         this.controlEndpoint = controlEndpoint;
-        loops = new NetworkLoops(settings, "ps-grpcpp-server-io");
+        loops = new NetworkLoops(settings, "ps-grpcpp-server-io", 0);
         ServerBootstrap bootstrap = new ServerBootstrap().group(loops.group())
                 .channel(NetworkLoops.serverChannel())
                 .childOption(ChannelOption.TCP_NODELAY, true)

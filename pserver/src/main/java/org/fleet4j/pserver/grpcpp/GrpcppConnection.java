@@ -60,7 +60,7 @@ final class GrpcppConnection implements PsConnection {
     private void connectData(JobToken token, NetworkSettings settings) {
         InetSocketAddress address = TcpStore.parseHostPort(dataEndpoint, "grpc++ data endpoint of " + endpoint);
         NetworkLoops first = new NetworkLoops(new NetworkSettings(1, settings.busyPoll(), settings.pinCores()),
-                "ps-grpcpp-client-io");
+                "ps-grpcpp-client-io", 0);
         loops.add(first);
         DataChannel.Hello hello = connect(first, address, 0, token);
         int threads = hello.threads();
@@ -68,7 +68,7 @@ final class GrpcppConnection implements PsConnection {
         sparseDims = hello.sparseDims();
         NetworkLoops rest = threads > 1 && settings.threads() > 1
                 ? new NetworkLoops(new NetworkSettings(Math.min(settings.threads() - 1, threads - 1),
-                        settings.busyPoll(), settings.pinCores()), "ps-grpcpp-client-io")
+                        settings.busyPoll(), settings.pinCores()), "ps-grpcpp-client-io", 1)
                 : first;
         if (rest != first) {
             loops.add(rest);
@@ -126,7 +126,12 @@ final class GrpcppConnection implements PsConnection {
         ByteBuf frame = c.header(Frames.Call.PULL_DENSE, Frames.nameBytes(param) + 4, Frames.nameBytes(param) + 4);
         Frames.writeName(frame, param);
         frame.writeInt(block);
-        c.await(c.send(frame, body -> receive(what, body, out, 0)), what, deadline);
+        ByteBuf body = c.await(c.send(frame), what, deadline);
+        try {
+            receive(what, body, out, 0);
+        } finally {
+            body.release();
+        }
     }
 
     @Override
@@ -137,7 +142,7 @@ final class GrpcppConnection implements PsConnection {
         ByteBuf frame = c.header(Frames.Call.PUSH_DENSE, head + grad.byteSize(), head);
         Frames.writeName(frame, param);
         frame.writeInt(block);
-        c.await(c.send(Unpooled.wrappedBuffer(frame, wrap(c, grad, grad.byteSize())), body -> { }), what, deadline);
+        c.await(c.send(Unpooled.wrappedBuffer(frame, wrap(c, grad, grad.byteSize()))), what, deadline).release();
     }
 
     @Override
@@ -148,28 +153,34 @@ final class GrpcppConnection implements PsConnection {
             return;
         }
         Split split = Split.of(ids, n, threads());
-        List<CompletableFuture<Void>> replies = new ArrayList<>();
+        List<CompletableFuture<ByteBuf>> replies = new ArrayList<>();
+        List<Integer> owners = new ArrayList<>();
         for (int t = 0; t < threads(); t++) {
             int k = split.count(t);
             if (k == 0) {
                 continue;
             }
+            owners.add(t);
             DataChannel c = channels.get(t);
             int head = Frames.nameBytes(table) + 4;
             ByteBuf frame = c.header(Frames.Call.PULL_SPARSE, head + (long) k * Long.BYTES, head);
             Frames.writeName(frame, table);
             frame.writeInt(k);
             ByteBuf idBytes = split.whole() ? wrap(c, ids, (long) n * Long.BYTES) : split.ids(c, ids, t, copies);
-            int owner = t;
-            replies.add(c.send(Unpooled.wrappedBuffer(frame, idBytes), body -> {
-                if (split.whole()) {
-                    receive(what, body, out, 0);
-                } else {
-                    split.scatterRows(body, out, owner, what);
-                }
-            }));
+            replies.add(c.send(Unpooled.wrappedBuffer(frame, idBytes)));
         }
-        awaitAll(replies, what);
+        List<ByteBuf> bodies = channels.get(0).awaitAll(replies, what, deadline);
+        try {
+            for (int i = 0; i < bodies.size(); i++) {
+                if (split.whole()) {
+                    receive(what, bodies.get(i), out, 0);
+                } else {
+                    split.scatterRows(bodies.get(i), out, owners.get(i), what);
+                }
+            }
+        } finally {
+            bodies.forEach(ByteBuf::release);
+        }
     }
 
     @Override
@@ -184,7 +195,7 @@ final class GrpcppConnection implements PsConnection {
         requireBytes(what, "gradients", grads, n * rowBytes);
         Split split = syncWorkers > 0 ? Split.all(n, Ownership.ofTable(table, threads()), threads())
                 : Split.of(ids, n, threads());
-        List<CompletableFuture<Void>> replies = new ArrayList<>();
+        List<CompletableFuture<ByteBuf>> replies = new ArrayList<>();
         for (int t = 0; t < threads(); t++) {
             int k = split.count(t);
             if (k == 0 && !(syncWorkers > 0 && split.owner() == t)) {
@@ -201,14 +212,9 @@ final class GrpcppConnection implements PsConnection {
             } else {
                 request.addComponents(true, split.ids(c, ids, t, copies), split.rows(c, grads, rowBytes, t, copies));
             }
-            replies.add(c.send(request, body -> { }));
+            replies.add(c.send(request));
         }
-        awaitAll(replies, what);
-    }
-
-    private void awaitAll(List<CompletableFuture<Void>> replies, String what) {
-        DataChannel any = channels.get(0);
-        any.await(CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new)), what, deadline);
+        channels.get(0).awaitAll(replies, what, deadline).forEach(ByteBuf::release);
     }
 
     /** The first {@code bytes} of {@code segment} as a buffer over the same memory; copied only from the heap. */

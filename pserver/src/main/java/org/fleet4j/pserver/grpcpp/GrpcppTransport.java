@@ -50,7 +50,7 @@ public final class GrpcppTransport implements PsTransport {
                 + EndpointMap.discover(Path.of(""), env).source() + ")\n"
                 + "  servers: " + servers.describe() + " (NETWORK_PS_CORE_NUMBER, PS_ENABLE_POLLING,"
                 + " PS_DISABLE_PIN_CORES); each thread owns its share of every table's rows and blocks\n"
-                + "  workers: " + workerSide.describe() + " per server (NETWORK_WORKER_CORE_NUMBER,"
+                + "  workers: per server " + workerSide.describe() + " (NETWORK_WORKER_CORE_NUMBER,"
                 + " WORKER_ENABLE_POLLING, WORKER_DISABLE_PIN_CORES), one data connection per server thread\n";
     }
 
@@ -71,6 +71,14 @@ public final class GrpcppTransport implements PsTransport {
                 + " as " + endpoint + "=HOST:DATA_PORT, or start the job with bin/fleetrun, which publishes "
                 + EndpointMap.ENV));
         return GrpcppConnection.open(endpoint, data, options, settings);
+    }
+
+    /** The data endpoint of a grpc++ server started here (for an endpoint map when its data port was a free one). */
+    public static String dataEndpointOf(PsServer server) {
+        if (server instanceof GrpcppServer s) {
+            return s.dataEndpoint();
+        }
+        throw new IllegalArgumentException("not a grpc++ server: " + server);
     }
 
     private EndpointMap map() {

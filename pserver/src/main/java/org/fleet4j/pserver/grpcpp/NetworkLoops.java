@@ -42,7 +42,8 @@ final class NetworkLoops implements AutoCloseable {
     /** OS thread id of each pinned thread to the CPU it was pinned to. */
     private final Map<Integer, Integer> pinned = new ConcurrentHashMap<>();
 
-    NetworkLoops(NetworkSettings settings, String name) {
+    /** Thread {@code i} is pinned (when the settings say so) to the allowed CPU at {@code firstCpu + i}, round. */
+    NetworkLoops(NetworkSettings settings, String name, int firstCpu) {
         if (!EPOLL && FALLBACK_SAID.getAndIncrement() == 0) {
             LOG.log(System.Logger.Level.WARNING, "grpc++: Netty's native epoll transport is unavailable here ("
                     + Epoll.unavailabilityCause() + "); using NIO");
@@ -58,7 +59,7 @@ final class NetworkLoops implements AutoCloseable {
             int index = next.getAndIncrement();
             Thread t = netty.newThread(() -> {
                 if (!cpus.isEmpty()) {
-                    int cpu = cpus.get(index % cpus.size());
+                    int cpu = cpus.get((firstCpu + index) % cpus.size());
                     if (CorePinning.pin(cpu)) {
                         pinned.put(CorePinning.threadId(), cpu);
                     } else {

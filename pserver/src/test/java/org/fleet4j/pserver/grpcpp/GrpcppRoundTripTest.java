@@ -7,7 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Random;
 import org.fleet4j.collective.JobToken;
@@ -78,6 +80,31 @@ class GrpcppRoundTripTest {
                     1));
             assertArrayEquals(pullDense(grpc, "fc.w", 64 * DIM), pullDense(fast, "fc.w", 64 * DIM));
             assertEquals(grpc.stats(), fast.stats(), "keys and bytes per table, over the control port");
+        }
+    }
+
+    @Test
+    void buffersConfinedToTheCallersThreadServe() {
+        PsOptions options = Shards.options(JobToken.random());
+        TableShard direct = Shards.shard();
+        try (GrpcppServer server = Loopback.serve(Shards.shard(), options, new NetworkSettings(2, false, false));
+             PsConnection c = Loopback.connect(server, options);
+             Arena arena = Arena.ofConfined()) {
+            int n = 64;
+            MemorySegment ids = arena.allocate((long) n * Long.BYTES);
+            MemorySegment grads = arena.allocate((long) n * DIM * Float.BYTES);
+            for (int i = 0; i < n; i++) {
+                ids.setAtIndex(ValueLayout.JAVA_LONG, i, i * 31L);
+            }
+            for (int i = 0; i < n * DIM; i++) {
+                grads.setAtIndex(ValueLayout.JAVA_FLOAT, i, i % 5 - 2);
+            }
+            c.pushSparse("emb", ids, n, grads);
+            direct.pushSparse("emb", ids, n, grads);
+            MemorySegment out = arena.allocate((long) n * DIM * Float.BYTES);
+            c.pullSparse("emb", ids, n, out);
+            assertArrayEquals(pullSparse(direct, "emb", ids, n, DIM), out.toArray(ValueLayout.JAVA_FLOAT),
+                    "rows put back on the caller's thread, in a confined arena's memory");
         }
     }
 
