@@ -29,14 +29,16 @@ import org.fleet4j.pserver.table.SparseTableConfig;
 import org.fleet4j.pserver.worker.PsCommunicator;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
+import org.fleet4j.strategy.Protocol;
 
 /**
  * A user's program for the sync-mode tests, run by bin/fleetrun from a jar: a small Wide&Deep (two sparse slots, an
  * MLP) trained with SGD on a seeded global batch per step. {@code local} trains one process on the whole global batch,
  * its parameters set to the values the servers start their tables with; {@code ps} is the same program with a strategy
- * of mode ps (sync): each of W workers trains on its W-th of the global batch. Trainer 0 writes every step's loss of the
+ * of mode ps (sync), over protocol grpc ({@code ps}) or grpc++ ({@code ps-grpc++}): each of W workers trains on its
+ * W-th of the global batch. Trainer 0 writes every step's loss of the
  * global batch and every parameter's final values to OUT ("loss STEP VALUE", "param NAME V0 V1 ...").
- * Args: local|ps OUT STEPS GLOBAL_BATCH.
+ * Args: local|ps|ps-grpc++ OUT STEPS GLOBAL_BATCH.
  */
 public final class SyncPsProgram {
     static final int VOCAB = 40;
@@ -114,11 +116,14 @@ public final class SyncPsProgram {
     }
 
     public static void main(String[] args) throws IOException {
-        boolean ps = args[0].equals("ps");
+        boolean ps = args[0].startsWith("ps");
         Path out = Path.of(args[1]);
         int steps = Integer.parseInt(args[2]);
         int global = Integer.parseInt(args[3]);
         DistributedStrategy strategy = ps ? new DistributedStrategy().mode(Mode.PS).aSync(false) : new DistributedStrategy();
+        if (args[0].equals("ps-grpc++")) {
+            strategy.protocol(Protocol.GRPC_PLUS_PLUS);
+        }
         PsPlan tables = tablesOf(Net.build());
         try (Fleet fleet = Fleet.init(strategy)) {
             Net net = Net.build();

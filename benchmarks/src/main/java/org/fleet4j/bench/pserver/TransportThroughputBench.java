@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -93,20 +94,25 @@ public final class TransportThroughputBench {
                     System.getenv(), NetworkSettings.Side.WORKER, serverSide.threads())) : transport;
             ExecutorService pool = Executors.newFixedThreadPool(workers);
             List<Future<long[]>> futures = new ArrayList<>();
-            long start = System.nanoTime();
+            CyclicBarrier connected = new CyclicBarrier(workers);
             for (int w = 0; w < workers; w++) {
                 long[][] mine = batches[w];
-                futures.add(pool.submit((Callable<long[]>) () -> worker(client, server.endpoint(), options, mine)));
+                futures.add(pool.submit((Callable<long[]>) () -> worker(client, server.endpoint(), options, mine,
+                        connected)));
             }
             List<Long> stepNanos = new ArrayList<>();
             long keys = 0;
+            long start = Long.MAX_VALUE;
+            long end = 0;
             for (Future<long[]> f : futures) {
                 long[] times = f.get();
-                for (long t : times) {
-                    stepNanos.add(t);
+                start = Math.min(start, times[times.length - 2]);
+                end = Math.max(end, times[times.length - 1]);
+                for (int i = 0; i < times.length - 2; i++) {
+                    stepNanos.add(times[i]);
                 }
             }
-            double seconds = (System.nanoTime() - start) / 1e9;
+            double seconds = (end - start) / 1e9;
             pool.shutdown();
             for (long[][] b : batches) {
                 for (long[] step : b) {
@@ -120,9 +126,13 @@ public final class TransportThroughputBench {
         }
     }
 
-    /** One worker's steps: pull the unique ids' rows, push a gradient for each; the time of every step. */
-    private static long[] worker(PsTransport transport, String endpoint, PsOptions options, long[][] steps) {
-        long[] times = new long[steps.length];
+    /**
+     * One worker's steps once every worker is connected: pull the unique ids' rows, push a gradient for each; the
+     * time of every step, then when the steps began and ended.
+     */
+    private static long[] worker(PsTransport transport, String endpoint, PsOptions options, long[][] steps,
+                                 CyclicBarrier connected) throws Exception {
+        long[] times = new long[steps.length + 2];
         try (PsConnection c = transport.connect(endpoint, options); Arena arena = Arena.ofConfined()) {
             MemorySegment ids = arena.allocate((long) BATCH * Long.BYTES, 64);
             MemorySegment rows = arena.allocate((long) BATCH * DIM * Float.BYTES, 64);
@@ -130,6 +140,8 @@ public final class TransportThroughputBench {
             for (long i = 0; i < (long) BATCH * DIM; i++) {
                 grads.setAtIndex(ValueLayout.JAVA_FLOAT, i, (i % 13) * 0.001f);
             }
+            connected.await();
+            times[steps.length] = System.nanoTime();
             for (int s = 0; s < steps.length; s++) {
                 long[] batch = steps[s];
                 MemorySegment.copy(batch, 0, ids, ValueLayout.JAVA_LONG, 0, batch.length);
@@ -138,6 +150,7 @@ public final class TransportThroughputBench {
                 c.pushSparse("emb", ids, batch.length, grads);
                 times[s] = System.nanoTime() - t0;
             }
+            times[steps.length + 1] = System.nanoTime();
         }
         return times;
     }
