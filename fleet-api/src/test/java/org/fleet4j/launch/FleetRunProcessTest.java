@@ -262,6 +262,7 @@ class FleetRunProcessTest {
         String endpoints = Files.readString(work.resolve("log/endpoints.log"));
         assertTrue(endpoints.contains("server 1 " + own + "\n") && endpoints.contains("PADDLE_PSERVERS_IP_PORT_LIST " + list + "\n"),
                 endpoints);
+        assertTrue(endpoints.contains("FLEET_PS_ENDPOINT_MAP " + dataPorts + " (grpc++ data ports"), endpoints);
     }
 
     @Test
