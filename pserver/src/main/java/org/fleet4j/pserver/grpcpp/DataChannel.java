@@ -32,8 +32,7 @@ import org.fleet4j.pserver.transport.PsException;
  */
 final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAssembler.Sink {
     /** What Hello told the worker. */
-    record Hello(int threads, int syncWorkers, int shard, int shards, byte[] session, byte[] serverProof,
-                 Map<String, Integer> sparseDims) {
+    record Hello(int threads, int syncWorkers, byte[] session, byte[] serverProof, Map<String, Integer> sparseDims) {
     }
 
     private record Pending(long sequence, CompletableFuture<ByteBuf> reply) {
@@ -105,8 +104,7 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
         try {
             int threads = body.readInt();
             int sync = body.readInt();
-            int shard = body.readInt();
-            int shards = body.readInt();
+            body.skipBytes(2 * Integer.BYTES); // the server's shard and count of shards, for a raw client's reading
             boolean hasSession = body.readBoolean();
             byte[] s = new byte[32];
             byte[] proof = new byte[32];
@@ -115,7 +113,7 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
             for (int i = body.readInt(); i > 0; i--) {
                 dims.put(Frames.readName(body), body.readInt());
             }
-            return new Hello(threads, sync, shard, shards, hasSession ? s : null, proof, Map.copyOf(dims));
+            return new Hello(threads, sync, hasSession ? s : null, proof, Map.copyOf(dims));
         } finally {
             body.release();
         }
