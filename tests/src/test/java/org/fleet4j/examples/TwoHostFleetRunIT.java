@@ -12,11 +12,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.core.drift.TrainingDrift;
 import org.fleet4j.core.drift.TrainingRecord;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -58,47 +56,20 @@ class TwoHostFleetRunIT {
         Path root = root();
         assertTrue(root != null && hasJars(root.resolve("build/lib")),
                 "bin/fleetrun has no build/lib jars to run: the examples module's package phase fills them before this test");
-        TwoHostNetwork net;
-        try {
-            net = TwoHostNetwork.create();
-        } catch (IOException e) {
-            // root can make namespaces (iproute2 is installed by scripts/install-deps.sh): there a failure is a failure
-            if ("root".equals(System.getProperty("user.name"))) {
-                throw new AssertionError("root could not make network namespaces", e);
-            }
-            Assumptions.abort("network namespaces need root (" + e.getMessage() + "); two-host test skipped");
-            return;
-        }
+        TwoHostNetwork net = TwoHostNetwork.createOrSkip();
         JsonNode twoHosts;
         Path twoHostsCheckpoint = work.resolve("two-hosts.safetensors");
         try (net) {
             String ips = net.address(0) + "," + net.address(1);
-            List<Process> launchers = new ArrayList<>();
             String token = JobToken.random().text(); // a job on two hosts needs one token that both launchers share
-            for (int host = 0; host < 2; host++) {
+            net.runLaunchers(work, host -> {
                 List<String> cmd = new ArrayList<>(List.of(root.resolve("bin/fleetrun").toString(), "--ips", ips,
                         "--rank", "" + host, "--nproc_per_node", "1", "--log_dir", work.resolve("host" + host).toString(),
                         "--jvm_args", "-XX:+UseSerialGC -Xmx512m"));
                 cmd.addAll(List.of(MNIST));
                 cmd.addAll(List.of("--save_checkpoint", twoHostsCheckpoint.toString()));
-                ProcessBuilder b = new ProcessBuilder(net.inHost(host, cmd)).directory(work.toFile())
-                        .redirectOutput(work.resolve("launcher" + host + ".out").toFile())
-                        .redirectError(work.resolve("launcher" + host + ".err").toFile());
-                b.environment().put("JAVA_HOME", System.getProperty("java.home"));
-                b.environment().put(JobToken.ENV, token);
-                launchers.add(b.start());
-            }
-            for (int host = 0; host < 2; host++) {
-                Process p = launchers.get(host);
-                if (!p.waitFor(JOB_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-                    launchers.forEach(l -> {
-                        l.descendants().forEach(ProcessHandle::destroyForcibly);
-                        l.destroyForcibly();
-                    });
-                    throw new AssertionError("the launcher on host " + host + " still ran after " + JOB_TIMEOUT + "\n" + logs());
-                }
-                assertEquals(0, p.exitValue(), "launcher on host " + host + "\n" + logs());
-            }
+                return cmd;
+            }, token, JOB_TIMEOUT, () -> TwoHostNetwork.logs(work));
             twoHosts = new ObjectMapper().readTree(work.resolve("host0/summary.json").toFile());
             String rank1 = Files.readString(work.resolve("host1/workerlog.1"));
             assertTrue(rank1.contains("mnist: rank 1 done"), rank1);
@@ -116,15 +87,5 @@ class TwoHostFleetRunIT {
         TrainingDrift drift = TrainingDrift.between(one, MnistEquivalence.record(work.resolve("host0"), twoHostsCheckpoint));
         assertEquals(List.of(), drift.beyond(noise, TrainingDrift.NOISE_FACTOR), "two hosts against one process: "
                 + drift.summaryAgainst(noise));
-    }
-
-    private String logs() throws IOException {
-        StringBuilder s = new StringBuilder();
-        try (var files = Files.walk(work)) {
-            for (Path f : files.filter(Files::isRegularFile).filter(f -> !f.toString().endsWith(".png") && !f.toString().endsWith(".safetensors")).sorted().toList()) {
-                s.append("--- ").append(work.relativize(f)).append(":\n").append(Files.readString(f)).append('\n');
-            }
-        }
-        return s.toString();
     }
 }

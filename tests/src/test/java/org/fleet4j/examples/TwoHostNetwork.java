@@ -1,10 +1,20 @@
 package org.fleet4j.examples;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+import java.util.function.Supplier;
+import org.fleet4j.collective.JobToken;
+import org.junit.jupiter.api.Assumptions;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * Two "hosts" on this machine: network namespaces joined by a veth pair, host i at 10.250.N.(i+1)/24, named after
@@ -42,6 +52,72 @@ final class TwoHostNetwork implements AutoCloseable {
             net.close();
             throw e;
         }
+    }
+
+    /**
+     * {@link #create}, or the test skipped where namespaces cannot be made without root; root can make them (iproute2
+     * is installed by scripts/install-deps.sh), so there a failure is a failure.
+     */
+    static TwoHostNetwork createOrSkip() throws InterruptedException {
+        try {
+            return create();
+        } catch (IOException e) {
+            if ("root".equals(System.getProperty("user.name"))) {
+                throw new AssertionError("root could not make network namespaces", e);
+            }
+            Assumptions.abort("network namespaces need root (" + e.getMessage() + "); two-host test skipped");
+            throw new AssertionError("unreachable: Assumptions.abort throws");
+        }
+    }
+
+    /**
+     * Runs {@code command.apply(host)} (a bin/fleetrun line) inside each host at once, with this JVM's JDK and the
+     * job token both launchers' processes must share, output to WORK/launcherH.out and .err, and waits for both to
+     * exit 0 within {@code timeout}; on a timeout both are killed with their processes. Failures carry {@code logs}.
+     */
+    void runLaunchers(Path work, IntFunction<List<String>> command, String token, Duration timeout,
+                      Supplier<String> logs) throws IOException, InterruptedException {
+        List<Process> launchers = new ArrayList<>();
+        for (int host = 0; host < 2; host++) {
+            ProcessBuilder b = new ProcessBuilder(inHost(host, command.apply(host))).directory(work.toFile())
+                    .redirectOutput(work.resolve("launcher" + host + ".out").toFile())
+                    .redirectError(work.resolve("launcher" + host + ".err").toFile());
+            b.environment().put("JAVA_HOME", System.getProperty("java.home"));
+            b.environment().remove("CLASSPATH");
+            b.environment().put(JobToken.ENV, token);
+            launchers.add(b.start());
+        }
+        for (int host = 0; host < 2; host++) {
+            Process p = launchers.get(host);
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                launchers.forEach(l -> {
+                    l.descendants().forEach(ProcessHandle::destroyForcibly);
+                    l.destroyForcibly();
+                });
+                throw new AssertionError("the launcher on host " + host + " still ran after " + timeout + "\n"
+                        + logs.get());
+            }
+            assertEquals(0, p.exitValue(), "launcher on host " + host + "\n" + logs.get());
+        }
+    }
+
+    /** Every text file under {@code work} (logs, summaries), for a failure's message; binary outputs left out. */
+    static String logs(Path work) {
+        StringBuilder s = new StringBuilder();
+        try (var files = Files.walk(work)) {
+            for (Path f : files.filter(Files::isRegularFile).filter(TwoHostNetwork::isText).sorted().toList()) {
+                s.append("--- ").append(work.relativize(f)).append(":\n").append(Files.readString(f))
+                        .append('\n');
+            }
+        } catch (IOException | UncheckedIOException e) {
+            s.append("(could not read every log under ").append(work).append(": ").append(e.getMessage()).append(')');
+        }
+        return s.toString();
+    }
+
+    private static boolean isText(Path f) {
+        String name = f.getFileName().toString();
+        return !name.endsWith(".png") && !name.endsWith(".safetensors") && !name.endsWith(".jar");
     }
 
     String address(int host) {

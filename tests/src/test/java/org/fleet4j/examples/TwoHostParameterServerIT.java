@@ -7,11 +7,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.fleet4j.collective.JobToken;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,49 +31,22 @@ class TwoHostParameterServerIT {
     void eachHostsLauncherStartsItsOwnServerAndTrainer() throws Exception {
         Path root = Path.of("").toAbsolutePath().getParent();
         Path jar = ProgramJar.of(SyncPsProgram.class, work.resolve("jar/sync-ps.jar"));
-        TwoHostNetwork net;
-        try {
-            net = TwoHostNetwork.create();
-        } catch (IOException e) {
-            if ("root".equals(System.getProperty("user.name"))) {
-                throw new AssertionError("root could not make network namespaces", e);
-            }
-            Assumptions.abort("network namespaces need root (" + e.getMessage() + "); two-host test skipped");
-            return;
-        }
+        TwoHostNetwork net = TwoHostNetwork.createOrSkip();
         Path twoHosts = work.resolve("two-hosts.txt");
         try (net) {
             String servers = net.address(0) + ":7000," + net.address(1) + ":7000";
             String workers = net.address(0) + ":7001," + net.address(1) + ":7001";
             String token = JobToken.random().text(); // both launchers' processes must share one token
-            List<Process> launchers = new ArrayList<>();
-            for (int host = 0; host < 2; host++) {
+            net.runLaunchers(work, host -> {
                 List<String> cmd = List.of(root.resolve("bin/fleetrun").toString(), "--servers", servers, "--workers", workers,
                         "--log_dir", work.resolve("host" + host).toString(), "--jvm_args", "-XX:+UseSerialGC -Xmx512m",
                         jar.toString(), "ps", twoHosts.toString(), STEPS, GLOBAL_BATCH);
-                ProcessBuilder b = new ProcessBuilder(net.inHost(host, cmd)).directory(work.toFile())
-                        .redirectOutput(work.resolve("launcher" + host + ".out").toFile())
-                        .redirectError(work.resolve("launcher" + host + ".err").toFile());
-                b.environment().put("JAVA_HOME", System.getProperty("java.home"));
-                b.environment().remove("CLASSPATH");
-                b.environment().put(JobToken.ENV, token);
-                launchers.add(b.start());
-            }
-            for (int host = 0; host < 2; host++) {
-                Process p = launchers.get(host);
-                if (!p.waitFor(JOB_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-                    launchers.forEach(l -> {
-                        l.descendants().forEach(ProcessHandle::destroyForcibly);
-                        l.destroyForcibly();
-                    });
-                    throw new AssertionError("the launcher on host " + host + " still ran after " + JOB_TIMEOUT + "\n" + logs());
-                }
-                assertEquals(0, p.exitValue(), "launcher on host " + host + "\n" + logs());
-            }
+                return cmd;
+            }, token, JOB_TIMEOUT, () -> TwoHostNetwork.logs(work));
             for (int host = 0; host < 2; host++) {
                 String server = Files.readString(work.resolve("host" + host + "/serverlog." + host));
                 assertTrue(server.contains("on " + net.address(host) + ":7000 over grpc"), server);
-                assertTrue(Files.exists(work.resolve("host" + host + "/workerlog." + host)), logs());
+                assertTrue(Files.exists(work.resolve("host" + host + "/workerlog." + host)), TwoHostNetwork.logs(work));
             }
         }
         FleetRunJob oneHost = FleetRunJob.start(work.resolve("one-host"), 2, List.of("--server_num", "2", "--worker_num", "2"),
@@ -94,15 +64,5 @@ class TwoHostParameterServerIT {
     private static List<Double> losses(Path result) throws IOException {
         return Files.readAllLines(result).stream().filter(l -> l.startsWith("loss "))
                 .map(l -> Double.parseDouble(l.split(" ")[2])).toList();
-    }
-
-    private String logs() throws IOException {
-        StringBuilder s = new StringBuilder();
-        try (var files = Files.walk(work)) {
-            for (Path f : files.filter(Files::isRegularFile).filter(f -> !f.toString().endsWith(".jar")).sorted().toList()) {
-                s.append("--- ").append(work.relativize(f)).append(":\n").append(Files.readString(f)).append('\n');
-            }
-        }
-        return s.toString();
     }
 }
