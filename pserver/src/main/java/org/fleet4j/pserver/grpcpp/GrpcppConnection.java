@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.TcpStore;
 import org.fleet4j.pserver.grpc.GrpcTransport;
+import org.fleet4j.pserver.table.KeyHash;
 import org.fleet4j.pserver.table.TableStats;
 import org.fleet4j.pserver.transport.CallProof;
 import org.fleet4j.pserver.transport.PsConnection;
@@ -23,8 +24,9 @@ import org.fleet4j.pserver.transport.PsOptions;
 
 /**
  * A worker's grpc++ connection to one server: its gRPC control connection (barriers, save, load, stats, stop) and one
- * data connection per server network thread. A pull or push goes to the thread that owns what it touches; one that
- * touches several threads' ids is split into one request per owner (the ids, and a push's gradient rows, gathered
+ * data connection per server network thread. A pull or push goes to the thread that owns what it touches (the server's
+ * tables are split over its network threads by {@link KeyHash}'s functions for their count, which this uses too); one
+ * that touches several threads' ids is split into one request per owner (the ids, and a push's gradient rows, gathered
  * per owner off-heap), sent at once, and a pull's rows put back in place. A request for one owner goes out straight
  * from the caller's memory.
  */
@@ -122,7 +124,7 @@ final class GrpcppConnection implements PsConnection {
     @Override
     public void pullDense(String param, int block, MemorySegment out) {
         String what = "pullDense(" + param + ", block " + block + ")";
-        DataChannel c = channels.get(Ownership.ofBlock(param, block, threads()));
+        DataChannel c = channels.get(KeyHash.ownerOfBlock(param, block, threads()));
         ByteBuf frame = c.header(Frames.Call.PULL_DENSE, Frames.nameBytes(param) + 4, Frames.nameBytes(param) + 4);
         Frames.writeName(frame, param);
         frame.writeInt(block);
@@ -137,7 +139,7 @@ final class GrpcppConnection implements PsConnection {
     @Override
     public void pushDense(String param, int block, MemorySegment grad) {
         String what = "pushDense(" + param + ", block " + block + ")";
-        DataChannel c = channels.get(Ownership.ofBlock(param, block, threads()));
+        DataChannel c = channels.get(KeyHash.ownerOfBlock(param, block, threads()));
         int head = Frames.nameBytes(param) + 4;
         ByteBuf frame = c.header(Frames.Call.PUSH_DENSE, head + grad.byteSize(), head);
         Frames.writeName(frame, param);
@@ -193,7 +195,7 @@ final class GrpcppConnection implements PsConnection {
         Integer dim = sparseDims.get(table);
         long rowBytes = n == 0 ? 0 : dim == null ? grads.byteSize() / n : (long) dim * Float.BYTES;
         requireBytes(what, "gradients", grads, n * rowBytes);
-        Split split = syncWorkers > 0 ? Split.all(n, Ownership.ofTable(table, threads()), threads())
+        Split split = syncWorkers > 0 ? Split.all(n, KeyHash.ownerOfSteps(table, threads()), threads())
                 : Split.of(ids, n, threads());
         List<CompletableFuture<ByteBuf>> replies = new ArrayList<>();
         for (int t = 0; t < threads(); t++) {
@@ -306,7 +308,7 @@ final class GrpcppConnection implements PsConnection {
             int[] owners = new int[n];
             int[] counts = new int[threads];
             for (int i = 0; i < n; i++) {
-                owners[i] = Ownership.ofId(ids.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i), threads);
+                owners[i] = KeyHash.threadOf(ids.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i), threads);
                 counts[owners[i]]++;
             }
             for (int t = 0; t < threads; t++) {
