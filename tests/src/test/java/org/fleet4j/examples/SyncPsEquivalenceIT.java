@@ -19,7 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Sync-mode parameter-server training through the real bin/fleetrun (servers and workers in their own JVMs, gRPC on
  * loopback) against the same program in one process on the global batch ({@link SyncPsProgram}, a user's jar): SGD,
  * 1 server x 1 worker within 1e-5 relative, 2 servers x 2 workers within 1e-4 relative, for the global batch's loss of
- * every step and every parameter (relative to the parameter's largest magnitude); 2 x 2 also over protocol grpc++.
+ * every step and every parameter (relative to the parameter's largest magnitude); 2 x 2 also over star_server,
+ * grpc++ and grpc++ with tensor_fuse.
  */
 class SyncPsEquivalenceIT {
     private static final int STEPS = 15;
@@ -63,6 +64,16 @@ class SyncPsEquivalenceIT {
         assertClose(single, ps, 1e-4);
     }
 
+    /**
+     * grpc++ with tensor_fuse: a step's pushes to a server all in flight at once, each sparse table's to its step
+     * owner, whose last push of the step is answered only when every owner has applied the average.
+     */
+    @Test
+    void twoServersTwoWorkersOverGrpcppWithTensorFuseEqualOneProcessOnTheGlobalBatch() throws Exception {
+        Result ps = run("ps", 2, List.of("--server_num", "2", "--worker_num", "2"), "grpc++", "tensor_fuse");
+        assertClose(single, ps, 1e-4);
+    }
+
     private record Result(List<Double> losses, Map<String, double[]> params) {
     }
 
@@ -70,17 +81,19 @@ class SyncPsEquivalenceIT {
         return run(mode, workers, launcherArgs, "grpc");
     }
 
-    private static Result run(String mode, int workers, List<String> launcherArgs, String protocol) throws Exception {
-        Path dir = work.resolve(mode + "-" + workers + "-" + launcherArgs.size() + "-" + protocol);
+    private static Result run(String mode, int workers, List<String> launcherArgs, String... protocol)
+            throws Exception {
+        Path dir = work.resolve(mode + "-" + workers + "-" + launcherArgs.size() + "-" + String.join("-", protocol));
         Path out = dir.resolve("result.txt");
-        FleetRunJob job = FleetRunJob.start(dir, workers, launcherArgs, jar.toString(), mode, out.toString(), "" + STEPS,
-                "" + GLOBAL_BATCH, protocol);
+        List<String> args = new ArrayList<>(List.of(mode, out.toString(), "" + STEPS, "" + GLOBAL_BATCH));
+        args.addAll(List.of(protocol));
+        FleetRunJob job = FleetRunJob.start(dir, workers, launcherArgs, jar.toString(), args.toArray(String[]::new));
         assertEquals(0, job.await(JOB_TIMEOUT), job.describe());
         if (!launcherArgs.isEmpty()) {
             for (int s = 0; s < Integer.parseInt(launcherArgs.get(1)); s++) {
                 String log = Files.readString(job.logDir().resolve("serverlog." + s));
                 assertTrue(log.contains("fleet: server " + s + " stopped by the workers"), log);
-                assertTrue(log.contains(" over " + protocol + " ("), log);
+                assertTrue(log.contains(" over " + protocol[0] + " ("), log);
             }
         }
         List<Double> losses = new ArrayList<>();

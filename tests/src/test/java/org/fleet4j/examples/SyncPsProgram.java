@@ -38,8 +38,9 @@ import org.fleet4j.strategy.Protocol;
  * of mode ps (sync), over the protocol given (grpc when none): each of W workers trains on its
  * W-th of the global batch. Trainer 0 writes every step's loss of the
  * global batch and every parameter's final values to OUT ("loss STEP VALUE", "param NAME V0 V1 ...").
- * Args: local|ps|ps-async OUT STEPS GLOBAL_BATCH [PROTOCOL] ({@code ps-async}: the same in async mode, for the fault
- * tests; PROTOCOL: the strategy's protocol in ps modes, grpc when absent).
+ * Args: local|ps|ps-async OUT STEPS GLOBAL_BATCH [PROTOCOL [tensor_fuse]] ({@code ps-async}: the same in async mode,
+ * for the fault tests; PROTOCOL: the strategy's protocol in ps modes, grpc when absent; tensor_fuse: the strategy's
+ * tensor_fuse on).
  */
 public final class SyncPsProgram {
     static final int VOCAB = 40;
@@ -127,6 +128,9 @@ public final class SyncPsProgram {
                 : new DistributedStrategy().mode(Mode.PS).aSync(false);
         if (ps && args.length > 4) {
             strategy.protocol(Protocol.of(args[4]));
+        }
+        if (ps && args.length > 5 && args[5].equals("tensor_fuse")) {
+            strategy.tensorFuse(true);
         }
         PsPlan tables = tablesOf(Net.build());
         try (Fleet fleet = Fleet.init(strategy)) {

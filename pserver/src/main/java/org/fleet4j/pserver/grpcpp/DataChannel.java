@@ -100,7 +100,7 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
         ByteBuf frame = channel.alloc().directBuffer();
         Frames.writeRequestHeader(frame, Frames.Call.HELLO, 36, new byte[CallProof.HEADER_BYTES]);
         frame.writeBytes(nonce).writeInt(thread);
-        ByteBuf body = await(send(frame), "connect", deadline);
+        ByteBuf body = awaitAll(List.of(send(frame)), "connect", deadline).getFirst();
         try {
             int threads = body.readInt();
             int sync = body.readInt();
@@ -162,12 +162,15 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
         return done;
     }
 
-    /** The reply's body within {@code deadline}, to be released; a failure names {@code what} and the server. */
-    ByteBuf await(CompletableFuture<ByteBuf> reply, String what, Duration deadline) {
-        return awaitAll(List.of(reply), what, deadline).getFirst();
+    /** Requests sent and not yet answered (asked on the connection's own thread, where the queue lives). */
+    int inFlight() {
+        return channel.eventLoop().submit(pending::size).syncUninterruptibly().getNow();
     }
 
-    /** Every reply's body within {@code deadline}, to be released; if one fails, the others are released. */
+    /**
+     * Every reply's body within {@code deadline}, to be released; if one fails, the others are released, and the
+     * failure names {@code what} and the server.
+     */
     List<ByteBuf> awaitAll(List<CompletableFuture<ByteBuf>> replies, String what, Duration deadline) {
         try {
             CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new))

@@ -10,6 +10,8 @@ import io.netty.channel.EventLoop;
 import io.netty.handler.timeout.IdleStateHandler;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -21,9 +23,9 @@ import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.Sessions;
 
 /**
- * grpc++'s data port on a server: pulls and pushes over {@link Frames}, answered by {@link ServerCalls} on the
- * network thread that owns what they touch. The job token is checked on the header of every request, before its
- * body is read.
+ * grpc++'s data port on a server: pulls and pushes over {@link Frames}, answered by {@link ServerCalls} on the network
+ * thread that owns what they touch: the network threads are the table shard's owners ({@link #ownTables}). The job
+ * token is checked on the header of every request, before its body is read.
  */
 final class DataServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DataServer.class.getName());
@@ -37,13 +39,16 @@ final class DataServer implements AutoCloseable {
     private final Supplier<String> controlEndpoint;
     private final CopyCount copies = new CopyCount();
 
-    /** Listens on {@code host:port} (0: a free port); {@code token} null checks none. */
-    DataServer(TableShard shard, JobToken token, NetworkSettings settings, String host, int port, Duration deadline,
+    /**
+     * Listens on {@code host:port} (0: a free port) with {@code loops}, which own {@code shard}'s parts (see
+     * {@link #ownTables}) and are closed with this; {@code token} null checks none.
+     */
+    DataServer(TableShard shard, NetworkLoops loops, JobToken token, String host, int port, Duration deadline,
                Supplier<String> controlEndpoint) {
         this.shard = shard;
+        this.loops = loops;
         this.sessions = token == null ? null : new Sessions(token);
         this.controlEndpoint = controlEndpoint;
-        loops = new NetworkLoops(settings, "ps-grpcpp-server-io", 0);
         ServerBootstrap bootstrap = new ServerBootstrap().group(loops.group())
                 .channel(NetworkLoops.serverChannel())
                 .childOption(ChannelOption.TCP_NODELAY, true)
@@ -59,12 +64,32 @@ final class DataServer implements AutoCloseable {
         try {
             listener = bootstrap.bind(new InetSocketAddress(host, port)).syncUninterruptibly().channel();
         } catch (RuntimeException e) {
-            loops.close();
+            stopLoops();
             throw new PsException("parameter server " + controlEndpoint.get() + " cannot listen for grpc++ data on "
                     + host + ":" + port + ": " + e.getMessage() + " (is the port taken? fix .endpoint_map, or give"
                     + " port 0 for a free one)", e);
         }
         endpoint = host + ":" + ((InetSocketAddress) listener.localAddress()).getPort();
+    }
+
+    /**
+     * Makes the network threads the shard's owners: loop {@code i} owns what {@link TableShard#ownerOfSparse} and
+     * {@link TableShard#ownerOfDense} call owner {@code i}, and the work of a request it received runs on it in
+     * place. Before serving.
+     */
+    static NetworkLoops ownTables(TableShard shard, NetworkSettings settings) {
+        NetworkLoops loops = new NetworkLoops(settings, "ps-grpcpp-server-io", 0);
+        List<EventLoop> owners = new ArrayList<>();
+        for (int i = 0; i < loops.size(); i++) {
+            owners.add(loops.loop(i));
+        }
+        try {
+            shard.runOn(owners);
+        } catch (RuntimeException e) {
+            loops.close();
+            throw e;
+        }
+        return loops;
     }
 
     String endpoint() {
@@ -122,9 +147,16 @@ final class DataServer implements AutoCloseable {
     @Override
     public void close() {
         listener.close().syncUninterruptibly();
-        if (!loops.shutdown(Duration.ofSeconds(5))) {
+        stopLoops();
+    }
+
+    /** Stops the network threads and gives the shard owner threads of its own again (control calls may follow). */
+    private void stopLoops() {
+        if (loops.shutdown(Duration.ofSeconds(5))) {
+            shard.runOnOwnThreads();
+        } else {
             LOG.log(System.Logger.Level.WARNING, "parameter server " + controlEndpoint.get() + ": some grpc++ threads"
-                    + " did not end within 5 s of close");
+                    + " did not end within 5 s of close; its tables stay on them");
         }
     }
 }

@@ -12,19 +12,23 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.TcpStore;
 import org.fleet4j.pserver.grpc.GrpcTransport;
+import org.fleet4j.pserver.table.KeyHash;
 import org.fleet4j.pserver.table.TableStats;
 import org.fleet4j.pserver.transport.CallProof;
+import org.fleet4j.pserver.transport.PsBatch;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
 
 /**
  * A worker's grpc++ connection to one server: its gRPC control connection (barriers, save, load, stats, stop) and one
- * data connection per server network thread. A pull or push goes to the thread that owns what it touches; one that
- * touches several threads' ids is split into one request per owner (the ids, and a push's gradient rows, gathered
+ * data connection per server network thread. A pull or push goes to the thread that owns what it touches (the server's
+ * tables are split over its network threads by {@link KeyHash}'s functions for their count, which this uses too); one
+ * that touches several threads' ids is split into one request per owner (the ids, and a push's gradient rows, gathered
  * per owner off-heap), sent at once, and a pull's rows put back in place. A request for one owner goes out straight
  * from the caller's memory.
  */
@@ -121,36 +125,120 @@ final class GrpcppConnection implements PsConnection {
 
     @Override
     public void pullDense(String param, int block, MemorySegment out) {
-        String what = "pullDense(" + param + ", block " + block + ")";
-        DataChannel c = channels.get(Ownership.ofBlock(param, block, threads()));
-        ByteBuf frame = c.header(Frames.Call.PULL_DENSE, Frames.nameBytes(param) + 4, Frames.nameBytes(param) + 4);
-        Frames.writeName(frame, param);
-        frame.writeInt(block);
-        ByteBuf body = c.await(c.send(frame), what, deadline);
-        try {
-            receive(what, body, out, 0);
-        } finally {
-            body.release();
-        }
+        finish(sendPullDense(param, block, out));
     }
 
     @Override
     public void pushDense(String param, int block, MemorySegment grad) {
-        String what = "pushDense(" + param + ", block " + block + ")";
-        DataChannel c = channels.get(Ownership.ofBlock(param, block, threads()));
-        int head = Frames.nameBytes(param) + 4;
-        ByteBuf frame = c.header(Frames.Call.PUSH_DENSE, head + grad.byteSize(), head);
-        Frames.writeName(frame, param);
-        frame.writeInt(block);
-        c.await(c.send(Unpooled.wrappedBuffer(frame, wrap(c, grad, grad.byteSize()))), what, deadline).release();
+        finish(sendPushDense(param, block, grad));
     }
 
     @Override
     public void pullSparse(String table, MemorySegment ids, int n, MemorySegment out) {
+        finish(sendPullSparse(table, ids, n, out));
+    }
+
+    @Override
+    public void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads) {
+        finish(sendPushSparse(table, ids, n, grads));
+    }
+
+    /**
+     * Every pull of the batch sent at once, each on its owning thread's connection, and then their replies taken:
+     * one round trip for the step's pulls instead of one per block and table.
+     */
+    @Override
+    public void pullMany(PsBatch batch) {
+        many(batch, true);
+    }
+
+    /** As {@link #pullMany}: every push of the batch in flight at once, from the caller's memory. */
+    @Override
+    public void pushMany(PsBatch batch) {
+        many(batch, false);
+    }
+
+    private void many(PsBatch batch, boolean pull) {
+        List<Sent> sent = new ArrayList<>();
+        try {
+            for (PsBatch.Dense d : batch.dense()) {
+                sent.add(pull ? sendPullDense(d.param(), d.block(), d.values())
+                        : sendPushDense(d.param(), d.block(), d.values()));
+            }
+            for (PsBatch.Sparse t : batch.sparse()) {
+                sent.add(pull ? sendPullSparse(t.table(), t.ids(), t.n(), t.rows())
+                        : sendPushSparse(t.table(), t.ids(), t.n(), t.rows()));
+            }
+        } catch (RuntimeException e) {
+            releaseWhenDone(sent);
+            throw e;
+        }
+        finishAll(sent);
+    }
+
+    /** Requests on their way and what their replies' bodies are for (nothing for a push). */
+    private record Sent(String what, List<CompletableFuture<ByteBuf>> replies, Consumer<List<ByteBuf>> onReplies) {
+    }
+
+    /** Waits for a call's replies, hands them on and releases them. */
+    private void finish(Sent sent) {
+        if (sent.replies().isEmpty()) {
+            return;
+        }
+        List<ByteBuf> bodies = channels.get(0).awaitAll(sent.replies(), sent.what(), deadline);
+        try {
+            sent.onReplies().accept(bodies);
+        } finally {
+            bodies.forEach(ByteBuf::release);
+        }
+    }
+
+    /** {@link #finish} for each in turn; after a failure the other replies are released as they come. */
+    private void finishAll(List<Sent> sent) {
+        for (int i = 0; i < sent.size(); i++) {
+            try {
+                finish(sent.get(i));
+            } catch (RuntimeException e) {
+                releaseWhenDone(sent.subList(i + 1, sent.size()));
+                throw e;
+            }
+        }
+    }
+
+    private static void releaseWhenDone(List<Sent> sent) {
+        sent.forEach(s -> s.replies().forEach(r -> r.thenAccept(ByteBuf::release)));
+    }
+
+    /** Requests sent on the connection to server thread {@code thread} and not yet answered. */
+    int inFlight(int thread) {
+        return channels.get(thread).inFlight();
+    }
+
+    private Sent sendPullDense(String param, int block, MemorySegment out) {
+        String what = "pullDense(" + param + ", block " + block + ")";
+        DataChannel c = channels.get(KeyHash.ownerOfBlock(param, block, threads()));
+        ByteBuf frame = c.header(Frames.Call.PULL_DENSE, Frames.nameBytes(param) + 4, Frames.nameBytes(param) + 4);
+        Frames.writeName(frame, param);
+        frame.writeInt(block);
+        return new Sent(what, List.of(c.send(frame)), bodies -> receive(what, bodies.getFirst(), out, 0));
+    }
+
+    private Sent sendPushDense(String param, int block, MemorySegment grad) {
+        String what = "pushDense(" + param + ", block " + block + ")";
+        DataChannel c = channels.get(KeyHash.ownerOfBlock(param, block, threads()));
+        int head = Frames.nameBytes(param) + 4;
+        ByteBuf frame = c.header(Frames.Call.PUSH_DENSE, head + grad.byteSize(), head);
+        Frames.writeName(frame, param);
+        frame.writeInt(block);
+        return new Sent(what, List.of(c.send(Unpooled.wrappedBuffer(frame, wrap(c, grad, grad.byteSize())))),
+                bodies -> { });
+    }
+
+    private Sent sendPullSparse(String table, MemorySegment ids, int n, MemorySegment out) {
         String what = "pullSparse(" + table + ", " + n + " ids)";
         requireBytes(what, "ids", ids, (long) n * Long.BYTES);
         if (n == 0) {
-            return;
+            return new Sent(what, List.of(), bodies -> { });
         }
         Split split = Split.of(ids, n, threads());
         List<CompletableFuture<ByteBuf>> replies = new ArrayList<>();
@@ -169,8 +257,7 @@ final class GrpcppConnection implements PsConnection {
             ByteBuf idBytes = split.whole() ? wrap(c, ids, (long) n * Long.BYTES) : split.ids(c, ids, t, copies);
             replies.add(c.send(Unpooled.wrappedBuffer(frame, idBytes)));
         }
-        List<ByteBuf> bodies = channels.get(0).awaitAll(replies, what, deadline);
-        try {
+        return new Sent(what, replies, bodies -> {
             for (int i = 0; i < bodies.size(); i++) {
                 if (split.whole()) {
                     receive(what, bodies.get(i), out, 0);
@@ -178,22 +265,19 @@ final class GrpcppConnection implements PsConnection {
                     split.scatterRows(bodies.get(i), out, owners.get(i), what);
                 }
             }
-        } finally {
-            bodies.forEach(ByteBuf::release);
-        }
+        });
     }
 
-    @Override
-    public void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads) {
+    private Sent sendPushSparse(String table, MemorySegment ids, int n, MemorySegment grads) {
         String what = "pushSparse(" + table + ", " + n + " ids)";
         requireBytes(what, "ids", ids, (long) n * Long.BYTES);
         if (n == 0 && syncWorkers == 0) {
-            return;
+            return new Sent(what, List.of(), bodies -> { });
         }
         Integer dim = sparseDims.get(table);
         long rowBytes = n == 0 ? 0 : dim == null ? grads.byteSize() / n : (long) dim * Float.BYTES;
         requireBytes(what, "gradients", grads, n * rowBytes);
-        Split split = syncWorkers > 0 ? Split.all(n, Ownership.ofTable(table, threads()), threads())
+        Split split = syncWorkers > 0 ? Split.all(n, KeyHash.ownerOfSteps(table, threads()), threads())
                 : Split.of(ids, n, threads());
         List<CompletableFuture<ByteBuf>> replies = new ArrayList<>();
         for (int t = 0; t < threads(); t++) {
@@ -214,7 +298,7 @@ final class GrpcppConnection implements PsConnection {
             }
             replies.add(c.send(request));
         }
-        channels.get(0).awaitAll(replies, what, deadline).forEach(ByteBuf::release);
+        return new Sent(what, replies, bodies -> { });
     }
 
     /** The first {@code bytes} of {@code segment} as a buffer over the same memory; copied only from the heap. */
@@ -306,7 +390,7 @@ final class GrpcppConnection implements PsConnection {
             int[] owners = new int[n];
             int[] counts = new int[threads];
             for (int i = 0; i < n; i++) {
-                owners[i] = Ownership.ofId(ids.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i), threads);
+                owners[i] = KeyHash.threadOf(ids.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i), threads);
                 counts[owners[i]]++;
             }
             for (int t = 0; t < threads; t++) {

@@ -1,5 +1,6 @@
 package org.fleet4j.pserver.grpcpp;
 
+import io.netty.channel.EventLoop;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
@@ -21,13 +22,27 @@ final class GrpcppServer implements PsServer {
     private final DataServer data;
 
     GrpcppServer(TableShard shard, PsOptions options, EndpointMap map, NetworkSettings settings) {
-        control = GrpcTransport.serve(GrpcppTransport.PROTOCOL, shard, options);
-        String dataEndpoint = map.dataEndpoint(options.endpoint()).orElse(null);
-        InetSocketAddress bind = dataEndpoint == null
-                ? new InetSocketAddress(TcpStore.parseHostPort(control.endpoint(), "endpoint").getHostString(), 0)
-                : TcpStore.parseHostPort(dataEndpoint, "grpc++ data endpoint (" + map.source() + ")");
+        // the network threads own the tables before any call, control or data, can reach them
+        NetworkLoops loops = DataServer.ownTables(shard, settings);
         try {
-            data = new DataServer(shard, options.token(), settings, bind.getHostString(), bind.getPort(),
+            control = GrpcTransport.serve(GrpcppTransport.PROTOCOL, shard, options);
+        } catch (RuntimeException e) {
+            giveBack(loops, shard);
+            throw e;
+        }
+        String dataEndpoint = map.dataEndpoint(options.endpoint()).orElse(null);
+        InetSocketAddress bind;
+        try {
+            bind = dataEndpoint == null
+                    ? new InetSocketAddress(TcpStore.parseHostPort(control.endpoint(), "endpoint").getHostString(), 0)
+                    : TcpStore.parseHostPort(dataEndpoint, "grpc++ data endpoint (" + map.source() + ")");
+        } catch (RuntimeException e) {
+            control.close();
+            giveBack(loops, shard);
+            throw e;
+        }
+        try {
+            data = new DataServer(shard, loops, options.token(), bind.getHostString(), bind.getPort(),
                     options.deadline(), control::endpoint);
         } catch (RuntimeException e) {
             control.close();
@@ -39,6 +54,12 @@ final class GrpcppServer implements PsServer {
                 + (NetworkLoops.epoll() ? "epoll" : "NIO"));
     }
 
+    /** When serving fails to start: the network threads end and the shard gets owner threads of its own back. */
+    private static void giveBack(NetworkLoops loops, TableShard shard) {
+        loops.close();
+        shard.runOnOwnThreads();
+    }
+
     @Override
     public String endpoint() {
         return control.endpoint();
@@ -47,6 +68,11 @@ final class GrpcppServer implements PsServer {
     /** The data port's endpoint (host:port). */
     String dataEndpoint() {
         return data.endpoint();
+    }
+
+    /** Network thread {@code i}: owner {@code i} of the shard's tables. */
+    EventLoop networkThread(int i) {
+        return data.loop(i);
     }
 
     Map<Integer, Integer> pinnedThreads() {

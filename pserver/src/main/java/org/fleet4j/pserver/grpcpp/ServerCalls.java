@@ -10,15 +10,22 @@ import io.netty.handler.timeout.IdleStateEvent;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.Function;
+import org.fleet4j.pserver.table.SparseTable;
 import org.fleet4j.pserver.table.TableException;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.CallProof;
 
 /**
  * One worker connection's calls on a grpc++ server. Hello moves the connection to the network thread the worker asked
- * for; from then on every request is answered on that thread, from the table shards it owns ({@link Ownership}), with
- * no lock of ours and no hand-off to another thread. Ids and gradients are read where they arrived (a view of the
- * direct receive buffer) and rows are pulled straight into the reply's direct buffer.
+ * for; from then on every request is answered on that thread, which is the table shard's owner of everything the
+ * request may touch ({@link DataServer#ownTables}): the tables run it right here, with no lock and no hand-off to
+ * another thread, and a request for what another thread owns is refused. Only a sync step's last sparse push waits for
+ * the other owners to apply the step; its reply, and the connection's replies after it, follow when they have. Ids and
+ * gradients are read where they arrived (a view of the direct receive buffer) and rows are pulled straight into the
+ * reply's direct buffer.
  */
 final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAssembler.Sink {
     private static final int HELLO_BYTES = 32 + Integer.BYTES;
@@ -28,6 +35,8 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
     /** The thread this connection's worker asked for in Hello; -1 before Hello. */
     private int thread = -1;
     private long sequence;
+    /** Done when every reply so far has been handed to the channel. */
+    private CompletableFuture<Void> replied = CompletableFuture.completedFuture(null);
     private Frames.Call call;
 
     ServerCalls(DataServer server) {
@@ -84,22 +93,47 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
             hello(ctx, body);
             return;
         }
-        ByteBuf reply;
+        Frames.Call c = call;
+        long seq = sequence;
+        CompletableFuture<ByteBuf> reply;
         try {
-            reply = switch (call) {
+            reply = switch (c) {
                 case PULL_DENSE -> pullDense(ctx, body);
                 case PUSH_DENSE -> pushDense(ctx, body);
                 case PULL_SPARSE -> pullSparse(ctx, body);
                 case PUSH_SPARSE -> pushSparse(ctx, body);
                 case HELLO -> throw new IllegalStateException("Hello is answered above");
             };
-        } catch (TableException | IllegalArgumentException | IndexOutOfBoundsException e) {
-            reply = error(ctx, Frames.BAD_REQUEST, e.getMessage());
         } catch (RuntimeException e) {
-            server.logFailure(e);
-            reply = error(ctx, Frames.FAILED, e.toString());
+            reply = CompletableFuture.failedFuture(e);
         }
-        ctx.writeAndFlush(reply);
+        if (reply.isDone() && replied.isDone()) {
+            ctx.writeAndFlush(answer(ctx, c, seq, reply));
+            return;
+        }
+        // a reply that waits for other owners (a sync step's last push): the body stays until then, and the
+        // replies after it wait for it, as the worker matches them in order
+        body.retain();
+        CompletableFuture<ByteBuf> pending = reply;
+        pending.whenComplete((r, failure) -> body.release());
+        // written on this connection's thread, so that a reply sent straight after it cannot overtake it
+        replied = replied.thenCombine(pending.handle((r, failure) -> null), (a, b) -> null)
+                .thenRunAsync(() -> ctx.writeAndFlush(answer(ctx, c, seq, pending)), ctx.executor());
+    }
+
+    /** The reply of a finished call, or its error reply. */
+    private ByteBuf answer(ChannelHandlerContext ctx, Frames.Call c, long seq, CompletableFuture<ByteBuf> reply) {
+        try {
+            return reply.join();
+        } catch (CompletionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof TableException || cause instanceof IllegalArgumentException
+                    || cause instanceof IndexOutOfBoundsException) {
+                return error(ctx, c, seq, Frames.BAD_REQUEST, cause.getMessage());
+            }
+            server.logFailure(cause instanceof Exception ex ? ex : e);
+            return error(ctx, c, seq, Frames.FAILED, cause.toString());
+        }
     }
 
     private void hello(ChannelHandlerContext ctx, ByteBuf body) {
@@ -137,34 +171,25 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
                 gone -> target.register(channel).addListener(moved -> channel.config().setAutoRead(true))));
     }
 
-    private ByteBuf pullDense(ChannelHandlerContext ctx, ByteBuf body) {
+    private CompletableFuture<ByteBuf> pullDense(ChannelHandlerContext ctx, ByteBuf body) {
         String param = Frames.readName(body);
         int block = body.readInt();
-        requireOwner(Ownership.ofBlock(param, block, server.threads()), "dense " + param + " block " + block);
+        requireOwner(shard.ownerOfDense(param, block), "dense " + param + " block " + block);
         long bytes = shard.denseBlock(param, block).spec().numel() * Float.BYTES;
-        ByteBuf reply = rowsReply(ctx, bytes);
-        try {
-            shard.pullDense(param, block, rows(reply, bytes));
-        } catch (RuntimeException e) {
-            reply.release();
-            throw e;
-        }
-        reply.writerIndex(reply.writerIndex() + (int) bytes);
-        return reply;
+        return rows(ctx, bytes, out -> shard.pullDenseAsync(param, block, out));
     }
 
-    private ByteBuf pushDense(ChannelHandlerContext ctx, ByteBuf body) {
+    private CompletableFuture<ByteBuf> pushDense(ChannelHandlerContext ctx, ByteBuf body) {
         String param = Frames.readName(body);
         int block = body.readInt();
-        requireOwner(Ownership.ofBlock(param, block, server.threads()), "dense " + param + " block " + block);
+        requireOwner(shard.ownerOfDense(param, block), "dense " + param + " block " + block);
         long numel = shard.denseBlock(param, block).spec().numel();
         requireBytes(body.readableBytes(), numel * Float.BYTES, "dense " + param + " block " + block
                 + ": the gradient", numel + " floats");
-        shard.pushDense(param, block, view(body, body.readableBytes()));
-        return done(ctx);
+        return done(ctx, shard.pushDenseAsync(param, block, view(body, body.readableBytes())));
     }
 
-    private ByteBuf pullSparse(ChannelHandlerContext ctx, ByteBuf body) {
+    private CompletableFuture<ByteBuf> pullSparse(ChannelHandlerContext ctx, ByteBuf body) {
         String table = Frames.readName(body);
         int n = body.readInt();
         int dim = shard.sparseTable(table).config().dim();
@@ -172,19 +197,10 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
                 n + " int64");
         MemorySegment ids = view(body, (long) n * Long.BYTES);
         requireOwnedIds(table, ids, n);
-        long bytes = (long) n * dim * Float.BYTES;
-        ByteBuf reply = rowsReply(ctx, bytes);
-        try {
-            shard.pullSparse(table, ids, n, rows(reply, bytes));
-        } catch (RuntimeException e) {
-            reply.release();
-            throw e;
-        }
-        reply.writerIndex(reply.writerIndex() + (int) bytes);
-        return reply;
+        return rows(ctx, (long) n * dim * Float.BYTES, out -> shard.pullSparseAsync(table, ids, n, out));
     }
 
-    private ByteBuf pushSparse(ChannelHandlerContext ctx, ByteBuf body) {
+    private CompletableFuture<ByteBuf> pushSparse(ChannelHandlerContext ctx, ByteBuf body) {
         String table = Frames.readName(body);
         int n = body.readInt();
         int dim = shard.sparseTable(table).config().dim();
@@ -193,13 +209,32 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
                 + ": the ids and gradients", n + " int64 and " + n + " x dimension " + dim + " floats");
         MemorySegment ids = view(body, idBytes);
         if (shard.syncWorkers() > 0) {
-            requireOwner(Ownership.ofTable(table, server.threads()), "sync-mode pushes of sparse table " + table);
+            requireOwner(shard.ownerOfSparseSteps(table), "sync-mode pushes of sparse table " + table);
         } else {
             requireOwnedIds(table, ids, n);
         }
         body.skipBytes((int) idBytes);
-        shard.pushSparse(table, ids, n, view(body, body.readableBytes()));
-        return done(ctx);
+        return done(ctx, shard.pushSparseAsync(table, ids, n, view(body, body.readableBytes())));
+    }
+
+    /** A reply of {@code bytes} of rows that {@code fill} puts straight into its direct buffer. */
+    private CompletableFuture<ByteBuf> rows(ChannelHandlerContext ctx, long bytes,
+                                            Function<MemorySegment, CompletableFuture<Void>> fill) {
+        ByteBuf reply = rowsReply(ctx, bytes);
+        CompletableFuture<Void> filled;
+        try {
+            filled = fill.apply(MemorySegment.ofBuffer(reply.nioBuffer(reply.writerIndex(), (int) bytes)));
+        } catch (RuntimeException e) {
+            reply.release();
+            throw e;
+        }
+        return filled.handle((ok, failure) -> {
+            if (failure != null) {
+                reply.release();
+                throw failure instanceof CompletionException c ? c : new CompletionException(failure);
+            }
+            return reply.writerIndex(reply.writerIndex() + (int) bytes);
+        });
     }
 
     /** Bytes of {@code body} from its reader index, as a segment over the same memory. */
@@ -218,21 +253,24 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
         return reply;
     }
 
-    /** The reply's room for {@code bytes} of rows, after its header. */
-    private static MemorySegment rows(ByteBuf reply, long bytes) {
-        return MemorySegment.ofBuffer(reply.nioBuffer(reply.writerIndex(), (int) bytes));
-    }
-
-    private ByteBuf done(ChannelHandlerContext ctx) {
-        ByteBuf reply = ctx.alloc().directBuffer(Frames.LENGTH_BYTES + Frames.REPLY_HEADER);
-        Frames.writeReplyHeader(reply, call, Frames.OK, sequence, 0);
-        return reply;
+    private CompletableFuture<ByteBuf> done(ChannelHandlerContext ctx, CompletableFuture<Void> applied) {
+        Frames.Call c = call;
+        long seq = sequence;
+        return applied.thenApply(ok -> {
+            ByteBuf reply = ctx.alloc().directBuffer(Frames.LENGTH_BYTES + Frames.REPLY_HEADER);
+            Frames.writeReplyHeader(reply, c, Frames.OK, seq, 0);
+            return reply;
+        });
     }
 
     private ByteBuf error(ChannelHandlerContext ctx, short status, String message) {
+        return error(ctx, call, sequence, status, message);
+    }
+
+    private static ByteBuf error(ChannelHandlerContext ctx, Frames.Call c, long seq, short status, String message) {
         byte[] text = String.valueOf(message).getBytes(StandardCharsets.UTF_8);
         ByteBuf reply = ctx.alloc().directBuffer(Frames.LENGTH_BYTES + Frames.REPLY_HEADER + text.length);
-        Frames.writeReplyHeader(reply, call, status, sequence, text.length);
+        Frames.writeReplyHeader(reply, c, status, seq, text.length);
         return reply.writeBytes(text);
     }
 
@@ -248,9 +286,10 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
         if (threads == 1) {
             return;
         }
+        SparseTable t = shard.sparseTable(table);
         for (int i = 0; i < n; i++) {
             long id = ids.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i);
-            int owner = Ownership.ofId(id, threads);
+            int owner = t.ownerOf(id);
             if (owner != thread) {
                 throw new IllegalArgumentException("sparse table " + table + ": id " + id + " belongs to network"
                         + " thread " + owner + " of " + threads + ", and came to thread " + thread

@@ -14,13 +14,11 @@ public final class DenseBlock {
     private final ServerOptimizer optimizer;
     private final MemorySegment record;
     private final ShardOwners owners;
-    private final int owner;
 
-    DenseBlock(DenseSlicing.Block spec, DenseTableConfig config, ShardOwners owners, int owner) {
+    DenseBlock(DenseSlicing.Block spec, DenseTableConfig config, ShardOwners owners) {
         this.spec = spec;
         this.optimizer = config.optimizer();
         this.owners = owners;
-        this.owner = owner;
         long bytes = optimizer.recordFloats(spec.numel()) * Float.BYTES;
         this.record = OffHeapMemory.allocate(bytes, 64, () -> "dense block " + spec);
         for (long e = 0; e < spec.numel(); e++) {
@@ -33,9 +31,9 @@ public final class DenseBlock {
         return spec;
     }
 
-    /** The owner whose thread alone touches this block. */
+    /** The owner whose thread alone touches this block ({@link KeyHash#ownerOfBlock} for the shard's owners). */
     public int owner() {
-        return owner;
+        return KeyHash.ownerOfBlock(spec.param(), spec.block(), owners.size());
     }
 
     long bytes() {
@@ -76,19 +74,19 @@ public final class DenseBlock {
     /** The whole record copied out on the owner: value and state from the same update. */
     float[] snapshot() {
         float[][] out = new float[1][];
-        owners.run(owner, () -> out[0] = record.toArray(ServerOptimizer.F));
+        owners.run(owner(), () -> out[0] = record.toArray(ServerOptimizer.F));
         return out[0];
     }
 
     /** Replaces the whole record. */
     void restore(float[] floats) {
-        owners.run(owner, () -> MemorySegment.copy(floats, 0, record, ServerOptimizer.F, 0, floats.length));
+        owners.run(owner(), () -> MemorySegment.copy(floats, 0, record, ServerOptimizer.F, 0, floats.length));
     }
 
     /** Runs {@code task} on the owner; sync mode's step sum for this block runs there too. */
     CompletableFuture<Void> onOwner(Runnable task) {
         ShardOwners.Parts parts = new ShardOwners.Parts(1);
-        parts.run(owners.get(owner), task);
+        parts.run(owners, owner(), task);
         return parts.done();
     }
 

@@ -3,8 +3,9 @@ package org.fleet4j.pserver.table;
 /**
  * Where a sparse id lives: a mixing hash (MurmurHash3's 64-bit finaliser) spreads sequential, strided and
  * clustered ids evenly, where raw {@code id % servers} puts every id of stride {@code servers} on one server.
- * The server is taken from the hash's high bits, the stripe and slot inside a server from a second, salted hash,
- * so the three choices do not correlate.
+ * The server is taken from the hash's high bits, the owner, stripe and slot inside a server from a second, salted
+ * hash, so the choices do not correlate. Every placement inside a server is a function of the owner count alone, so
+ * a worker that knows a server's owners (grpc++'s network threads) routes by exactly the table's ownership.
  */
 public final class KeyHash {
     private static final long SALT = 0x9E3779B97F4A7C15L;
@@ -28,12 +29,23 @@ public final class KeyHash {
     }
 
     /**
-     * The network thread in [0, threads) of a server that owns {@code id} (grpc++'s sharing-nothing split). It is
-     * the high bits of the hash that picks a sparse table's stripe, so with a power-of-two number of threads that
-     * divides the stripes each stripe belongs to exactly one thread, and no two threads touch one stripe.
+     * The owner in [0, owners) of {@code id} on its server: the one thread of {@link ShardOwners} that alone touches
+     * its row, and so the grpc++ network thread a worker sends it to. It is the high bits of the same hash that
+     * picks the row's stripe, and {@link SparseTable} makes its stripe count a multiple of the owners, so every
+     * stripe lies in exactly one owner for any number of owners.
      */
-    public static int threadOf(long id, int threads) {
-        return (int) Math.unsignedMultiplyHigh(local(id), threads);
+    public static int threadOf(long id, int owners) {
+        return (int) Math.unsignedMultiplyHigh(local(id), owners);
+    }
+
+    /** The owner in [0, owners) of block {@code block} of dense table {@code param} on its server. */
+    public static int ownerOfBlock(String param, int block, int owners) {
+        return Math.floorMod(param.hashCode() * 31 + block, owners);
+    }
+
+    /** The owner in [0, owners) that sums a sync-mode step's pushes of sparse table {@code table}. */
+    public static int ownerOfSteps(String table, int owners) {
+        return Math.floorMod(table.hashCode(), owners);
     }
 
     /** The hash a server uses to place {@code id} in its stripes and slots; independent of {@link #serverOf}. */

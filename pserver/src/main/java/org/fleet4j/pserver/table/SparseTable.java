@@ -22,25 +22,53 @@ public final class SparseTable {
 
     private final SparseTableConfig config;
     private final ShardOwners owners;
-    private final SparseStripe[] stripes;
-    private final int stripeShift;
+    /** Replaced only by {@link #restripe}, before serving or after it (nothing runs at the same time then). */
+    private volatile SparseStripe[] stripes;
 
     /** A table on its own, with owner threads of its own. */
     SparseTable(SparseTableConfig config) {
-        this(config, new ShardOwners(ShardOwners.defaultCount(), "ps-table-" + config.name()), 0);
+        this(config, new ShardOwners(ShardOwners.defaultCount(), "ps-table-" + config.name()));
     }
 
-    /** A table of a shard: stripe {@code i} belongs to owner {@code (firstOwner + i) % owners}. */
-    SparseTable(SparseTableConfig config, ShardOwners owners, int firstOwner) {
+    /** A table of a shard, split over the shard's owners. */
+    SparseTable(SparseTableConfig config, ShardOwners owners) {
         this.config = config;
         this.owners = owners;
-        int count = config.stripes();
-        this.stripes = new SparseStripe[count];
-        for (int i = 0; i < count; i++) {
-            stripes[i] = new SparseStripe(config.name(), config.dim(), config.optimizer(), config.initializer(),
-                    (firstOwner + i) % owners.size());
+        this.stripes = newStripes();
+    }
+
+    /**
+     * At least the configured stripes, a multiple of the owners: stripe {@code s} of {@code S} holds the ids whose
+     * hash's high bits are in its {@code 1/S} of the range and belongs to owner {@code s / (S / owners)}, which is
+     * {@link KeyHash#threadOf} of every id in it.
+     */
+    private SparseStripe[] newStripes() {
+        int count = owners.size();
+        int perOwner = Math.ceilDiv(config.stripes(), count);
+        SparseStripe[] fresh = new SparseStripe[count * perOwner];
+        for (int i = 0; i < fresh.length; i++) {
+            fresh[i] = new SparseStripe(config.name(), config.dim(), config.optimizer(), config.initializer(),
+                    i / perOwner);
         }
-        this.stripeShift = 64 - Integer.numberOfTrailingZeros(count);
+        return fresh;
+    }
+
+    /**
+     * Splits the rows anew over the shard's owners after their number changed ({@link TableShard#runOn}): every row
+     * moves, whole, to its stripe of the new split. Only while nothing else touches the table.
+     */
+    void restripe() {
+        SparseStripe[] old = stripes;
+        SparseStripe[] fresh = newStripes();
+        long recordBytes = config.optimizer().recordFloats(config.dim()) * Float.BYTES;
+        for (SparseStripe s : old) {
+            s.forEach((id, record) -> {
+                long hash = KeyHash.local(id);
+                MemorySegment moved = fresh[stripeOf(hash, fresh.length)].findOrCreate(id, hash);
+                MemorySegment.copy(record, 0, moved, 0, recordBytes);
+            });
+        }
+        stripes = fresh;
     }
 
     public SparseTableConfig config() {
@@ -51,14 +79,18 @@ public final class SparseTable {
         return config.name();
     }
 
-    /** The owner whose thread alone touches row {@code id}: where a sharing-nothing transport sends its requests. */
+    /**
+     * The owner whose thread alone touches row {@code id}, {@link KeyHash#threadOf} for the shard's owners: where a
+     * sharing-nothing transport sends its requests.
+     */
     public int ownerOf(long id) {
-        return stripes[stripeOf(KeyHash.local(id))].owner;
+        SparseStripe[] all = stripes;
+        return all[stripeOf(KeyHash.local(id), all.length)].owner;
     }
 
-    /** The owner that sums this table's pushes of a sync step. */
-    int aggregationOwner() {
-        return stripes[0].owner;
+    /** The owner that sums this table's pushes of a sync step ({@link KeyHash#ownerOfSteps}). */
+    public int stepOwner() {
+        return KeyHash.ownerOfSteps(config.name(), owners.size());
     }
 
     /** Copies the rows of {@code n} ids into {@code out} ({@code n * dim} floats), creating missing rows. */
@@ -156,7 +188,8 @@ public final class SparseTable {
     /** Row {@code id}'s record copied out, or null when the table has no such row (nothing is created). */
     public float[] peekRecord(long id) {
         long hash = KeyHash.local(id);
-        SparseStripe s = stripes[stripeOf(hash)];
+        SparseStripe[] all = stripes;
+        SparseStripe s = all[stripeOf(hash, all.length)];
         float[][] out = new float[1][];
         owners.run(s.owner, () -> {
             MemorySegment r = s.find(id, hash);
@@ -165,8 +198,8 @@ public final class SparseTable {
         return out[0];
     }
 
-    private int stripeOf(long hash) {
-        return stripeShift == 64 ? 0 : (int) (hash >>> stripeShift);
+    private static int stripeOf(long hash, int stripes) {
+        return (int) Math.unsignedMultiplyHigh(hash, stripes);
     }
 
     private void checkSizes(MemorySegment ids, int n, MemorySegment rows, String what) {
@@ -187,16 +220,18 @@ public final class SparseTable {
 
     /**
      * Groups the ids by stripe (a counting sort, here on the caller's thread) and has each owner run
-     * {@code action} on the ids of its stripes, one task per owner with work.
+     * {@code action} on the ids of its stripes, one task per owner with work (in place when the caller is that
+     * owner's thread, see {@link ShardOwners}).
      */
     private CompletableFuture<Void> forEachByStripe(MemorySegment ids, int n, RowAction action) {
+        SparseStripe[] stripes = this.stripes;
         long[] idOf = new long[n];
         long[] hashes = new long[n];
         int[] start = new int[stripes.length + 1];
         for (int i = 0; i < n; i++) {
             idOf[i] = ids.getAtIndex(ID, i);
             hashes[i] = KeyHash.local(idOf[i]);
-            start[stripeOf(hashes[i]) + 1]++;
+            start[stripeOf(hashes[i], stripes.length) + 1]++;
         }
         for (int s = 0; s < stripes.length; s++) {
             start[s + 1] += start[s];
@@ -204,7 +239,7 @@ public final class SparseTable {
         int[] order = new int[n];
         int[] fill = start.clone();
         for (int i = 0; i < n; i++) {
-            order[fill[stripeOf(hashes[i])]++] = i;
+            order[fill[stripeOf(hashes[i], stripes.length)]++] = i;
         }
         boolean[] busy = new boolean[owners.size()];
         int parts = 0;
@@ -220,7 +255,7 @@ public final class SparseTable {
                 continue;
             }
             int owner = o;
-            request.run(owners.get(owner), () -> {
+            request.run(owners, owner, () -> {
                 for (int s = 0; s < stripes.length; s++) {
                     SparseStripe stripe = stripes[s];
                     if (stripe.owner != owner) {

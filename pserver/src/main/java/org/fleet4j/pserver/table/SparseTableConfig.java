@@ -2,7 +2,8 @@ package org.fleet4j.pserver.table;
 
 /**
  * A sparse table: rows of {@code dim} floats keyed by 64-bit ids, updated by {@code optimizer}, created with
- * {@code initializer}; {@code stripes} (a power of two) independently locked parts per server.
+ * {@code initializer}; {@code stripes} (a power of two) parts per server, each with one owner (a server rounds the
+ * count up to a multiple of its owners, see {@link SparseTable}).
  */
 public record SparseTableConfig(String name, int dim, ServerOptimizer optimizer, RowInitializer initializer, int stripes) {
     public static final int DEFAULT_STRIPES = 16;

@@ -15,9 +15,9 @@ import java.util.concurrent.CompletableFuture;
  * global batch. The workers' barrier after their pushes keeps a fast worker's next step out of this step's count.
  *
  * <p>No lock: a dense block's sum lives on the block's owner and is applied there; a sparse table's sum lives on the
- * table's aggregation owner, which hands the averaged rows to the stripes' owners when the step is complete. Those
- * tasks are queued before the last push is answered, so any pull after the workers' barrier, queued behind them on
- * each owner, sees the update.
+ * table's step owner ({@link KeyHash#ownerOfSteps}), which hands the averaged rows to the stripes' owners when the
+ * step is complete. The last push is answered once they have applied them, so any pull after the workers' barrier
+ * sees the update, even on an owner that serves requests in place (grpc++'s network threads).
  */
 final class StepAggregation {
     private static final System.Logger LOG = System.getLogger(StepAggregation.class.getName());
@@ -64,28 +64,42 @@ final class StepAggregation {
         });
     }
 
+    /**
+     * Done when the push is counted, or for a step's last push when the step's update has been applied on every
+     * stripe's owner: a worker answered after its barrier pulls the updated rows, whichever owner serves the pull.
+     */
     CompletableFuture<Void> pushSparse(SparseTable table, MemorySegment ids, int n, MemorySegment grads) {
         SparseSum sum = sparse.get(table);
         int dim = table.config().dim();
+        CompletableFuture<Void> applied = new CompletableFuture<>();
         ShardOwners.Parts parts = new ShardOwners.Parts(1);
-        parts.run(owners.get(table.aggregationOwner()), () -> {
+        parts.run(owners, table.stepOwner(), () -> {
             sum.add(ids, n, grads, dim);
             if (++sum.pushes < workers) {
+                applied.complete(null);
                 return;
             }
             try {
-                if (sum.n > 0) {
-                    applyMerged(table, sum, dim);
-                }
+                CompletableFuture<Void> update = sum.n > 0 ? applyMerged(table, sum, dim)
+                        : CompletableFuture.completedFuture(null);
+                update.whenComplete((done, failure) -> {
+                    if (failure == null) {
+                        applied.complete(null);
+                    } else {
+                        LOG.log(System.Logger.Level.ERROR, "sparse table " + table.name() + ": a sync step's update"
+                                + " failed", failure);
+                        applied.completeExceptionally(failure);
+                    }
+                });
             } finally {
                 sum.clear();
             }
         });
-        return parts.done();
+        return parts.done().thenCompose(counted -> applied);
     }
 
     /** Sums the step's rows per distinct id (in first-seen order), averages them, and applies one update per row. */
-    private void applyMerged(SparseTable table, SparseSum sum, int dim) {
+    private CompletableFuture<Void> applyMerged(SparseTable table, SparseSum sum, int dim) {
         LongIndex index = new LongIndex(sum.n);
         long[] unique = new long[sum.n];
         float[] rows = new float[Math.multiplyExact(sum.n, dim)];
@@ -103,14 +117,8 @@ final class StepAggregation {
         for (int k = 0; k < count * dim; k++) {
             rows[k] /= workers;
         }
-        // queued on the stripes' owners, not awaited: this runs on an owner, which must not wait for owners
-        table.pushAsync(MemorySegment.ofArray(Arrays.copyOf(unique, count)), count, MemorySegment.ofArray(rows))
-                .whenComplete((done, failure) -> {
-                    if (failure != null) {
-                        LOG.log(System.Logger.Level.ERROR, "sparse table " + table.name() + ": a sync step's update"
-                                + " failed", failure);
-                    }
-                });
+        // handed to the stripes' owners, not awaited: this runs on an owner, which must not wait for owners
+        return table.pushAsync(MemorySegment.ofArray(Arrays.copyOf(unique, count)), count, MemorySegment.ofArray(rows));
     }
 
     /** One dense block's sum of this step's gradients. */

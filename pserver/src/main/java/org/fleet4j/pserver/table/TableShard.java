@@ -17,8 +17,9 @@ import java.util.concurrent.Executor;
  * reads and writes it, a request is split by owner and queued to them (a lock-free queue each), and the caller waits
  * for its parts, or gets a future from the {@code ...Async} calls. A sharing-nothing transport asks
  * {@link #ownerOfSparse}/{@link #ownerOfDense} where a request's parts live and can make its own network threads
- * the owners ({@link #runOn}). Sparse ids must belong to this server ({@link KeyHash#serverOf}); the worker routes
- * them. The synchronous calls must not be made on an owner's own thread (it would wait for itself).
+ * the owners ({@link #runOn}); a request then made on the owning network thread runs right there. Sparse ids must
+ * belong to this server ({@link KeyHash#serverOf}); the worker routes them. The synchronous calls must not be made on
+ * an owner's thread for another owner's parts (two owners could wait for each other); use the {@code ...Async} ones.
  */
 public final class TableShard {
     private final int server;
@@ -47,16 +48,14 @@ public final class TableShard {
             byName.put(c.name(), c);
             dense.put(c.name(), new LinkedHashMap<>());
         }
-        int held = 0;
         for (DenseSlicing.Block b : DenseSlicing.planTables(denseTables, servers, minBlockSize)) {
             if (b.server() == server) {
-                dense.get(b.param()).put(b.block(), new DenseBlock(b, byName.get(b.param()), owners,
-                        held++ % owners.size()));
+                dense.get(b.param()).put(b.block(), new DenseBlock(b, byName.get(b.param()), owners));
             }
         }
         for (SparseTableConfig c : sparseTables) {
             requireNew(c.name());
-            sparse.put(c.name(), new SparseTable(c, owners, sparse.size() % owners.size()));
+            sparse.put(c.name(), new SparseTable(c, owners));
         }
     }
 
@@ -97,13 +96,31 @@ public final class TableShard {
         return denseBlock(param, block).owner();
     }
 
+    /** The owner that sums a sync-mode step's pushes of sparse table {@code table} (they all go there whole). */
+    public int ownerOfSparseSteps(String table) {
+        return sparseTable(table).stepOwner();
+    }
+
     /**
-     * From now on owner {@code i}'s work runs on {@code executors.get(i)} (as many as {@link #owners()}), e.g. a
-     * transport's network threads. Each must run its tasks one at a time, in the order given, and the switch must
-     * happen before any request (serving starts after it).
+     * From now on owner {@code i} is {@code executors.get(i)}, e.g. a transport's network threads: the shard's
+     * parts are split anew over {@code executors.size()} owners (rows already held move with their stripes), so
+     * {@link #ownerOfSparse} is {@link KeyHash#threadOf} and {@link #ownerOfDense} is {@link KeyHash#ownerOfBlock}
+     * for that count. Each executor must run all its tasks on one thread of its own, one at a time in order; work
+     * asked for on that thread runs there at once, without a queue. Call it while no request is being served (before
+     * serving starts).
      */
     public void runOn(List<? extends Executor> executors) {
         owners.replace(executors);
+        sparse.values().forEach(SparseTable::restripe);
+    }
+
+    /**
+     * Back to owner threads of the shard's own (as many as by default), e.g. when the transport whose executors
+     * owned the parts has stopped them. As {@link #runOn}, while no request is being served.
+     */
+    public void runOnOwnThreads() {
+        owners.useOwnThreads(ShardOwners.defaultCount());
+        sparse.values().forEach(SparseTable::restripe);
     }
 
     public List<DenseTableConfig> denseConfigs() {

@@ -10,10 +10,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.pserver.grpc.Shards;
+import org.fleet4j.pserver.table.KeyHash;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
@@ -100,11 +103,65 @@ class GrpcppRoundTripTest {
                 grads.setAtIndex(ValueLayout.JAVA_FLOAT, i, i % 5 - 2);
             }
             c.pushSparse("emb", ids, n, grads);
-            direct.pushSparse("emb", ids, n, grads);
+            // the reference shard's owner threads read its buffers, so they get copies not confined to this thread
+            MemorySegment sharedIds = Arena.ofAuto().allocate(ids.byteSize()).copyFrom(ids);
+            direct.pushSparse("emb", sharedIds, n, Arena.ofAuto().allocate(grads.byteSize()).copyFrom(grads));
             MemorySegment out = arena.allocate((long) n * DIM * Float.BYTES);
             c.pullSparse("emb", ids, n, out);
-            assertArrayEquals(pullSparse(direct, "emb", ids, n, DIM), out.toArray(ValueLayout.JAVA_FLOAT),
+            assertArrayEquals(pullSparse(direct, "emb", sharedIds, n, DIM), out.toArray(ValueLayout.JAVA_FLOAT),
                     "rows put back on the caller's thread, in a confined arena's memory");
+        }
+    }
+
+    /**
+     * The server's network threads are its tables' owners, split as workers route (three threads: not a power of
+     * two), and a request on its owning thread runs right there: rows pushed and pulled on network thread i through
+     * memory confined to thread i are applied and read there (a hand-off to any other thread fails on that memory),
+     * and equal what went over the wire.
+     */
+    @Test
+    void theNetworkThreadThatReceivesARequestAppliesIt() throws Exception {
+        PsOptions options = Shards.options(JobToken.random());
+        TableShard shard = Shards.shard();
+        int threads = 3;
+        try (GrpcppServer server = Loopback.serve(shard, options, new NetworkSettings(threads, false, false));
+             PsConnection c = Loopback.connect(server, options)) {
+            assertEquals(threads, shard.owners(), "one owner per network thread");
+            long[] raw = new long[300];
+            for (int i = 0; i < raw.length; i++) {
+                raw[i] = i * 7919L - 1000;
+                assertEquals(KeyHash.threadOf(raw[i], threads), shard.ownerOfSparse("emb", raw[i]),
+                        "the worker's route of id " + raw[i] + " is the table's owner");
+            }
+            for (String param : List.of("fc.w", "fc.b")) {
+                assertEquals(KeyHash.ownerOfBlock(param, 0, threads), shard.ownerOfDense(param, 0), param);
+            }
+            c.pushSparse("emb", Shards.ids(raw), raw.length, Shards.randomFloats(new Random(5),
+                    (long) raw.length * DIM));
+            float[] overTheWire = pullSparse(c, "emb", Shards.ids(raw), raw.length, DIM);
+            for (int t = 0; t < threads; t++) {
+                int owner = t;
+                long[] mine = Arrays.stream(raw).filter(id -> KeyHash.threadOf(id, threads) == owner)
+                        .toArray();
+                float[] rows = server.networkThread(t).submit(() -> {
+                    try (Arena confined = Arena.ofConfined()) {
+                        MemorySegment ids = confined.allocate((long) mine.length * Long.BYTES);
+                        MemorySegment.copy(mine, 0, ids, ValueLayout.JAVA_LONG, 0, mine.length);
+                        MemorySegment zero = confined.allocate((long) mine.length * DIM * Float.BYTES);
+                        assertTrue(shard.pushSparseAsync("emb", ids, mine.length, zero).isDone(),
+                                "applied in place, not queued");
+                        MemorySegment out = confined.allocate((long) mine.length * DIM * Float.BYTES);
+                        shard.pullSparseAsync("emb", ids, mine.length, out).join();
+                        return out.toArray(ValueLayout.JAVA_FLOAT);
+                    }
+                }).get(30, TimeUnit.SECONDS);
+                for (int k = 0, i = 0; i < raw.length; i++) {
+                    if (KeyHash.threadOf(raw[i], threads) == owner) {
+                        assertArrayEquals(Arrays.copyOfRange(overTheWire, i * DIM, (i + 1) * DIM),
+                                Arrays.copyOfRange(rows, k * DIM, ++k * DIM), "id " + raw[i]);
+                    }
+                }
+            }
         }
     }
 

@@ -41,7 +41,8 @@ class SparseTableMemoryTest {
         TableShard shard = new TableShard(0, 1, List.of(), List.of(new SparseTableConfig("emb", 16,
                 new ServerOptimizer.Adagrad(0.1f), RowInitializer.constant(0f), 1)));
         shard.pullSparse("emb", Rows.ids(1), 1, Rows.zeros(16));
-        // one stripe: an index of 16 entries of 12 bytes and a first chunk of 64 rows of 32 floats
-        assertEquals(16 * 12 + 64 * 32 * 4, shard.sparseTable("emb").bytes());
+        // one stripe per owner (1 configured is fewer than the owners): each an index of 16 entries of 12 bytes; the
+        // row's stripe also a first chunk of 64 rows of 32 floats
+        assertEquals(shard.owners() * 16 * 12 + 64 * 32 * 4, shard.sparseTable("emb").bytes());
     }
 }
