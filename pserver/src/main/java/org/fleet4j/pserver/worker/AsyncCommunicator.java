@@ -9,11 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.fleet4j.core.ops.F32;
 import org.fleet4j.core.tensor.OffHeapMemory;
 import org.fleet4j.pserver.compile.CommunicatorSettings;
@@ -54,6 +51,7 @@ public final class AsyncCommunicator implements PsCommunicator, AutoCloseable {
     private final Duration wait;
     private final Map<String, SendQueue> queues = new LinkedHashMap<>();
     private final Map<String, ReceivedDense> received = new LinkedHashMap<>();
+    private final CommunicatorThreads threads = new CommunicatorThreads();
     private final ExecutorService senders;
     private final Thread receiver;
     /** Guards pending, sendsSinceReceive and failure; notified whenever one changes. */
@@ -80,9 +78,9 @@ public final class AsyncCommunicator implements PsCommunicator, AutoCloseable {
         for (SparseTableConfig t : plan.sparseTables()) {
             queues.put(t.name(), new SendQueue(t.name(), t.dim(), 0, settings.sendQueueSize()));
         }
-        this.senders = Executors.newFixedThreadPool(settings.threadPoolSize(), named("ps-async-send"));
+        this.senders = threads.pool(settings.threadPoolSize(), "ps-async-send");
         if (!halfAsync && settings.independentRecvThread()) {
-            receiver = named("ps-async-recv").newThread(this::receiveLoop);
+            receiver = threads.named("ps-async-recv").newThread(this::receiveLoop);
             receiver.start();
         } else {
             receiver = null;
@@ -403,13 +401,8 @@ public final class AsyncCommunicator implements PsCommunicator, AutoCloseable {
         synchronized (progress) {
             progress.notifyAll();
         }
-        senders.shutdownNow();
         try {
-            if (receiver != null) {
-                receiver.interrupt();
-                receiver.join(wait.toMillis());
-            }
-            senders.awaitTermination(wait.toMillis(), TimeUnit.MILLISECONDS);
+            threads.stop(wait, senders);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -417,15 +410,6 @@ public final class AsyncCommunicator implements PsCommunicator, AutoCloseable {
 
     private static MemorySegment allocate(long bytes, String what) {
         return OffHeapMemory.allocate(bytes, 64, () -> "the async communicator's " + what);
-    }
-
-    private static ThreadFactory named(String prefix) {
-        AtomicInteger next = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(r, prefix + "-" + next.getAndIncrement());
-            t.setDaemon(true);
-            return t;
-        };
     }
 
     /** A queued gradient: a dense parameter's values (ids null), or n sparse rows with their ids. */

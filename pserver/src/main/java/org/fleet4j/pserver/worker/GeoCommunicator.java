@@ -8,11 +8,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.fleet4j.core.ops.F32;
 import org.fleet4j.core.tensor.OffHeapMemory;
 import org.fleet4j.pserver.compile.PsMode;
@@ -46,6 +44,7 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
     private final Duration wait;
     private final Map<String, LocalDense> dense = new LinkedHashMap<>();
     private final Map<String, GeoRows> sparse = new LinkedHashMap<>();
+    private final CommunicatorThreads threads = new CommunicatorThreads();
     private final ExecutorService exchangers;
     private int stepsSinceExchange;
     private int window;
@@ -67,12 +66,7 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
         for (SparseTableConfig t : plan.sparseTables()) {
             sparse.put(t.name(), new GeoRows(t.name(), t.dim(), t.optimizer()));
         }
-        AtomicInteger next = new AtomicInteger();
-        this.exchangers = Executors.newFixedThreadPool(plan.communicator().threadPoolSize(), r -> {
-            Thread t = new Thread(r, "ps-geo-exchange-" + next.getAndIncrement());
-            t.setDaemon(true);
-            return t;
-        });
+        this.exchangers = threads.pool(plan.communicator().threadPoolSize(), "ps-geo-exchange");
     }
 
     @Override
@@ -229,9 +223,8 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
     /** Stops the exchange threads (an exchange under way ends at its deadline); the {@link PsWorker} stays open. */
     @Override
     public void close() {
-        exchangers.shutdownNow();
         try {
-            exchangers.awaitTermination(wait.toMillis(), TimeUnit.MILLISECONDS);
+            threads.stop(wait, exchangers);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
