@@ -75,7 +75,7 @@ public final class DistributedOptimizer {
         List<ParamGrad> grads = Backward.appendBackward(loss);
         if (ps != null) {
             inner.applyGradients(main, grads);
-            System.out.print(ps.compile(main).describe());
+            System.out.print(ps.compile(main).describe() + ps.describeTransport());
             exitIfDryRun("parameter-server plan", "trainers and servers");
             return grads;
         }

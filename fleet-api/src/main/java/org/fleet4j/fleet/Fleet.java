@@ -35,6 +35,7 @@ import org.fleet4j.fleet.ops.OpenRings;
 import org.fleet4j.fleet.role.EnvironmentRoleMaker;
 import org.fleet4j.fleet.role.RoleMaker;
 import org.fleet4j.pserver.compile.PsInference;
+import org.fleet4j.pserver.transport.PsTransport;
 import org.fleet4j.pserver.worker.PsCommunicator;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
@@ -160,6 +161,10 @@ public final class Fleet implements AutoCloseable {
         if (role.isFirst()) {
             log.println("fleet: " + role.describe());
             log.println(StrategyReport.describe(effective));
+            if (psMode) {
+                log.print("fleet: " + PsTransport.forProtocol(effective.get(StrategySchema.PROTOCOL))
+                        .describe(env, role.workerNum()));
+            }
         }
         RingLayout layout = RingLayout.of(effective, HierarchicalForm.parse(System.getenv(HierarchicalForm.ENV)));
         if (dryRun) {

@@ -62,6 +62,11 @@ final class ParameterServerJob {
         return effective.get(StrategySchema.PROTOCOL);
     }
 
+    /** The transport and its settings in this process's environment (threads, polling, pinning for grpc++). */
+    String describeTransport() {
+        return PsTransport.forProtocol(protocol()).describe(System.getenv(), role.workerNum());
+    }
+
     PsMode mode() {
         return PsMode.of(strategy);
     }

@@ -10,7 +10,7 @@ import org.fleet4j.strategy.StrategySchema;
 
 /**
  * The knobs the runtime reads outside the compiler's passes, in one place: the executor's ({@link ExecutionSettings}),
- * the mode {@link Fleet#init} runs (collective, or ps in any of its modes over grpc, star_server or star_server_lite, with tensor_fuse), the rings it opens ({@link RingLayout#KNOBS}) and how
+ * the mode {@link Fleet#init} runs (collective, or ps in any of its modes over grpc, grpc++, star_server or star_server_lite, with tensor_fuse), the rings it opens ({@link RingLayout#KNOBS}) and how
  * {@link DistributedOptimizer} scales gradients. With the passes' ({@code org.fleet4j.compiler.PassKnobs}), these are
  * the knobs in effect.
  */
@@ -24,7 +24,7 @@ public final class RuntimeKnobs implements KnobReader {
     public List<KnobUse> knobs() {
         List<KnobUse> knobs = new ArrayList<>(ExecutionSettings.KNOBS);
         knobs.add(KnobUse.any(StrategySchema.MODE));
-        // parameter-server mode over grpc, star_server or star_server_lite: sync, async, half-async and geo (PsMode), their communicators' settings
+        // parameter-server mode over any protocol: sync, async, half-async and geo (PsMode), their communicators' settings
         knobs.add(KnobUse.any(StrategySchema.A_SYNC));
         knobs.add(KnobUse.any(StrategySchema.ASYNC_K_STEPS));
         knobs.add(KnobUse.any(StrategySchema.ASYNC_MAX_MERGE_VAR_NUM));
@@ -34,8 +34,8 @@ public final class RuntimeKnobs implements KnobReader {
         knobs.add(KnobUse.any(StrategySchema.ASYNC_SEND_WAIT_TIMES));
         knobs.add(KnobUse.any(StrategySchema.ASYNC_RUNTIME_SPLIT_SEND_RECV));
         knobs.add(KnobUse.only(StrategySchema.ASYNC_LAUNCH_BARRIER, true));
-        Set<Object> protocols = Set.of("grpc", "star_server", "star_server_lite");
-        knobs.add(new KnobUse(StrategySchema.PROTOCOL, protocols::contains, "grpc, star_server, star_server_lite"));
+        Set<Object> protocols = Set.of("grpc", "grpc++", "star_server", "star_server_lite");
+        knobs.add(new KnobUse(StrategySchema.PROTOCOL, protocols::contains, "grpc, grpc++, star_server, star_server_lite"));
         knobs.add(KnobUse.any(StrategySchema.TENSOR_FUSE));
         knobs.add(KnobUse.any(StrategySchema.GRADIENT_SCALE_STRATEGY));
         RingLayout.KNOBS.forEach(f -> knobs.add(KnobUse.any(f)));

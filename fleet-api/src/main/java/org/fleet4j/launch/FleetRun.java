@@ -131,9 +131,10 @@ public final class FleetRun {
     private static LaunchPlan plan(LaunchOptions options, List<String> programArgs, Path strategy, DeviceSelection devices,
                                    int nprocPerNode) throws IOException {
         ParameterServerFlags ps = ParameterServerFlags.of(options);
-        // one run of free ports for the trainers and then the servers, so that none of them can pick another's port
+        // one run of free ports for the trainers, the servers and then the servers' grpc++ data ports, so that none of
+        // them can pick another's port
         Integer startPort = ps != null && ps.hosts() == null && options.startPort == null
-                ? Integer.valueOf(FreePorts.consecutive(nprocPerNode + ps.servers())) : options.startPort;
+                ? Integer.valueOf(FreePorts.consecutive(nprocPerNode + 2 * ps.servers())) : options.startPort;
         ClusterLayout layout = ps != null && ps.hosts() != null ? ps.hosts().trainers()
                 : ClusterLayout.plan(options.ips, options.nnodes, options.nodeRank, options.master, startPort, nprocPerNode);
         ServerLayout servers = ps == null ? ServerLayout.none() : ps.layout(layout);

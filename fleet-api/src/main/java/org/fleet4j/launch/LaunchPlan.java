@@ -118,6 +118,8 @@ public record LaunchPlan(ClusterLayout layout, ServerLayout servers, DeviceSelec
         layout.allEndpoints().ifPresent(all -> out.append("PADDLE_TRAINER_ENDPOINTS ").append(String.join(",", all)).append('\n'));
         if (!servers.isEmpty()) {
             out.append("PADDLE_PSERVERS_IP_PORT_LIST ").append(servers.endpointList()).append('\n');
+            out.append("FLEET_PS_ENDPOINT_MAP ").append(servers.dataEndpointMap())
+                    .append(" (grpc++ data ports; an .endpoint_map file overrides them)\n");
         }
         return out.toString();
     }

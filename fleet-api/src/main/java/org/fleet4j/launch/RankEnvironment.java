@@ -7,20 +7,21 @@ import java.util.Map;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.Role;
 import org.fleet4j.core.device.Devices;
+import org.fleet4j.pserver.grpcpp.EndpointMap;
 
 /**
  * The role variables each process reads: Fleet4J's own ({@code FLEET_*}) and Paddle's, so programs written
  * for {@code paddle.distributed.launch} find what they expect. A trainer gets TRAINING_ROLE=TRAINER with its rank in
  * the data-parallel world; a parameter server gets TRAINING_ROLE=PSERVER, its endpoint as POD_IP and PADDLE_PORT, and
- * no FLEET_RANK or FLEET_WORLD_SIZE (those describe the trainers' world). Both get PADDLE_PSERVERS_IP_PORT_LIST when the
- * job has servers.
+ * no FLEET_RANK or FLEET_WORLD_SIZE (those describe the trainers' world). Both get PADDLE_PSERVERS_IP_PORT_LIST and
+ * FLEET_PS_ENDPOINT_MAP (the servers' grpc++ data ports) when the job has servers.
  */
 public final class RankEnvironment {
     /** Variables that only some jobs or some kinds of process get; an inherited stale value must not reach them. */
     public static final List<String> OPTIONAL = List.of("FLEET_STRATEGY", "FLEET_DEVICE_ID", "PADDLE_TRAINER_ENDPOINTS",
             JobToken.FILE_ENV, "FLEET_RANK", "FLEET_WORLD_SIZE", "FLEET_LOCAL_RANK", "FLEET_LOCAL_WORLD_SIZE", "FLEET_NODE_RANK",
             "FLEET_NNODES", "FLEET_MASTER", "PADDLE_TRAINER_ID", "PADDLE_CURRENT_ENDPOINT", "PADDLE_RANK_IN_NODE",
-            "PADDLE_PSERVERS_IP_PORT_LIST", "POD_IP", "PADDLE_PORT");
+            "PADDLE_PSERVERS_IP_PORT_LIST", "POD_IP", "PADDLE_PORT", EndpointMap.ENV);
 
     private RankEnvironment() {
     }
@@ -53,6 +54,7 @@ public final class RankEnvironment {
         if (!servers.isEmpty()) {
             HostPort own = layout.endpoint(localRank);
             env.put("PADDLE_PSERVERS_IP_PORT_LIST", servers.endpointList());
+            env.put(EndpointMap.ENV, servers.dataEndpointMap());
             env.put("POD_IP", own.host());
             env.put("PADDLE_PORT", Integer.toString(own.port()));
         }
@@ -67,6 +69,7 @@ public final class RankEnvironment {
         env.put(Devices.DEVICE_ENV, "cpu");
         env.put("TRAINING_ROLE", Role.Kind.PSERVER.name());
         env.put("PADDLE_PSERVERS_IP_PORT_LIST", servers.endpointList());
+        env.put(EndpointMap.ENV, servers.dataEndpointMap());
         env.put("POD_IP", own.host());
         env.put("PADDLE_PORT", Integer.toString(own.port()));
         env.put("PADDLE_TRAINERS_NUM", Integer.toString(layout.worldSize()));

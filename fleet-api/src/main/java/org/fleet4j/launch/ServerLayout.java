@@ -38,6 +38,15 @@ public record ServerLayout(List<HostPort> endpoints, List<Integer> local) {
         return endpoints.isEmpty();
     }
 
+    /**
+     * FLEET_PS_ENDPOINT_MAP, the grpc++ data port of every server: the port {@code S} after its own (the run of
+     * ports after the servers'), on its host. An {@code .endpoint_map} file in the working directory overrides it.
+     */
+    public String dataEndpointMap() {
+        return String.join(",", endpoints.stream().map(e -> e + "=" + e.host() + ":" + (e.port() + endpoints.size()))
+                .toList());
+    }
+
     /** PADDLE_PSERVERS_IP_PORT_LIST. */
     public String endpointList() {
         return String.join(",", endpoints.stream().map(HostPort::toString).toList());

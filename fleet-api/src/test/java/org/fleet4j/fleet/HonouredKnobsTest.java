@@ -70,7 +70,7 @@ class HonouredKnobsTest {
         assertTrue(StrategySchema.inEffect(StrategySchema.A_SYNC, false), "sync mode runs");
         assertTrue(StrategySchema.inEffect(StrategySchema.A_SYNC, true), "async, half-async and geo run");
         assertFalse(StrategySchema.inEffect(StrategySchema.ASYNC_LAUNCH_BARRIER, false), "workers always wait for the servers");
-        assertFalse(StrategySchema.inEffect(StrategySchema.PROTOCOL, "grpc++"), "only the grpc transport is there");
+        assertTrue(StrategySchema.inEffect(StrategySchema.PROTOCOL, "grpc++"), "the grpc++ transport runs");
         assertTrue(StrategySchema.inEffect(StrategySchema.PROTOCOL, "star_server"));
         assertTrue(StrategySchema.inEffect(StrategySchema.PROTOCOL, "star_server_lite"));
         assertTrue(StrategySchema.inEffect(StrategySchema.TENSOR_FUSE, true));

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -247,6 +248,11 @@ class FleetRunProcessTest {
         Properties rank = role(1);
         assertEquals("TRAINER", rank.getProperty("env.TRAINING_ROLE"));
         assertEquals(list, rank.getProperty("env.PADDLE_PSERVERS_IP_PORT_LIST"));
+        String dataPorts = String.join(",", Arrays.stream(list.split(",")).map(e -> e + "=127.0.0.1:"
+                + (Integer.parseInt(e.substring(e.indexOf(':') + 1)) + 2)).toList());
+        assertEquals(dataPorts, server.getProperty("env.FLEET_PS_ENDPOINT_MAP"), "each server's grpc++ data port:"
+                + " the port 2 servers after its own");
+        assertEquals(dataPorts, rank.getProperty("env.FLEET_PS_ENDPOINT_MAP"));
         assertEquals("1", rank.getProperty("env.FLEET_RANK"));
 
         assertTrue(Files.readString(work.resolve("log/serverlog.1")).contains("hello from server 1 of 2 for 2 trainer(s)\n"));
@@ -256,6 +262,7 @@ class FleetRunProcessTest {
         String endpoints = Files.readString(work.resolve("log/endpoints.log"));
         assertTrue(endpoints.contains("server 1 " + own + "\n") && endpoints.contains("PADDLE_PSERVERS_IP_PORT_LIST " + list + "\n"),
                 endpoints);
+        assertTrue(endpoints.contains("FLEET_PS_ENDPOINT_MAP " + dataPorts + " (grpc++ data ports"), endpoints);
     }
 
     @Test

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Sync-mode parameter-server training through the real bin/fleetrun (servers and workers in their own JVMs, gRPC on
  * loopback) against the same program in one process on the global batch ({@link SyncPsProgram}, a user's jar): SGD,
  * 1 server x 1 worker within 1e-5 relative, 2 servers x 2 workers within 1e-4 relative, for the global batch's loss of
- * every step and every parameter (relative to the parameter's largest magnitude).
+ * every step and every parameter (relative to the parameter's largest magnitude); 2 x 2 also over protocol grpc++.
  */
 class SyncPsEquivalenceIT {
     private static final int STEPS = 15;
@@ -53,6 +53,13 @@ class SyncPsEquivalenceIT {
     @Test
     void twoServersTwoWorkersOverStarServerEqualOneProcessOnTheGlobalBatch() throws Exception {
         Result ps = run("ps", 2, List.of("--server_num", "2", "--worker_num", "2"), "star_server");
+        assertClose(single, ps, 1e-4);
+    }
+
+    /** grpc++: pulls and pushes on the data ports, one connection per server network thread. */
+    @Test
+    void twoServersTwoWorkersOverGrpcppEqualOneProcessOnTheGlobalBatch() throws Exception {
+        Result ps = run("ps", 2, List.of("--server_num", "2", "--worker_num", "2"), "grpc++");
         assertClose(single, ps, 1e-4);
     }
 

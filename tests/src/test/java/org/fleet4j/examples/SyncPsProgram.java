@@ -35,9 +35,11 @@ import org.fleet4j.strategy.Protocol;
  * A user's program for the sync-mode tests, run by bin/fleetrun from a jar: a small Wide&Deep (two sparse slots, an
  * MLP) trained with SGD on a seeded global batch per step. {@code local} trains one process on the whole global batch,
  * its parameters set to the values the servers start their tables with; {@code ps} is the same program with a strategy
- * of mode ps (sync): each of W workers trains on its W-th of the global batch. Trainer 0 writes every step's loss of the
+ * of mode ps (sync), over the protocol given (grpc when none): each of W workers trains on its
+ * W-th of the global batch. Trainer 0 writes every step's loss of the
  * global batch and every parameter's final values to OUT ("loss STEP VALUE", "param NAME V0 V1 ...").
- * Args: local|ps|ps-async OUT STEPS GLOBAL_BATCH ({@code ps-async}: the same in async mode, for the fault tests).
+ * Args: local|ps|ps-async OUT STEPS GLOBAL_BATCH [PROTOCOL] ({@code ps-async}: the same in async mode, for the fault
+ * tests; PROTOCOL: the strategy's protocol in ps modes, grpc when absent).
  */
 public final class SyncPsProgram {
     static final int VOCAB = 40;

@@ -9,6 +9,7 @@ import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import java.util.concurrent.atomic.AtomicLong;
 import org.fleet4j.collective.JobToken;
+import org.fleet4j.pserver.transport.CallProof;
 
 /** A worker's side of the job-token check: every call gets a fresh sequence number and its proof. */
 final class CallSigner implements ClientInterceptor {
@@ -26,7 +27,7 @@ final class CallSigner implements ClientInterceptor {
         return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
             @Override
             public void start(Listener<A> listener, Metadata headers) {
-                headers.put(CallProof.HEADER, CallProof.header(token, session, sequence.getAndIncrement(),
+                headers.put(JobTokenCheck.PROOF_HEADER, CallProof.header(token, session, sequence.getAndIncrement(),
                         method.getFullMethodName()));
                 super.start(listener, headers);
             }

@@ -42,6 +42,7 @@ import org.fleet4j.pserver.grpc.proto.StatsRequest;
 import org.fleet4j.pserver.grpc.proto.StopRequest;
 import org.fleet4j.pserver.table.TableStats;
 import org.fleet4j.pserver.transport.PsBatch;
+import org.fleet4j.pserver.transport.CallProof;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;

@@ -18,6 +18,7 @@ import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
+import org.fleet4j.pserver.transport.Sessions;
 
 /**
  * A {@link TableShard} served over gRPC: one Netty event loop group for the sockets, on whose threads the calls are

@@ -34,8 +34,10 @@ public final class GrpcTransport implements PsTransport {
     }
 
     /**
-     * This protocol's service and security for another protocol that serves the same calls (star_server): its name
-     * in Hello. Each connection's calls run in arrival order on its network thread, whatever the protocol.
+     * This protocol's service and security for another protocol that serves the same calls (star_server), or its
+     * control calls (grpc++ serves registration, barriers, save, load, stats and stop here, its tensors elsewhere):
+     * Hello answers {@code protocol}, so a worker of another protocol is refused at connect naming both. Each
+     * connection's calls run in arrival order on its network thread, whatever the protocol.
      */
     public static PsServer serve(String protocol, TableShard shard, PsOptions options) {
         Wire.requireLittleEndian();

@@ -10,6 +10,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.fleet4j.collective.RateLimitedLog;
 import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc;
+import org.fleet4j.pserver.transport.CallProof;
+import org.fleet4j.pserver.transport.Sessions;
 
 /**
  * Lets a call through to the service only with a good proof of the job token ({@link Sessions#check}); Hello alone
@@ -18,6 +20,9 @@ import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc;
  */
 final class JobTokenCheck implements ServerInterceptor {
     private static final System.Logger LOG = System.getLogger(JobTokenCheck.class.getName());
+    /** The metadata that carries a call's {@link CallProof}. */
+    static final Metadata.Key<byte[]> PROOF_HEADER = Metadata.Key.of("fleet4j-auth-bin",
+            Metadata.BINARY_BYTE_MARSHALLER);
     private static final String HELLO = ParameterServerGrpc.getHelloMethod().getFullMethodName();
 
     private final RateLimitedLog refusals = new RateLimitedLog(LOG, 5, 10, TimeUnit.SECONDS);
@@ -36,9 +41,9 @@ final class JobTokenCheck implements ServerInterceptor {
         if (method.equals(HELLO)) {
             return next.startCall(call, headers);
         }
-        byte[] header = headers.get(CallProof.HEADER);
+        byte[] header = headers.get(PROOF_HEADER);
         String problem = header == null
-                ? "it carries no job-token proof (" + CallProof.HEADER.name() + "; call Hello first)"
+                ? "it carries no job-token proof (" + PROOF_HEADER.name() + "; call Hello first)"
                 : sessions.check(header, method);
         if (problem == null) {
             return next.startCall(call, headers);

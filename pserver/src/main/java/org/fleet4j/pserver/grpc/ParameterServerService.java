@@ -39,6 +39,7 @@ import org.fleet4j.pserver.grpc.proto.StopRequest;
 import org.fleet4j.pserver.grpc.proto.TableStats;
 import org.fleet4j.pserver.table.TableException;
 import org.fleet4j.pserver.table.TableShard;
+import org.fleet4j.pserver.transport.Sessions;
 
 /**
  * The grpc protocol's calls, answered from a {@link TableShard}. A request the tables cannot serve (a table, block or

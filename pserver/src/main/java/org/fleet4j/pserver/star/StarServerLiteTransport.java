@@ -1,12 +1,5 @@
 package org.fleet4j.pserver.star;
 
-import org.fleet4j.pserver.grpc.GrpcTransport;
-import org.fleet4j.pserver.table.TableShard;
-import org.fleet4j.pserver.transport.PsConnection;
-import org.fleet4j.pserver.transport.PsOptions;
-import org.fleet4j.pserver.transport.PsServer;
-import org.fleet4j.pserver.transport.PsTransport;
-
 /**
  * The {@code star_server_lite} protocol: {@link StarServerTransport}'s pull/push, but a step's push is held and goes
  * out right behind the next step's pull, both in flight at once. The server runs a connection's calls in arrival
@@ -14,21 +7,10 @@ import org.fleet4j.pserver.transport.PsTransport;
  * speed. A barrier, save, stats, stop or close sends a held push first (in sync mode with several workers the
  * step's barrier does, so there is nothing to overlap).
  */
-public final class StarServerLiteTransport implements PsTransport {
+public final class StarServerLiteTransport extends StarProtocol {
     public static final String PROTOCOL = "star_server_lite";
 
-    @Override
-    public String protocol() {
-        return PROTOCOL;
-    }
-
-    @Override
-    public PsServer serve(TableShard shard, PsOptions options) {
-        return GrpcTransport.serve(PROTOCOL, shard, options);
-    }
-
-    @Override
-    public PsConnection connect(String endpoint, PsOptions options) {
-        return GrpcTransport.connect(PROTOCOL, endpoint, options, true);
+    public StarServerLiteTransport() {
+        super(PROTOCOL, true);
     }
 }

@@ -1,12 +1,5 @@
 package org.fleet4j.pserver.star;
 
-import org.fleet4j.pserver.grpc.GrpcTransport;
-import org.fleet4j.pserver.table.TableShard;
-import org.fleet4j.pserver.transport.PsConnection;
-import org.fleet4j.pserver.transport.PsOptions;
-import org.fleet4j.pserver.transport.PsServer;
-import org.fleet4j.pserver.transport.PsTransport;
-
 /**
  * The {@code star_server} protocol: pull/push semantics, one pull and one push per server per step carrying every
  * table's ids and gradients for that server (the compile step fuses a step's transfers whatever {@code tensor_fuse}
@@ -15,21 +8,10 @@ import org.fleet4j.pserver.transport.PsTransport;
  * The messages are the grpc protocol's PullMany/PushMany, with its job-token proof and deadlines (a leaner framing,
  * such as grpc++'s, could carry the same batches later).
  */
-public final class StarServerTransport implements PsTransport {
+public final class StarServerTransport extends StarProtocol {
     public static final String PROTOCOL = "star_server";
 
-    @Override
-    public String protocol() {
-        return PROTOCOL;
-    }
-
-    @Override
-    public PsServer serve(TableShard shard, PsOptions options) {
-        return GrpcTransport.serve(PROTOCOL, shard, options);
-    }
-
-    @Override
-    public PsConnection connect(String endpoint, PsOptions options) {
-        return GrpcTransport.connect(PROTOCOL, endpoint, options, false);
+    public StarServerTransport() {
+        super(PROTOCOL, false);
     }
 }

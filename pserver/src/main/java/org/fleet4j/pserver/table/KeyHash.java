@@ -27,6 +27,15 @@ public final class KeyHash {
         return (int) Math.unsignedMultiplyHigh(mix(id), servers);
     }
 
+    /**
+     * The network thread in [0, threads) of a server that owns {@code id} (grpc++'s sharing-nothing split). It is
+     * the high bits of the hash that picks a sparse table's stripe, so with a power-of-two number of threads that
+     * divides the stripes each stripe belongs to exactly one thread, and no two threads touch one stripe.
+     */
+    public static int threadOf(long id, int threads) {
+        return (int) Math.unsignedMultiplyHigh(local(id), threads);
+    }
+
     /** The hash a server uses to place {@code id} in its stripes and slots; independent of {@link #serverOf}. */
     static long local(long id) {
         return mix(id ^ SALT);

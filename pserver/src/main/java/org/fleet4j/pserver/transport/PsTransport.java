@@ -1,5 +1,6 @@
 package org.fleet4j.pserver.transport;
 
+import java.util.Map;
 import java.util.ServiceLoader;
 import org.fleet4j.pserver.table.TableShard;
 
@@ -19,6 +20,14 @@ public interface PsTransport {
 
     /** Connects to the server at {@code endpoint} (host:port). */
     PsConnection connect(String endpoint, PsOptions options);
+
+    /**
+     * What this protocol runs with in a job of {@code workers} workers, from the environment {@code env} of this
+     * process (for the effective strategy and {@code --dry_run}); a bad setting fails naming it.
+     */
+    default String describe(Map<String, String> env, int workers) {
+        return "transport: " + protocol() + "\n";
+    }
 
     /** The transport registered for {@code protocol}; an unknown name fails listing the registered ones. */
     static PsTransport forProtocol(String protocol) {

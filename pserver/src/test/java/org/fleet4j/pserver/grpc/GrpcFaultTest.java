@@ -30,6 +30,7 @@ import org.fleet4j.collective.TcpStore;
 import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc;
 import org.fleet4j.pserver.grpc.proto.PushSparseRequest;
 import org.fleet4j.pserver.table.TableShard;
+import org.fleet4j.pserver.transport.CallProof;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
@@ -172,10 +173,10 @@ class GrpcFaultTest {
         PsOptions options = new PsOptions("127.0.0.1:0", Duration.ofSeconds(3), JobToken.random());
         PsServer server = Shards.GRPC.serve(Shards.shard(), options);
         try (PsConnection c = Shards.GRPC.connect(server.endpoint(), options)) {
-            GrpcRoundTripTest.pullSparse(c, "emb", Shards.ids(1), 1, DIM);
+            Shards.pullSparse(c, "emb", Shards.ids(1), 1, DIM);
             server.close();
             long start = System.nanoTime();
-            PsException e = assertThrows(PsException.class, () -> GrpcRoundTripTest.pullSparse(c, "emb", Shards.ids(1), 1, DIM));
+            PsException e = assertThrows(PsException.class, () -> Shards.pullSparse(c, "emb", Shards.ids(1), 1, DIM));
             long ms = (System.nanoTime() - start) / 1_000_000;
             assertTrue(ms < options.deadline().toMillis(), "failed after " + ms + " ms");
             assertTrue(e.getMessage().startsWith("pullSparse(emb, 1 ids) on parameter server " + server.endpoint() + ": "),
@@ -189,10 +190,10 @@ class GrpcFaultTest {
         PsOptions options = new PsOptions("127.0.0.1:0", Duration.ofSeconds(5), token);
         try (ServerProcess process = ServerProcess.start(token)) {
             try (PsConnection c = Shards.GRPC.connect(process.endpoint(), options)) {
-                assertEquals(DIM, GrpcRoundTripTest.pullSparse(c, "emb", Shards.ids(1), 1, DIM).length);
+                assertEquals(DIM, Shards.pullSparse(c, "emb", Shards.ids(1), 1, DIM).length);
                 process.kill();
                 long start = System.nanoTime();
-                PsException e = assertThrows(PsException.class, () -> GrpcRoundTripTest.pullSparse(c, "emb", Shards.ids(1), 1, DIM));
+                PsException e = assertThrows(PsException.class, () -> Shards.pullSparse(c, "emb", Shards.ids(1), 1, DIM));
                 long ms = (System.nanoTime() - start) / 1_000_000;
                 assertTrue(ms < options.deadline().toMillis(), "failed after " + ms + " ms");
                 assertTrue(e.getMessage().startsWith("pullSparse(emb, 1 ids) on parameter server " + process.endpoint()
@@ -208,10 +209,10 @@ class GrpcFaultTest {
         PsOptions options = new PsOptions("127.0.0.1:0", Duration.ofSeconds(2), token);
         try (ServerProcess process = ServerProcess.start(token)) {
             try (PsConnection c = Shards.GRPC.connect(process.endpoint(), options)) {
-                assertEquals(DIM, GrpcRoundTripTest.pullSparse(c, "emb", Shards.ids(1), 1, DIM).length);
+                assertEquals(DIM, Shards.pullSparse(c, "emb", Shards.ids(1), 1, DIM).length);
                 process.signal("STOP");
                 long start = System.nanoTime();
-                PsException e = assertThrows(PsException.class, () -> GrpcRoundTripTest.pullSparse(c, "emb", Shards.ids(1), 1, DIM));
+                PsException e = assertThrows(PsException.class, () -> Shards.pullSparse(c, "emb", Shards.ids(1), 1, DIM));
                 long ms = (System.nanoTime() - start) / 1_000_000;
                 assertTrue(ms >= 1900 && ms < 10_000, "failed after " + ms + " ms");
                 assertTrue(e.getMessage().startsWith("pullSparse(emb, 1 ids) on parameter server " + process.endpoint()
@@ -259,13 +260,13 @@ class GrpcFaultTest {
         MemorySegment out = Shards.floats(3 * DIM);
         expected.pullSparse("emb", ids, 3, out);
         float[] before = out.toArray(ValueLayout.JAVA_FLOAT);
-        assertArrayEquals(before, GrpcRoundTripTest.pullSparse(c, "emb", ids, 3, DIM));
+        assertArrayEquals(before, Shards.pullSparse(c, "emb", ids, 3, DIM));
         MemorySegment grads = Shards.randomFloats(new Random(1), 3 * DIM);
         c.pushSparse("emb", ids, 3, grads);
         expected.pushSparse("emb", ids, 3, grads);
-        assertArrayEquals(GrpcRoundTripTest.pullSparse(expected, "emb", ids, 3, DIM),
-                GrpcRoundTripTest.pullSparse(c, "emb", ids, 3, DIM));
-        assertArrayEquals(GrpcRoundTripTest.pullSparse(expected, "emb", ids, 3, DIM),
-                GrpcRoundTripTest.pullSparse(served, "emb", ids, 3, DIM));
+        assertArrayEquals(Shards.pullSparse(expected, "emb", ids, 3, DIM),
+                Shards.pullSparse(c, "emb", ids, 3, DIM));
+        assertArrayEquals(Shards.pullSparse(expected, "emb", ids, 3, DIM),
+                Shards.pullSparse(served, "emb", ids, 3, DIM));
     }
 }

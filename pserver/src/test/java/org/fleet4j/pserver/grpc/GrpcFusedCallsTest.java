@@ -54,10 +54,10 @@ class GrpcFusedCallsTest {
                 c.pullMany(new PsBatch(List.of(new PsBatch.Dense("fc.w", 0, w), new PsBatch.Dense("fc.b", 0, b)),
                         List.of(new PsBatch.Sparse("emb", ids, raw.length, emb),
                                 new PsBatch.Sparse("wide", ids, raw.length, wide))));
-                assertArrayEquals(GrpcRoundTripTest.pullDense(direct, "fc.w", 64 * DIM), floats(w), "fc.w " + step);
-                assertArrayEquals(GrpcRoundTripTest.pullDense(direct, "fc.b", DIM), floats(b), "fc.b " + step);
-                assertArrayEquals(GrpcRoundTripTest.pullSparse(direct, "emb", ids, raw.length, DIM), floats(emb));
-                assertArrayEquals(GrpcRoundTripTest.pullSparse(direct, "wide", ids, raw.length, 1), floats(wide));
+                assertArrayEquals(Shards.pullDense(direct, "fc.w", 64 * DIM), floats(w), "fc.w " + step);
+                assertArrayEquals(Shards.pullDense(direct, "fc.b", DIM), floats(b), "fc.b " + step);
+                assertArrayEquals(Shards.pullSparse(direct, "emb", ids, raw.length, DIM), floats(emb));
+                assertArrayEquals(Shards.pullSparse(direct, "wide", ids, raw.length, 1), floats(wide));
 
                 MemorySegment gw = Shards.randomFloats(random, 64 * DIM);
                 MemorySegment gb = Shards.randomFloats(random, DIM);

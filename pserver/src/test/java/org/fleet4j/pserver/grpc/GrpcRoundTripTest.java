@@ -1,5 +1,7 @@
 package org.fleet4j.pserver.grpc;
 
+import static org.fleet4j.pserver.grpc.Shards.pullDense;
+import static org.fleet4j.pserver.grpc.Shards.pullSparse;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -256,29 +258,5 @@ class GrpcRoundTripTest {
         List<String> left = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
                 .filter(n -> n.startsWith("ps-grpc")).toList();
         assertEquals(List.of(), left, "threads of the transport left after close");
-    }
-
-    static float[] pullSparse(TableShard shard, String table, MemorySegment ids, int n, int dim) {
-        MemorySegment out = Shards.floats((long) n * dim);
-        shard.pullSparse(table, ids, n, out);
-        return out.toArray(ValueLayout.JAVA_FLOAT);
-    }
-
-    static float[] pullSparse(PsConnection c, String table, MemorySegment ids, int n, int dim) {
-        MemorySegment out = Shards.floats((long) n * dim);
-        c.pullSparse(table, ids, n, out);
-        return out.toArray(ValueLayout.JAVA_FLOAT);
-    }
-
-    static float[] pullDense(TableShard shard, String param, long numel) {
-        MemorySegment out = Shards.floats(numel);
-        shard.pullDense(param, 0, out);
-        return out.toArray(ValueLayout.JAVA_FLOAT);
-    }
-
-    static float[] pullDense(PsConnection c, String param, long numel) {
-        MemorySegment out = Shards.floats(numel);
-        c.pullDense(param, 0, out);
-        return out.toArray(ValueLayout.JAVA_FLOAT);
     }
 }

@@ -35,7 +35,7 @@ final class RawClient implements AutoCloseable {
             return stub;
         }
         Metadata m = new Metadata();
-        m.put(CallProof.HEADER, header);
+        m.put(JobTokenCheck.PROOF_HEADER, header);
         return stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(m));
     }
 

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.fleet4j.collective.JobToken;
@@ -14,8 +15,8 @@ import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
 import org.fleet4j.pserver.transport.PsTransport;
 
-/** A parameter server (grpc, or another protocol) in a JVM of its own (the test's class path), to be killed with SIGKILL. */
-final class ServerProcess implements AutoCloseable {
+/** A parameter server in a JVM of its own (the test's class path), to be killed with SIGKILL. */
+public final class ServerProcess implements AutoCloseable {
     private static final String READY = "serving on ";
 
     private final Process process;
@@ -27,12 +28,12 @@ final class ServerProcess implements AutoCloseable {
     }
 
     /**
-     * Serves {@link Shards#shard()} on a free loopback port with the token in FLEET_JOB_TOKEN, over the protocol named
-     * by the argument (grpc without one), until killed.
+     * Serves {@link Shards#shard()} over protocol {@code args[0]} (grpc when absent) on a free loopback port with
+     * the token in FLEET_JOB_TOKEN, until killed.
      */
     public static void main(String[] args) throws InterruptedException {
         JobToken token = JobToken.of(System.getenv(JobToken.ENV), JobToken.ENV);
-        PsTransport transport = PsTransport.forProtocol(args.length > 0 ? args[0] : GrpcTransport.PROTOCOL);
+        PsTransport transport = PsTransport.forProtocol(args.length == 0 ? "grpc" : args[0]);
         try (PsServer server = transport.serve(Shards.shard(), Shards.options(token))) {
             System.out.println(READY + server.endpoint());
             server.awaitStop(Duration.ofMinutes(5));
@@ -40,15 +41,24 @@ final class ServerProcess implements AutoCloseable {
     }
 
     static ServerProcess start(JobToken token) throws Exception {
-        return start(token, GrpcTransport.PROTOCOL);
+        return start(token, "grpc", Map.of());
     }
 
     static ServerProcess start(JobToken token, String protocol) throws Exception {
+        return start(token, protocol, Map.of());
+    }
+
+    /**
+     * A server of {@code protocol} with {@code env} added to its environment; its first line that starts with
+     * {@code serving on } gives its endpoint.
+     */
+    public static ServerProcess start(JobToken token, String protocol, Map<String, String> env) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         ProcessBuilder pb = new ProcessBuilder(List.of(java, "--enable-native-access=ALL-UNNAMED",
                 "--add-modules=jdk.incubator.vector", "-cp", System.getProperty("java.class.path"),
                 ServerProcess.class.getName(), protocol)).redirectErrorStream(true);
         pb.environment().put(JobToken.ENV, token.text());
+        pb.environment().putAll(env);
         Process p = pb.start();
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         CompletableFuture<String> ready = CompletableFuture.supplyAsync(() -> {
@@ -77,12 +87,12 @@ final class ServerProcess implements AutoCloseable {
         return new ServerProcess(p, endpoint);
     }
 
-    String endpoint() {
+    public String endpoint() {
         return endpoint;
     }
 
     /** Sends {@code signal} (e.g. STOP: the process hangs with its sockets open). */
-    void signal(String signal) throws IOException, InterruptedException {
+    public void signal(String signal) throws IOException, InterruptedException {
         Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
         if (!kill.waitFor(30, TimeUnit.SECONDS) || kill.exitValue() != 0) {
             throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed");
@@ -90,7 +100,7 @@ final class ServerProcess implements AutoCloseable {
     }
 
     /** SIGKILL, and waits until the process is gone. */
-    void kill() throws InterruptedException {
+    public void kill() throws InterruptedException {
         process.destroyForcibly();
         process.waitFor(30, TimeUnit.SECONDS);
     }

@@ -1,4 +1,4 @@
-package org.fleet4j.pserver.grpc;
+package org.fleet4j.pserver.transport;
 
 import java.util.BitSet;
 
@@ -7,14 +7,14 @@ import java.util.BitSet;
  * out of order (one connection carries many at once), so the last {@link #SIZE} below the highest are remembered one
  * by one; anything older is refused.
  */
-final class ReplayWindow {
-    static final int SIZE = 4096;
+public final class ReplayWindow {
+    public static final int SIZE = 4096;
 
     private final BitSet seen = new BitSet(SIZE);
     private long highest = -1;
 
     /** True the first time {@code sequence} comes, false for a repeat or one too old to tell. */
-    synchronized boolean accept(long sequence) {
+    public synchronized boolean accept(long sequence) {
         if (sequence < 0) {
             return false;
         }

@@ -1,4 +1,4 @@
-package org.fleet4j.pserver.grpc;
+package org.fleet4j.pserver.transport;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,27 +1,25 @@
-package org.fleet4j.pserver.grpc;
+package org.fleet4j.pserver.transport;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
-import io.grpc.Metadata;
 import java.nio.ByteBuffer;
 import org.fleet4j.collective.JobToken;
 
 /**
- * The proof of the job token that every call but Hello carries in its {@code fleet4j-auth-bin} metadata: the
- * session the server opened, a sequence number new to that session, and an HMAC-SHA256 with the token over both and
+ * The proof of the job token that every call but Hello carries (the grpc protocol in its {@code fleet4j-auth-bin}
+ * metadata, grpc++ in its frame header): the session the server opened, a sequence number new to that session, and an HMAC-SHA256 with the token over both and
  * the method's name. The token never travels, a proof is good for one method once, and a session for one server.
  */
-record CallProof(byte[] session, long sequence, byte[] proof) {
-    static final Metadata.Key<byte[]> HEADER = Metadata.Key.of("fleet4j-auth-bin", Metadata.BINARY_BYTE_MARSHALLER);
-    static final int SESSION_BYTES = 32;
-    static final int HEADER_BYTES = SESSION_BYTES + Long.BYTES + JobToken.PROOF_BYTES;
+public record CallProof(byte[] session, long sequence, byte[] proof) {
+    public static final int SESSION_BYTES = 32;
+    public static final int HEADER_BYTES = SESSION_BYTES + Long.BYTES + JobToken.PROOF_BYTES;
     /** HMAC purposes, each its own so that no proof made for one can pass for another. */
-    static final String CALL = "fleet4j-ps-call";
-    static final String SERVER = "fleet4j-ps-server";
-    static final String SESSION = "fleet4j-ps-session";
+    public static final String CALL = "fleet4j-ps-call";
+    public static final String SERVER = "fleet4j-ps-server";
+    public static final String SESSION = "fleet4j-ps-session";
 
     /** The header value a client sends with call number {@code sequence} of {@code method}. */
-    static byte[] header(JobToken token, byte[] session, long sequence, String method) {
+    public static byte[] header(JobToken token, byte[] session, long sequence, String method) {
         return ByteBuffer.allocate(HEADER_BYTES)
                 .put(session)
                 .putLong(sequence)
@@ -30,7 +28,7 @@ record CallProof(byte[] session, long sequence, byte[] proof) {
     }
 
     /** The proof in a header value; null when it is not {@link #HEADER_BYTES} long. */
-    static CallProof parse(byte[] header) {
+    public static CallProof parse(byte[] header) {
         if (header.length != HEADER_BYTES) {
             return null;
         }
@@ -43,7 +41,7 @@ record CallProof(byte[] session, long sequence, byte[] proof) {
         return new CallProof(session, sequence, proof);
     }
 
-    boolean madeWith(JobToken token, String method) {
+    public boolean madeWith(JobToken token, String method) {
         return token.verifies(proof, CALL, session, sequenceBytes(sequence),
                 method.getBytes(UTF_8));
     }

@@ -1,4 +1,4 @@
-package org.fleet4j.pserver.grpc;
+package org.fleet4j.pserver.transport;
 
 import java.security.MessageDigest;
 import java.security.SecureRandom;
@@ -14,7 +14,7 @@ import org.fleet4j.collective.JobToken;
  * out: a stranger calling Hello costs it nothing. A session's replay window is kept from its first call with a good
  * proof on; a session of an earlier run of the server (another secret) is refused.
  */
-final class Sessions {
+public final class Sessions {
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final int RANDOM_BYTES = CallProof.SESSION_BYTES / 2;
 
@@ -22,12 +22,12 @@ final class Sessions {
     private final byte[] processSecret = JobToken.nonce();
     private final Map<String, ReplayWindow> windows = new ConcurrentHashMap<>();
 
-    Sessions(JobToken token) {
+    public Sessions(JobToken token) {
         this.token = token;
     }
 
     /** A new session for a client (nothing is stored until it makes a call). */
-    byte[] open() {
+    public byte[] open() {
         byte[] session = new byte[CallProof.SESSION_BYTES];
         byte[] random = new byte[RANDOM_BYTES];
         RANDOM.nextBytes(random);
@@ -37,12 +37,12 @@ final class Sessions {
     }
 
     /** The server's answer to a client's nonce: proof that it holds the token, bound to the session it opened. */
-    byte[] serverProof(byte[] clientNonce, byte[] session) {
+    public byte[] serverProof(byte[] clientNonce, byte[] session) {
         return token.proof(CallProof.SERVER, clientNonce, session);
     }
 
     /** Null when {@code header} proves the token for a call of {@code method}, else what is wrong with it. */
-    String check(byte[] header, String method) {
+    public String check(byte[] header, String method) {
         CallProof call = CallProof.parse(header);
         if (call == null) {
             return "its job-token proof has " + header.length + " bytes, not " + CallProof.HEADER_BYTES;

@@ -1,0 +1,136 @@
+package org.fleet4j.pserver.grpcpp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.timeout.IdleStateEvent;
+
+/**
+ * Cuts a connection's bytes into frames without trusting their lengths: the header is read into a small buffer of
+ * its own, checked by the {@link Sink} (magic, version, call, the claimed length against the limit, and on a server
+ * the job-token proof) and only then is room made for the body, so a frame claiming 2 GB costs nothing but its
+ * header. A body that arrived in one read is handed on as a slice of it (no copy); one spread over reads is gathered
+ * into one direct buffer. A connection that breaks the protocol, stops mid-frame or closes mid-frame is dropped and
+ * the {@link Sink} told why.
+ */
+final class FrameAssembler extends ChannelInboundHandlerAdapter {
+    /** What a connection's frames go to. */
+    interface Sink {
+        /** The body's length for a complete {@code header} (length prefix included); throws to drop the connection. */
+        long bodyBytes(ChannelHandlerContext ctx, ByteBuf header) throws FrameException;
+
+        /** A whole frame; the assembler releases the body and reuses the header buffer afterwards. */
+        void frame(ChannelHandlerContext ctx, ByteBuf header, ByteBuf body);
+
+        /** The connection was dropped, or ended mid-frame, for {@code why}. */
+        void dropped(ChannelHandlerContext ctx, String why);
+    }
+
+    private final int headerBytes;
+    private final Sink sink;
+    private ByteBuf header;
+    private ByteBuf body;
+    private long bodyBytes = -1;
+    private boolean dropped;
+
+    FrameAssembler(int headerBytes, Sink sink) {
+        this.headerBytes = Frames.LENGTH_BYTES + headerBytes;
+        this.sink = sink;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        header = ctx.alloc().directBuffer(headerBytes, headerBytes);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        ByteBuf in = (ByteBuf) msg;
+        try {
+            while (in.isReadable() && !dropped) {
+                if (bodyBytes < 0) {
+                    in.readBytes(header, Math.min(in.readableBytes(), header.writableBytes()));
+                    if (header.isWritable()) {
+                        return;
+                    }
+                    try {
+                        bodyBytes = sink.bodyBytes(ctx, header);
+                    } catch (FrameException e) {
+                        drop(ctx, e.getMessage());
+                        return;
+                    }
+                    if (bodyBytes == 0) {
+                        deliver(ctx, ctx.alloc().directBuffer(0, 0));
+                    }
+                } else if (body == null && in.readableBytes() >= bodyBytes) {
+                    deliver(ctx, in.readRetainedSlice((int) bodyBytes));
+                } else {
+                    if (body == null) {
+                        body = ctx.alloc().directBuffer((int) bodyBytes, (int) bodyBytes);
+                    }
+                    in.readBytes(body, Math.min(in.readableBytes(), body.writableBytes()));
+                    if (!body.isWritable()) {
+                        ByteBuf whole = body;
+                        body = null;
+                        deliver(ctx, whole);
+                    }
+                }
+            }
+        } finally {
+            in.release();
+        }
+    }
+
+    private void deliver(ChannelHandlerContext ctx, ByteBuf frameBody) {
+        bodyBytes = -1;
+        try {
+            sink.frame(ctx, header, frameBody);
+        } finally {
+            frameBody.release();
+            header.clear();
+        }
+    }
+
+    /** True while a frame has begun and not ended. */
+    private boolean midFrame() {
+        return header.isReadable() || body != null;
+    }
+
+    private void drop(ChannelHandlerContext ctx, String why) {
+        dropped = true;
+        sink.dropped(ctx, why);
+        ctx.close();
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
+        if (event instanceof IdleStateEvent && midFrame() && !dropped) {
+            drop(ctx, "a frame stopped after " + received() + " bytes (nothing more within the deadline)");
+            return;
+        }
+        super.userEventTriggered(ctx, event);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        if (midFrame() && !dropped) {
+            dropped = true;
+            sink.dropped(ctx, "a truncated frame: the connection closed after " + received() + " bytes of it");
+        }
+        super.channelInactive(ctx);
+    }
+
+    private String received() {
+        long got = header.writerIndex() + (body == null ? 0 : body.writerIndex());
+        return got + (bodyBytes >= 0 ? " of " + (headerBytes + bodyBytes) : "");
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        header.release();
+        if (body != null) {
+            body.release();
+            body = null;
+        }
+    }
+}

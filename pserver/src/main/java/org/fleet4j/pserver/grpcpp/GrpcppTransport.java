@@ -1,0 +1,97 @@
+package org.fleet4j.pserver.grpcpp;
+
+import java.nio.file.Path;
+import java.util.Map;
+import org.fleet4j.pserver.table.TableShard;
+import org.fleet4j.pserver.transport.PsConnection;
+import org.fleet4j.pserver.transport.PsException;
+import org.fleet4j.pserver.transport.PsOptions;
+import org.fleet4j.pserver.transport.PsServer;
+import org.fleet4j.pserver.transport.PsTransport;
+
+/**
+ * The {@code grpc++} protocol (DeepRec's GRPC++ for Fleet4J): control calls over the grpc protocol's service, pulls
+ * and pushes over a data port of its own framing on Netty's native epoll transport, sharing-nothing network threads
+ * that may busy-poll and are pinned to cores, and tensors sent from and applied in place. See docs/PSERVER.md,
+ * "Transports". Found by the no-argument constructor, which reads the environment and {@code .endpoint_map} of the
+ * working directory when a server starts or a worker connects.
+ */
+public final class GrpcppTransport implements PsTransport {
+    public static final String PROTOCOL = "grpc++";
+
+    private final EndpointMap map;
+    private final NetworkSettings server;
+    private final NetworkSettings worker;
+
+    /** From the environment (read when used). */
+    public GrpcppTransport() {
+        this(null, null, null);
+    }
+
+    /** With the map and settings given; null ones come from the environment. */
+    public GrpcppTransport(EndpointMap map, NetworkSettings server, NetworkSettings worker) {
+        this.map = map;
+        this.server = server;
+        this.worker = worker;
+    }
+
+    @Override
+    public String protocol() {
+        return PROTOCOL;
+    }
+
+    @Override
+    public String describe(Map<String, String> env, int workers) {
+        NetworkSettings servers = NetworkSettings.fromEnvironment(env, NetworkSettings.Side.SERVER, workers);
+        NetworkSettings workerSide = NetworkSettings.fromEnvironment(env, NetworkSettings.Side.WORKER,
+                servers.threads());
+        return "transport: grpc++ on " + (NetworkLoops.epoll() ? "Netty's native epoll" : "NIO (no epoll here)")
+                + "; control calls over gRPC on the servers' endpoints, pulls and pushes on their data ports ("
+                + EndpointMap.discover(Path.of(""), env).source() + ")\n"
+                + "  servers: " + servers.describe() + " (NETWORK_PS_CORE_NUMBER, PS_ENABLE_POLLING,"
+                + " PS_DISABLE_PIN_CORES); each thread owns its share of every table's rows and blocks\n"
+                + "  workers: per server " + workerSide.describe() + " (NETWORK_WORKER_CORE_NUMBER,"
+                + " WORKER_ENABLE_POLLING, WORKER_DISABLE_PIN_CORES), one data connection per server thread\n";
+    }
+
+    @Override
+    public PsServer serve(TableShard shard, PsOptions options) {
+        NetworkSettings settings = server != null ? server
+                : NetworkSettings.fromEnvironment(System.getenv(), NetworkSettings.Side.SERVER, workers());
+        return new GrpcppServer(shard, options, map(), settings);
+    }
+
+    @Override
+    public PsConnection connect(String endpoint, PsOptions options) {
+        NetworkSettings settings = worker != null ? worker
+                : NetworkSettings.fromEnvironment(System.getenv(), NetworkSettings.Side.WORKER, 2);
+        EndpointMap m = map();
+        String data = m.dataEndpoint(endpoint).orElseThrow(() -> new PsException("no grpc++ data port is known for"
+                + " parameter server " + endpoint + " (" + m.source() + "); list it in " + EndpointMap.FILE
+                + " as " + endpoint + "=HOST:DATA_PORT, or start the job with bin/fleetrun, which publishes "
+                + EndpointMap.ENV));
+        return GrpcppConnection.open(endpoint, data, options, settings);
+    }
+
+    /** The data endpoint of a grpc++ server started here (for an endpoint map when its data port was a free one). */
+    public static String dataEndpointOf(PsServer server) {
+        if (server instanceof GrpcppServer s) {
+            return s.dataEndpoint();
+        }
+        throw new IllegalArgumentException("not a grpc++ server: " + server);
+    }
+
+    private EndpointMap map() {
+        return map != null ? map : EndpointMap.discover(Path.of(""), System.getenv());
+    }
+
+    /** A server's connections: its workers (PADDLE_TRAINERS_NUM; 1 when unset or unreadable). */
+    private static int workers() {
+        Map<String, String> env = System.getenv();
+        try {
+            return Math.max(1, Integer.parseInt(env.getOrDefault("PADDLE_TRAINERS_NUM", "1").trim()));
+        } catch (NumberFormatException e) {
+            return 1;
+        }
+    }
+}

@@ -1,0 +1,88 @@
+package org.fleet4j.pserver.grpcpp;
+
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * How many network threads one side of grpc++ runs, whether they busy-poll and whether they are pinned to cores,
+ * from the environment with DeepRec's names: on servers {@code NETWORK_PS_CORE_NUMBER}, {@code PS_ENABLE_POLLING},
+ * {@code PS_DISABLE_PIN_CORES}; on workers {@code NETWORK_WORKER_CORE_NUMBER}, {@code WORKER_ENABLE_POLLING},
+ * {@code WORKER_DISABLE_PIN_CORES}. Threads default to min(8, connections) on a server and min(2, connections) on a
+ * worker; polling is off and pinning on by default, as in DeepRec.
+ */
+public record NetworkSettings(int threads, boolean busyPoll, boolean pinCores) {
+    static final int MAX_THREADS = 256;
+
+    public NetworkSettings {
+        if (threads < 1 || threads > MAX_THREADS) {
+            throw new IllegalArgumentException("grpc++ network threads must be in [1, " + MAX_THREADS + "], got "
+                    + threads);
+        }
+    }
+
+    /** The side of a connection, with its variables' names and its default thread cap. */
+    public enum Side {
+        SERVER("NETWORK_PS_CORE_NUMBER", "PS_ENABLE_POLLING", "PS_DISABLE_PIN_CORES", 8),
+        WORKER("NETWORK_WORKER_CORE_NUMBER", "WORKER_ENABLE_POLLING", "WORKER_DISABLE_PIN_CORES", 2);
+
+        final String threadsVar;
+        final String pollingVar;
+        final String noPinVar;
+        final int defaultCap;
+
+        Side(String threadsVar, String pollingVar, String noPinVar, int defaultCap) {
+            this.threadsVar = threadsVar;
+            this.pollingVar = pollingVar;
+            this.noPinVar = noPinVar;
+            this.defaultCap = defaultCap;
+        }
+    }
+
+    /**
+     * The settings of {@code side} from {@code env}; {@code connections} is what the default thread count is capped
+     * by (a server: its workers; a worker: the connections it opens). A bad value fails naming the variable and the
+     * values it allows.
+     */
+    public static NetworkSettings fromEnvironment(Map<String, String> env, Side side, int connections) {
+        int threads = Math.max(1, Math.min(side.defaultCap, connections));
+        String t = env.get(side.threadsVar);
+        if (t != null && !t.isBlank()) {
+            threads = parseThreads(side.threadsVar, t);
+        }
+        boolean polling = parseBool(side.pollingVar, env.get(side.pollingVar), false);
+        boolean noPin = parseBool(side.noPinVar, env.get(side.noPinVar), false);
+        return new NetworkSettings(threads, polling, !noPin);
+    }
+
+    private static int parseThreads(String var, String value) {
+        try {
+            int n = Integer.parseInt(value.trim());
+            if (n >= 1 && n <= MAX_THREADS) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below with the allowed values
+        }
+        throw new IllegalArgumentException(var + "='" + value + "' is not a number of network threads; allowed: a"
+                + " whole number from 1 to " + MAX_THREADS);
+    }
+
+    private static boolean parseBool(String var, String value, boolean unset) {
+        if (value == null || value.isBlank()) {
+            return unset;
+        }
+        return switch (value.trim().toLowerCase(Locale.ROOT)) {
+            case "true", "1" -> true;
+            case "false", "0" -> false;
+            default -> throw new IllegalArgumentException(var + "='" + value + "' is not allowed; allowed: true,"
+                    + " false, 1 or 0");
+        };
+    }
+
+    /** E.g. {@code 4 network threads, busy polling, pinned to cores}, for logs and the dry run. */
+    public String describe() {
+        return threads + " network thread" + (threads == 1 ? "" : "s") + ", "
+                + (busyPoll ? "busy polling" : "sleeping in epoll") + ", "
+                + (pinCores ? "pinned to cores" : "not pinned");
+    }
+}

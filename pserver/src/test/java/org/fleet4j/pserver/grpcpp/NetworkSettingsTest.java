@@ -1,0 +1,89 @@
+package org.fleet4j.pserver.grpcpp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.fleet4j.collective.JobToken;
+import org.fleet4j.pserver.grpc.Shards;
+import org.fleet4j.pserver.transport.PsConnection;
+import org.fleet4j.pserver.transport.PsOptions;
+import org.junit.jupiter.api.Test;
+
+/** DeepRec's variables: defaults, values, bad values named with what is allowed; threads really pinned. */
+class NetworkSettingsTest {
+    @Test
+    void defaultsAreDeepRecs() {
+        assertEquals(new NetworkSettings(8, false, true),
+                NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.SERVER, 20));
+        assertEquals(new NetworkSettings(3, false, true),
+                NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.SERVER, 3));
+        assertEquals(new NetworkSettings(2, false, true),
+                NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.WORKER, 5));
+        assertEquals(new NetworkSettings(1, false, true),
+                NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.WORKER, 1));
+    }
+
+    @Test
+    void eachSideReadsItsOwnVariables() {
+        Map<String, String> env = Map.of("NETWORK_PS_CORE_NUMBER", "5", "PS_ENABLE_POLLING", "true",
+                "PS_DISABLE_PIN_CORES", "1", "NETWORK_WORKER_CORE_NUMBER", "3", "WORKER_ENABLE_POLLING", "0",
+                "WORKER_DISABLE_PIN_CORES", "FALSE");
+        assertEquals(new NetworkSettings(5, true, false),
+                NetworkSettings.fromEnvironment(env, NetworkSettings.Side.SERVER, 1));
+        assertEquals(new NetworkSettings(3, false, true),
+                NetworkSettings.fromEnvironment(env, NetworkSettings.Side.WORKER, 1));
+        assertEquals("5 network threads, busy polling, not pinned",
+                NetworkSettings.fromEnvironment(env, NetworkSettings.Side.SERVER, 1).describe());
+    }
+
+    @Test
+    void aBadValueNamesTheVariableAndTheAllowedValues() {
+        assertEquals("NETWORK_PS_CORE_NUMBER='four' is not a number of network threads; allowed: a whole number from 1"
+                + " to 256", bad(Map.of("NETWORK_PS_CORE_NUMBER", "four"), NetworkSettings.Side.SERVER));
+        assertEquals("NETWORK_WORKER_CORE_NUMBER='0' is not a number of network threads; allowed: a whole number from"
+                + " 1 to 256", bad(Map.of("NETWORK_WORKER_CORE_NUMBER", "0"), NetworkSettings.Side.WORKER));
+        assertEquals("WORKER_ENABLE_POLLING='yes' is not allowed; allowed: true, false, 1 or 0",
+                bad(Map.of("WORKER_ENABLE_POLLING", "yes"), NetworkSettings.Side.WORKER));
+        assertEquals("PS_DISABLE_PIN_CORES='2' is not allowed; allowed: true, false, 1 or 0",
+                bad(Map.of("PS_DISABLE_PIN_CORES", "2"), NetworkSettings.Side.SERVER));
+    }
+
+    private static String bad(Map<String, String> env, NetworkSettings.Side side) {
+        return assertThrows(IllegalArgumentException.class, () -> NetworkSettings.fromEnvironment(env, side, 4))
+                .getMessage();
+    }
+
+    @Test
+    void pinnedThreadsAreConfinedToTheirCoreByTheOs() throws Exception {
+        assertTrue(CorePinning.available(), "Linux has sched_setaffinity");
+        List<Integer> cpus = CorePinning.allowedCpus();
+        PsOptions options = Shards.options(JobToken.random());
+        try (GrpcppServer server = Loopback.serve(Shards.shard(), options, new NetworkSettings(2, true, true));
+             PsConnection c = Loopback.connect(server, options)) {
+            Map<Integer, Integer> pinned = server.pinnedThreads();
+            assertEquals(2, pinned.size(), "both network threads pinned: " + pinned);
+            for (Map.Entry<Integer, Integer> e : pinned.entrySet()) {
+                assertTrue(cpus.contains(e.getValue()), "pinned to an allowed CPU: " + e);
+                assertEquals(String.valueOf(e.getValue()), cpusAllowed(e.getKey()), "thread " + e.getKey()
+                        + " as the OS sees it");
+            }
+            assertEquals(Shards.DIM, Shards.pullSparse(c, "emb", Shards.ids(1, 2, 3), 3, Shards.DIM).length / 3,
+                    "busy-polling, pinned threads serve");
+        }
+        try (GrpcppServer unpinned = Loopback.serve(Shards.shard(), options, new NetworkSettings(2, false, false))) {
+            assertTrue(unpinned.pinnedThreads().isEmpty(), "PS_DISABLE_PIN_CORES: nothing pinned");
+        }
+    }
+
+    /** The thread's Cpus_allowed_list in /proc. */
+    private static String cpusAllowed(int tid) throws Exception {
+        return Files.readAllLines(Path.of("/proc/self/task/" + tid + "/status")).stream()
+                .filter(l -> l.startsWith("Cpus_allowed_list:")).map(l -> l.substring(l.indexOf(':') + 1).strip())
+                .findFirst().orElseThrow();
+    }
+}
