@@ -86,7 +86,7 @@ public final class PsPerf implements Callable<Integer> {
     @Option(names = "--tensor_fuse", arity = "0..1", fallbackValue = "true",
             description = "fuse a step's pulls and pushes, one message per server each: true or false (default: the"
                     + " strategy's tensor_fuse; star_server and star_server_lite always fuse)")
-    Boolean tensorFuse;
+    String tensorFuse;
     @Option(names = "--seed", description = "seed of ids, dense sizes, rows and gradients (default ${DEFAULT-VALUE})")
     long seed = 1;
     @Option(names = "--log_dir", description = "where summary.json goes (default: FLEET_LOG_DIR or log)")
@@ -149,6 +149,9 @@ public final class PsPerf implements Callable<Integer> {
         if (dense < 0) {
             throw new IllegalArgumentException("--dense must be at least 0, got " + dense);
         }
+        if (tensorFuse != null && !tensorFuse.equals("true") && !tensorFuse.equals("false")) {
+            throw new IllegalArgumentException("--tensor_fuse must be true or false, got '" + tensorFuse + "'");
+        }
         if (!(lr > 0)) {
             throw new IllegalArgumentException("--lr must be positive, got " + lr);
         }
@@ -166,7 +169,7 @@ public final class PsPerf implements Callable<Integer> {
     private boolean fuses(DistributedStrategy strategy, String protocolName) {
         boolean star = protocolName.equals(Protocol.STAR_SERVER.spelling())
                 || protocolName.equals(Protocol.STAR_SERVER_LITE.spelling());
-        return star || (tensorFuse != null ? tensorFuse : strategy.tensorFuse());
+        return star || (tensorFuse != null ? Boolean.parseBoolean(tensorFuse) : strategy.tensorFuse());
     }
 
     private static PsTransport transport(String name) {

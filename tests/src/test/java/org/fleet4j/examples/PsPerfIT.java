@@ -94,6 +94,12 @@ class PsPerfIT {
         String server = Files.readString(dim.logDir().resolve("serverlog.0"));
         assertTrue(server.contains("ps_perf: --dim must be at least 1, got 0"), server);
 
+        FleetRunJob fuse = FleetRunJob.start(work.resolve("fuse"), 1, List.of("--server_num", "1", "--worker_num", "1"),
+                "ps_perf", "--tensor_fuse", "maybe");
+        assertNotEquals(0, fuse.await(JOB_TIMEOUT));
+        assertTrue(fuse.describe().contains("ps_perf: --tensor_fuse must be true or false, got 'maybe'"),
+                fuse.describe());
+
         FleetRunJob protocol = FleetRunJob.start(work.resolve("protocol"), 1, List.of("--server_num", "1",
                 "--worker_num", "1"), "ps_perf", "--protocol", "carrier_pigeon");
         assertNotEquals(0, protocol.await(JOB_TIMEOUT));
