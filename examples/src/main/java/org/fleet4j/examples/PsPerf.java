@@ -36,6 +36,7 @@ import org.fleet4j.pserver.transport.PsTransport;
 import org.fleet4j.pserver.worker.PsWorker;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
+import org.fleet4j.strategy.Protocol;
 import org.fleet4j.strategy.StrategySchema;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -46,7 +47,9 @@ import picocli.CommandLine.Option;
  * {@code --dim} floats (every row created before serving); each worker, step after step, pulls the rows of a batch of
  * Zipf(1.1) ids (deduplicated) and pushes gradients of the same shape, which the servers apply as they come (no
  * barriers: the transport is measured, not a training mode). {@code --dense N} adds N dense tensors of 4-256 KB to
- * every step (issue 15's dense-heavy variant). Worker 0 writes summary.json: unique keys per second over all workers,
+ * every step (issue 15's dense-heavy variant). With {@code tensor_fuse} ({@code --tensor_fuse} or the strategy's) or a
+ * star protocol a step's pulls and pushes are fused, one message per server each, as the PS compile step does for a
+ * program; otherwise each tensor goes on its own. Worker 0 writes summary.json: unique keys per second over all workers,
  * MB/s, step latency percentiles and the bytes each step put on the wire.
  */
 @Command(name = "ps_perf", mixinStandardHelpOptions = true, sortOptions = false,
@@ -80,6 +83,10 @@ public final class PsPerf implements Callable<Integer> {
     int dense = 0;
     @Option(names = "--protocol", description = "the transport, overriding the strategy's protocol (default: the strategy's, grpc)")
     String protocol;
+    @Option(names = "--tensor_fuse", arity = "0..1", fallbackValue = "true",
+            description = "fuse a step's pulls and pushes, one message per server each: true or false (default: the"
+                    + " strategy's tensor_fuse; star_server and star_server_lite always fuse)")
+    String tensorFuse;
     @Option(names = "--seed", description = "seed of ids, dense sizes, rows and gradients (default ${DEFAULT-VALUE})")
     long seed = 1;
     @Option(names = "--log_dir", description = "where summary.json goes (default: FLEET_LOG_DIR or log)")
@@ -104,7 +111,8 @@ public final class PsPerf implements Callable<Integer> {
                 throw new IllegalArgumentException("ps_perf needs parameter servers: run it as bin/fleetrun"
                         + " --server_num 1 --worker_num 2 ps_perf");
             }
-            PsPlan plan = plan(role.serverNum(), update, transport.protocol());
+            boolean fused = fuses(strategy, transport.protocol());
+            PsPlan plan = plan(role.serverNum(), update, transport.protocol(), fused);
             if (fleet.isDryRun()) {
                 System.out.println(plan.describe());
                 return 0;
@@ -115,7 +123,7 @@ public final class PsPerf implements Callable<Integer> {
                 serve(role, plan, transport, options);
                 return 0;
             }
-            return work(fleet, role, plan, transport, options);
+            return work(fleet, role, plan, transport, options, fused);
         }
     }
 
@@ -141,6 +149,9 @@ public final class PsPerf implements Callable<Integer> {
         if (dense < 0) {
             throw new IllegalArgumentException("--dense must be at least 0, got " + dense);
         }
+        if (tensorFuse != null && !tensorFuse.equals("true") && !tensorFuse.equals("false")) {
+            throw new IllegalArgumentException("--tensor_fuse must be true or false, got '" + tensorFuse + "'");
+        }
         if (!(lr > 0)) {
             throw new IllegalArgumentException("--lr must be positive, got " + lr);
         }
@@ -152,6 +163,13 @@ public final class PsPerf implements Callable<Integer> {
         DistributedStrategy s = file == null || file.isBlank() ? new DistributedStrategy()
                 : DistributedStrategy.load(Path.of(file));
         return s.mode(Mode.PS).aSync(false);
+    }
+
+    /** As the PS compile step decides for a program: tensor_fuse, or a star protocol's pull/push semantics. */
+    private boolean fuses(DistributedStrategy strategy, String protocolName) {
+        boolean star = protocolName.equals(Protocol.STAR_SERVER.spelling())
+                || protocolName.equals(Protocol.STAR_SERVER_LITE.spelling());
+        return star || (tensorFuse != null ? Boolean.parseBoolean(tensorFuse) : strategy.tensorFuse());
     }
 
     private static PsTransport transport(String name) {
@@ -175,7 +193,7 @@ public final class PsPerf implements Callable<Integer> {
     }
 
     /** The tables, the same in every process of the job: one sparse table and --dense dense ones. */
-    PsPlan plan(int servers, ServerOptimizer update, String protocolName) {
+    PsPlan plan(int servers, ServerOptimizer update, String protocolName, boolean fused) {
         SparseTableConfig table = new SparseTableConfig(TABLE, dim, update, RowInitializer.uniform(-0.01f, 0.01f, seed));
         List<DenseTableConfig> denseTables = new ArrayList<>();
         int[] floats = denseFloats();
@@ -184,7 +202,7 @@ public final class PsPerf implements Callable<Integer> {
                     RowInitializer.constant(0f)));
         }
         return new PsPlan(PsMode.ASYNC, servers, DenseSlicing.DEFAULT_MIN_BLOCK_SIZE, new Program(), new Program(),
-                denseTables, List.of(table), protocolName, false, CommunicatorSettings.of(new DistributedStrategy()));
+                denseTables, List.of(table), protocolName, fused, CommunicatorSettings.of(new DistributedStrategy()));
     }
 
     /** Floats of each dense tensor: log-uniform between 4 and 256 KB, from --seed. */
@@ -238,7 +256,8 @@ public final class PsPerf implements Callable<Integer> {
         return created;
     }
 
-    private int work(Fleet fleet, Role role, PsPlan plan, PsTransport transport, PsOptions options) throws Exception {
+    private int work(Fleet fleet, Role role, PsPlan plan, PsTransport transport, PsOptions options, boolean fused)
+            throws Exception {
         int worker = role.workerIndex();
         List<PsConnection> connections = new ArrayList<>();
         try {
@@ -250,13 +269,15 @@ public final class PsPerf implements Callable<Integer> {
             throw e;
         }
         try (PsWorker client = new PsWorker(plan, connections, options.deadline(), worker, role.workerNum())) {
-            PsPerfWorkload load = new PsPerfWorkload(plan, batch, batches, ids, seed, worker);
+            PsPerfWorkload load = new PsPerfWorkload(plan, batch, batches, ids, seed, worker, fused);
             if (worker == 0) {
                 System.out.printf(Locale.ROOT, "ps_perf: %s, %d server(s) x %d worker(s); table %,d ids x %d floats"
                                 + " (%s); %,d Zipf(%.1f) ids per step, %.0f unique on average; %d dense tensor(s),"
-                                + " %,d bytes; %d warm-up and %d timed steps%n", transport.protocol(),
+                                + " %,d bytes; %s, %d call(s) per step; %d warm-up and %d timed steps%n",
+                        transport.protocol(),
                         role.serverNum(), role.workerNum(), ids, dim, optimizer, batch, ZIPF_EXPONENT,
-                        load.meanUnique(), dense, load.denseBytes(), warmup, steps);
+                        load.meanUnique(), dense, load.denseBytes(),
+                        fused ? "fused" : "one call per tensor", load.callsPerStep(), warmup, steps);
             }
             PsPerfWorkload.Totals warm = load.run(client, connections, warmup, null);
             fleet.barrierWorker();
@@ -296,6 +317,7 @@ public final class PsPerf implements Callable<Integer> {
         Summary s = new Summary().put("program", "ps_perf").put("protocol", protocolName)
                 .put("servers", role.serverNum()).put("workers", workers).put("ids", ids).put("dim", dim)
                 .put("batch", batch).put("dense", dense).put("dense_bytes", load.denseBytes())
+                .put("tensor_fuse", load.fused()).put("calls_per_step", load.callsPerStep())
                 .put("optimizer", optimizer).put("steps", steps).put("warmup", warmup).put("seed", seed)
                 .put("unique_per_step", sums[0] / stepsAll).put("keys_per_sec", keysPerSec).put("mb_per_sec", mbPerSec)
                 .put("p50_ms", p50).put("p99_ms", p99).put("seconds", seconds);

@@ -1,6 +1,7 @@
 package org.fleet4j.examples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,6 +33,9 @@ class PsPerfIT {
         assertEquals(0, job.await(JOB_TIMEOUT), job.describe());
         JsonNode s = new ObjectMapper().readTree(job.logDir().resolve("summary.json").toFile());
         assertEquals("grpc", s.get("protocol").asText());
+        assertFalse(s.get("tensor_fuse").asBoolean(), s.toString());
+        assertEquals(2 * (2 + 3), s.get("calls_per_step").asInt(), "a pull and a push per server of the rows and"
+                + " per dense tensor: " + s);
         assertEquals(2, s.get("servers").asInt());
         assertEquals(2, s.get("workers").asInt());
         assertEquals(50000, s.get("ids").asLong());
@@ -58,6 +62,29 @@ class PsPerfIT {
         }
     }
 
+    /**
+     * star_server fuses a step: one pull and one push per server, carrying the rows and the dense tensors, so the
+     * fused pull's wire bytes cover both payloads within the same 1.1x.
+     */
+    @Test
+    void aStarServerRunFusesEachStepToOneMessagePerServer() throws Exception {
+        FleetRunJob job = FleetRunJob.start(work.resolve("star"), 2, SERVERS, "ps_perf", "--protocol", "star_server",
+                "--ids", "50000", "--dim", "8", "--batch", "1024", "--steps", "40", "--warmup", "10", "--batches", "8",
+                "--dense", "3");
+        assertEquals(0, job.await(JOB_TIMEOUT), job.describe());
+        JsonNode s = new ObjectMapper().readTree(job.logDir().resolve("summary.json").toFile());
+        assertEquals("star_server", s.get("protocol").asText());
+        assertTrue(s.get("tensor_fuse").asBoolean(), s.toString());
+        assertEquals(2 * 2, s.get("calls_per_step").asInt(), "one pull and one push per server: " + s);
+        assertTrue(s.get("keys_per_sec").asDouble() > 0, s.toString());
+        double payload = s.get("unique_per_step").asDouble() * (8 + 4 * 8) + s.get("dense_bytes").asDouble();
+        assertEquals(payload, s.get("pull_payload_bytes").asDouble(), 1e-6 * payload, s.toString());
+        double pull = s.get("wire_bytes_per_pull").asDouble();
+        assertTrue(pull >= payload && pull <= 1.1 * payload, "a fused pull's wire bytes " + pull + " against its"
+                + " payload of rows and dense tensors " + payload + ": " + s);
+        assertTrue(s.get("wire_bytes_per_step").asDouble() >= 2 * payload, "the push carries as much again: " + s);
+    }
+
     @Test
     void badFlagsExitTwoNamingTheFlag() throws Exception {
         FleetRunJob dim = FleetRunJob.start(work.resolve("dim"), 1, List.of("--server_num", "1", "--worker_num", "1"),
@@ -66,6 +93,12 @@ class PsPerfIT {
         assertTrue(dim.describe().contains("ps_perf: --dim must be at least 1, got 0"), dim.describe());
         String server = Files.readString(dim.logDir().resolve("serverlog.0"));
         assertTrue(server.contains("ps_perf: --dim must be at least 1, got 0"), server);
+
+        FleetRunJob fuse = FleetRunJob.start(work.resolve("fuse"), 1, List.of("--server_num", "1", "--worker_num", "1"),
+                "ps_perf", "--tensor_fuse", "maybe");
+        assertNotEquals(0, fuse.await(JOB_TIMEOUT));
+        assertTrue(fuse.describe().contains("ps_perf: --tensor_fuse must be true or false, got 'maybe'"),
+                fuse.describe());
 
         FleetRunJob protocol = FleetRunJob.start(work.resolve("protocol"), 1, List.of("--server_num", "1",
                 "--worker_num", "1"), "ps_perf", "--protocol", "carrier_pigeon");

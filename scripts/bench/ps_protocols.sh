@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# ps_perf over every parameter-server protocol side by side (issue 15): interleaved rounds, each protocol in turn with
+# the order rotated round by round, 2 and 4 workers x 1 server on the sparse workload (1M x 16 table, 4,096 Zipf(1.1)
+# ids per worker and step); the PyTorch RPC peer (scripts/peers/torch_rpc_ps_perf.py) in the same rounds; then the
+# dense-heavy variant (--dense 100: tensors of 4-256 KB, 2 workers x 1 server, grpc) with tensor_fuse on and off.
+# grpc++ runs where this build has it. Prints medians of keys/s, MB/s, p50/p99 and wire bytes per step, the ratios
+# against grpc and the peer (of the medians, and per round), and the machine's limits from plain programs: loopback
+# TCP bandwidth (scripts/peers/loopback_bw.c) and one core's memcpy bandwidth (scripts/peers/memcpy_bw.c).
+# Usage: scripts/bench/ps_protocols.sh [ROUNDS=3] [STEPS=2000] [WARMUP=3000] [WORKERS="2 4"]
+#   The dense variant runs STEPS/40 timed steps after WARMUP/40 (each step moves ~11 MB a worker).
+#   (after ./mvnw -q package -DskipTests; the peer needs python3-torch, scripts/install-deps.sh)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+rounds=${1:-3}
+steps=${2:-2000}
+warmup=${3:-3000}
+workers=${4:-"2 4"}
+dense_steps=$(( steps / 40 > 0 ? steps / 40 : 1 ))
+dense_warmup=$(( warmup / 40 ))
+py=/usr/bin/python3
+out=$(mktemp -d)
+cc -O2 -o "$out/loopback_bw" scripts/peers/loopback_bw.c
+cc -O2 -o "$out/memcpy_bw" scripts/peers/memcpy_bw.c
+
+sides="grpc"
+if bin/fleetrun --server_num 1 --worker_num 1 --dry_run --log_dir "$out/probe" ps_perf --protocol grpc++ \
+    >/dev/null 2>&1; then
+  sides="$sides grpc++"
+else
+  echo "grpc++: not in this build, left out"
+fi
+sides="$sides star_server star_server_lite torch"
+
+# the i-th rotation of a list: round r starts with its r-th entry, so no side always runs first
+rotate() {
+  local -a xs=($2)
+  local n=${#xs[@]} i
+  for ((i = 0; i < n; i++)); do printf '%s ' "${xs[$(( (i + $1) % n ))]}"; done
+}
+
+echo "start: $(date -u +%H:%M:%S) UTC, $(uptime | sed 's/.*load/load/')"
+for r in $(seq 1 "$rounds"); do
+  "$out/loopback_bw" > "$out/loopback.$r.txt"
+  "$out/memcpy_bw" $((64 << 20)) > "$out/memcpy.$r.txt"
+  for w in $workers; do
+    for side in $(rotate "$r" "$sides"); do
+      if [[ $side == torch ]]; then
+        $py scripts/peers/torch_rpc_ps_perf.py --workers "$w" --steps "$steps" --warmup "$warmup" \
+          --out "$out/torch.$w.$r.json" >/dev/null 2>&1
+      else
+        bin/fleetrun --server_num 1 --worker_num "$w" --log_dir "$out/$side.$w.$r" ps_perf --protocol "$side" \
+          --steps "$steps" --warmup "$warmup" >/dev/null 2>&1
+      fi
+    done
+  done
+  for fuse in $(rotate "$r" "true false"); do
+    bin/fleetrun --server_num 1 --worker_num 2 --log_dir "$out/dense.$fuse.$r" ps_perf --protocol grpc \
+      --dense 100 --tensor_fuse "$fuse" --steps "$dense_steps" --warmup "$dense_warmup" >/dev/null 2>&1
+  done
+  echo "round $r done: $(date -u +%H:%M:%S) UTC, $(uptime | sed 's/.*load/load/')"
+done
+echo "end:   $(date -u +%H:%M:%S) UTC, $(uptime | sed 's/.*load/load/')"
+$py - "$out" "$rounds" "$workers" "$sides" <<'PY'
+import json, re, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+workers, sides = [int(w) for w in sys.argv[3].split()], sys.argv[4].split()
+med = statistics.median
+def run(name):
+    return json.load(open(f"{out}/{name}.json" if name.startswith("torch") else f"{out}/{name}/summary.json"))
+def runs(side, w):
+    return [run(f"{side}.{w}.{r}") for r in range(1, rounds + 1)]
+def gbps(kind):
+    return med(float(re.search(r"([\d.]+) GB/s", open(f"{out}/{kind}.{r}.txt").read()).group(1))
+               for r in range(1, rounds + 1))
+loop, mem = gbps("loopback"), gbps("memcpy")
+print(f"rounds {rounds}; medians; ratios of keys/s (higher is better), per round in brackets")
+print(f"machine: loopback TCP {loop:.2f} GB/s one direction (loopback_bw), memcpy {mem:.2f} GB/s one core (memcpy_bw)")
+for w in workers:
+    print(f"\n{w} workers x 1 server")
+    print(f"  {'protocol':17} {'keys/s':>11} {'MB/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'wire B/step':>12}"
+          f" {'x grpc':>24} {'x torch':>24} {'loopback':>9}")
+    g, t = runs("grpc", w), runs("torch", w)
+    for side in sides:
+        rs = runs(side, w)
+        k = med(x["keys_per_sec"] for x in rs)
+        def ratio(base):
+            rounds_ = ", ".join(f"{a['keys_per_sec'] / b['keys_per_sec']:.2f}" for a, b in zip(rs, base))
+            return f"{k / med(x['keys_per_sec'] for x in base):.2f} ({rounds_})"
+        mb = med(x["mb_per_sec"] for x in rs)
+        wire = med(x.get("wire_bytes_per_step", float("nan")) for x in rs)
+        # the payload crosses loopback twice per step's worth (a pull's rows back, a push's rows in): MB/s against
+        # one direction's bandwidth
+        print(f"  {side:17} {k:11,.0f} {mb:8.1f} {med(x['p50_ms'] for x in rs):8.3f} {med(x['p99_ms'] for x in rs):8.3f}"
+              f" {wire:12,.0f} {ratio(g):>24} {ratio(t):>24} {mb / 1e3 / loop:8.1%}")
+d_on = [run(f"dense.true.{r}") for r in range(1, rounds + 1)]
+d_off = [run(f"dense.false.{r}") for r in range(1, rounds + 1)]
+print(f"\ndense-heavy: 2 workers x 1 server, grpc, {d_on[0]['dense']} dense tensors ({d_on[0]['dense_bytes']:,} bytes)"
+      f" + the sparse batch per step")
+for name, rs in (("tensor_fuse on", d_on), ("tensor_fuse off", d_off)):
+    print(f"  {name:16} {med(x['mb_per_sec'] for x in rs):8.1f} MB/s  {med(x['keys_per_sec'] for x in rs):11,.0f} keys/s"
+          f"  p50 {med(x['p50_ms'] for x in rs):8.3f} ms  p99 {med(x['p99_ms'] for x in rs):8.3f} ms"
+          f"  {med(x['calls_per_step'] for x in rs):5.0f} calls/step  wire {med(x['wire_bytes_per_step'] for x in rs):12,.0f} B/step"
+          f"  {med(x['mb_per_sec'] for x in rs) / 1e3 / loop:6.1%} of loopback")
+per = ", ".join(f"{a['mb_per_sec'] / b['mb_per_sec']:.2f}" for a, b in zip(d_on, d_off))
+print(f"  fused / unfused (MB/s = steps/s): {med(x['mb_per_sec'] for x in d_on) / med(x['mb_per_sec'] for x in d_off):.2f}"
+      f" ({per})")
+PY
+echo "logs: $out"
