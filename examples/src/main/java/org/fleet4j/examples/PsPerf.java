@@ -259,15 +259,7 @@ public final class PsPerf implements Callable<Integer> {
     private int work(Fleet fleet, Role role, PsPlan plan, PsTransport transport, PsOptions options, boolean fused)
             throws Exception {
         int worker = role.workerIndex();
-        List<PsConnection> connections = new ArrayList<>();
-        try {
-            for (String endpoint : role.serverEndpoints()) {
-                connections.add(transport.connect(endpoint, options.withEndpoint(endpoint)));
-            }
-        } catch (RuntimeException e) {
-            connections.forEach(PsConnection::close);
-            throw e;
-        }
+        List<PsConnection> connections = transport.connectAll(role.serverEndpoints(), options);
         try (PsWorker client = new PsWorker(plan, connections, options.deadline(), worker, role.workerNum())) {
             PsPerfWorkload load = new PsPerfWorkload(plan, batch, batches, ids, seed, worker, fused);
             if (worker == 0) {

@@ -3,7 +3,6 @@ package org.fleet4j.fleet;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.Role;
@@ -139,15 +138,7 @@ final class ParameterServerJob {
                     + " PADDLE_PSERVERS_IP_PORT_LIST");
         }
         PsTransport transport = PsTransport.forProtocol(protocol());
-        List<PsConnection> connections = new ArrayList<>();
-        try {
-            for (String endpoint : role.serverEndpoints()) {
-                connections.add(transport.connect(endpoint, options.withEndpoint(endpoint)));
-            }
-        } catch (RuntimeException e) {
-            connections.forEach(PsConnection::close);
-            throw e;
-        }
+        List<PsConnection> connections = transport.connectAll(role.serverEndpoints(), options);
         worker = new PsWorker(p, connections, options.deadline(), role.workerIndex(), role.workerNum());
         communicator = switch (p.mode()) {
             case SYNC -> worker;

@@ -10,6 +10,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.pserver.transport.ThreadJoin;
 
 /**
  * The threads of one server or connection, rather than grpc-java's process-wide defaults: they are stopped and joined
@@ -42,18 +43,6 @@ final class NetworkThreads {
             e.shutdownNow();
         }
         loops.shutdownGracefully(0, patience.toMillis(), TimeUnit.MILLISECONDS);
-        long deadline = System.nanoTime() + patience.toNanos();
-        try {
-            for (Thread t : started) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0 || !t.join(Duration.ofNanos(left))) {
-                    return false;
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
-        return true;
+        return ThreadJoin.all(started, patience);
     }
 }

@@ -24,6 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.fleet4j.pserver.transport.ThreadJoin;
 
 /**
  * The network threads of one grpc++ server or connection: Netty event loops on the native epoll transport (NIO
@@ -120,19 +121,7 @@ final class NetworkLoops implements AutoCloseable {
     /** Stops the loops and waits up to {@code patience} for their threads to end; true if all have. */
     boolean shutdown(Duration patience) {
         group.shutdownGracefully(0, patience.toMillis(), TimeUnit.MILLISECONDS);
-        long deadline = System.nanoTime() + patience.toNanos();
-        try {
-            for (Thread t : threads) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0 || !t.join(Duration.ofNanos(left))) {
-                    return false;
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
-        return true;
+        return ThreadJoin.all(threads, patience);
     }
 
     @Override

@@ -1,6 +1,8 @@
 package org.fleet4j.pserver.transport;
 
 import java.util.Map;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.ServiceLoader;
 import org.fleet4j.pserver.table.TableShard;
 
@@ -27,6 +29,23 @@ public interface PsTransport {
      */
     default String describe(Map<String, String> env, int workers) {
         return "transport: " + protocol() + "\n";
+    }
+
+    /**
+     * Connects to every server of {@code endpoints}, in order; if one fails, the ones already open are closed and the
+     * failure, naming that server, is thrown.
+     */
+    default List<PsConnection> connectAll(List<String> endpoints, PsOptions options) {
+        List<PsConnection> connections = new ArrayList<>();
+        try {
+            for (String endpoint : endpoints) {
+                connections.add(connect(endpoint, options.withEndpoint(endpoint)));
+            }
+        } catch (RuntimeException e) {
+            connections.forEach(PsConnection::close);
+            throw e;
+        }
+        return connections;
     }
 
     /** The transport registered for {@code protocol}; an unknown name fails listing the registered ones. */

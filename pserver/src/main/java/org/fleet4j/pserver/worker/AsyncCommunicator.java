@@ -401,11 +401,7 @@ public final class AsyncCommunicator implements PsCommunicator, AutoCloseable {
         synchronized (progress) {
             progress.notifyAll();
         }
-        try {
-            threads.stop(wait, senders);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        threads.stop(wait, senders);
     }
 
     private static MemorySegment allocate(long bytes, String what) {

@@ -7,6 +7,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.fleet4j.pserver.transport.ThreadJoin;
 
 /**
  * The threads of a communicator, named and remembered, so that its close can wait for the threads themselves to end
@@ -31,17 +32,11 @@ final class CommunicatorThreads {
     }
 
     /** Interrupts {@code executors}' work and waits up to {@code patience} in all for every thread made here to end. */
-    void stop(Duration patience, ExecutorService... executors) throws InterruptedException {
+    void stop(Duration patience, ExecutorService... executors) {
         for (ExecutorService e : executors) {
             e.shutdownNow();
         }
-        long deadline = System.nanoTime() + patience.toNanos();
-        for (Thread t : started) {
-            t.interrupt();
-            long left = deadline - System.nanoTime();
-            if (left <= 0 || !t.join(Duration.ofNanos(left))) {
-                return;
-            }
-        }
+        started.forEach(Thread::interrupt);
+        ThreadJoin.all(started, patience);
     }
 }

@@ -223,11 +223,7 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
     /** Stops the exchange threads (an exchange under way ends at its deadline); the {@link PsWorker} stays open. */
     @Override
     public void close() {
-        try {
-            threads.stop(wait, exchangers);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        threads.stop(wait, exchangers);
     }
 
     /** A dense parameter's local copy: record [value | optimizer state], the value at the last exchange, a buffer. */
