@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ctr (Wide&Deep on Criteo-format data from ctr_data) end to end on 1 parameter server x 2 workers, sync mode, over
-# every protocol side by side (issue 15): grpc, grpc with tensor_fuse, grpc++ where this build has it, star_server
+# every protocol side by side (issue 15): grpc, grpc with tensor_fuse, grpc++, star_server
 # and star_server_lite, interleaved round after round with the order rotated; medians of ctr's own samples/s (test
 # time left out), the test AUC each reached, and the ratios against grpc (of the medians, and per round).
 # Issue 15's target: star_server >= 2x grpc. Also prints the sparse keys a worker's step pulls (and pushes): the
@@ -15,14 +15,7 @@ py=/usr/bin/python3
 out=$(mktemp -d)
 bin/fleetrun --log_dir "$out/gen" ctr_data --rows "$rows" --out "$out/data" >/dev/null 2>&1
 
-sides="grpc grpc_fused"
-if bin/fleetrun --server_num 1 --worker_num 1 --dry_run --log_dir "$out/probe" ps_perf --protocol grpc++ \
-    >/dev/null 2>&1; then
-  sides="$sides grpc++"
-else
-  echo "grpc++: not in this build, left out"
-fi
-sides="$sides star_server star_server_lite"
+sides="grpc grpc_fused grpc++ star_server star_server_lite"
 for side in $sides; do
   protocol=${side%_fused}
   fuse=false
@@ -30,11 +23,7 @@ for side in $sides; do
   printf 'mode: ps\na_sync: false\nprotocol: %s\ntensor_fuse: %s\n' "$protocol" "$fuse" > "$out/$side.yaml"
 done
 
-rotate() {
-  local -a xs=($2)
-  local n=${#xs[@]} i
-  for ((i = 0; i < n; i++)); do printf '%s ' "${xs[$(( (i + $1) % n ))]}"; done
-}
+. scripts/bench/rotate.sh
 
 echo "start: $(date -u +%H:%M:%S) UTC, $(uptime | sed 's/.*load/load/')"
 for r in $(seq 1 "$rounds"); do

@@ -3,7 +3,7 @@
 # the order rotated round by round, 2 and 4 workers x 1 server on the sparse workload (1M x 16 table, 4,096 Zipf(1.1)
 # ids per worker and step); the PyTorch RPC peer (scripts/peers/torch_rpc_ps_perf.py) in the same rounds; then the
 # dense-heavy variant (--dense 100: tensors of 4-256 KB, 2 workers x 1 server, grpc) with tensor_fuse on and off.
-# grpc++ runs where this build has it. Prints medians of keys/s, MB/s, p50/p99 and wire bytes per step, the ratios
+# Prints medians of keys/s, MB/s, p50/p99 and wire bytes per step, the ratios
 # against grpc and the peer (of the medians, and per round), and the machine's limits from plain programs: loopback
 # TCP bandwidth (scripts/peers/loopback_bw.c) and one core's memcpy bandwidth (scripts/peers/memcpy_bw.c).
 # Usage: scripts/bench/ps_protocols.sh [ROUNDS=3] [STEPS=2000] [WARMUP=3000] [WORKERS="2 4"]
@@ -22,21 +22,9 @@ out=$(mktemp -d)
 cc -O2 -o "$out/loopback_bw" scripts/peers/loopback_bw.c
 cc -O2 -o "$out/memcpy_bw" scripts/peers/memcpy_bw.c
 
-sides="grpc"
-if bin/fleetrun --server_num 1 --worker_num 1 --dry_run --log_dir "$out/probe" ps_perf --protocol grpc++ \
-    >/dev/null 2>&1; then
-  sides="$sides grpc++"
-else
-  echo "grpc++: not in this build, left out"
-fi
-sides="$sides star_server star_server_lite torch"
+sides="grpc grpc++ star_server star_server_lite torch"
 
-# the i-th rotation of a list: round r starts with its r-th entry, so no side always runs first
-rotate() {
-  local -a xs=($2)
-  local n=${#xs[@]} i
-  for ((i = 0; i < n; i++)); do printf '%s ' "${xs[$(( (i + $1) % n ))]}"; done
-}
+. scripts/bench/rotate.sh
 
 echo "start: $(date -u +%H:%M:%S) UTC, $(uptime | sed 's/.*load/load/')"
 for r in $(seq 1 "$rounds"); do
