@@ -21,10 +21,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.TcpStore;
 import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc;
@@ -62,23 +58,7 @@ class GrpcFaultTest {
     void garbageOnThePortIsDroppedAndOthersAreServed() throws Exception {
         PsOptions options = Shards.options(JobToken.random());
         TableShard shard = Shards.shard();
-        List<String> logged = new CopyOnWriteArrayList<>();
-        Logger log = Logger.getLogger(GrpcPsServer.class.getName());
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                logged.add(r.getMessage());
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        log.addHandler(capture);
+        LogLines logged = new LogLines(GrpcPsServer.class);
         try (PsServer server = Shards.GRPC.serve(shard, options)) {
             byte[] garbage = new byte[64 * 1024];
             new Random(5).nextBytes(garbage);
@@ -101,12 +81,12 @@ class GrpcFaultTest {
                 servesCorrectly(c, shard);
             }
         } finally {
-            log.removeHandler(capture);
+            logged.close();
         }
         assertEquals(List.of("parameter server: dropped a connection that does not speak gRPC: First received frame was"
                         + " not SETTINGS.", "parameter server: dropped a connection that does not speak gRPC: HTTP/2"
                         + " client preface string missing or corrupt."),
-                logged.stream().map(m -> m.substring(0, m.indexOf('.') + 1)).sorted().toList(),
+                logged.messages().stream().map(m -> m.substring(0, m.indexOf('.') + 1)).sorted().toList(),
                 "one line per dropped connection, instead of grpc-java's stack trace");
     }
 

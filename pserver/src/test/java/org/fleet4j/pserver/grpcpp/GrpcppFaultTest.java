@@ -16,11 +16,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.fleet4j.collective.JobToken;
+import org.fleet4j.pserver.grpc.LogLines;
 import org.fleet4j.pserver.grpc.ServerProcess;
 import org.fleet4j.pserver.grpc.Shards;
 import org.fleet4j.pserver.table.KeyHash;
@@ -38,31 +35,16 @@ class GrpcppFaultTest {
     private static final int DIM = Shards.DIM;
     private static final NetworkSettings TWO_THREADS = new NetworkSettings(2, false, false);
 
-    private final List<String> logged = new CopyOnWriteArrayList<>();
-    private final Logger log = Logger.getLogger(DataServer.class.getName());
-    private final Handler capture = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            logged.add(r.getMessage());
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
+    private LogLines logged;
 
     @BeforeEach
     void captureLog() {
-        log.addHandler(capture);
+        logged = new LogLines(DataServer.class);
     }
 
     @AfterEach
     void releaseLog() {
-        log.removeHandler(capture);
+        logged.close();
     }
 
     @Test
@@ -241,7 +223,7 @@ class GrpcppFaultTest {
     }
 
     private void assertLogged(String part) {
-        assertTrue(logged.stream().anyMatch(m -> m.contains(part)), "logged " + logged);
+        assertTrue(logged.messages().stream().anyMatch(m -> m.contains(part)), "logged " + logged.messages());
     }
 
     /** Pushes a gradient through a fresh worker and checks the rows against the same calls on a fresh shard. */
