@@ -19,6 +19,7 @@ import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
 import org.fleet4j.pserver.compile.CommunicatorSettings;
+import org.fleet4j.pserver.compile.PsCompiler;
 import org.fleet4j.pserver.compile.PsMode;
 import org.fleet4j.pserver.compile.PsPlan;
 import org.fleet4j.pserver.table.DenseSlicing;
@@ -112,7 +113,8 @@ public final class PsPerf implements Callable<Integer> {
                         + " --server_num 1 --worker_num 2 ps_perf");
             }
             boolean fused = fuses(strategy, transport.protocol());
-            PsPlan plan = plan(role.serverNum(), update, transport.protocol(), fused);
+            PsPlan plan = plan(role.serverNum(), update, transport.protocol(), fused,
+                    CommunicatorSettings.of(strategy));
             if (fleet.isDryRun()) {
                 System.out.println(plan.describe());
                 return 0;
@@ -167,9 +169,8 @@ public final class PsPerf implements Callable<Integer> {
 
     /** As the PS compile step decides for a program: tensor_fuse, or a star protocol's pull/push semantics. */
     private boolean fuses(DistributedStrategy strategy, String protocolName) {
-        boolean star = protocolName.equals(Protocol.STAR_SERVER.spelling())
-                || protocolName.equals(Protocol.STAR_SERVER_LITE.spelling());
-        return star || (tensorFuse != null ? Boolean.parseBoolean(tensorFuse) : strategy.tensorFuse());
+        return PsCompiler.fuses(Protocol.of(protocolName),
+                tensorFuse != null ? Boolean.parseBoolean(tensorFuse) : strategy.tensorFuse());
     }
 
     private static PsTransport transport(String name) {
@@ -193,7 +194,8 @@ public final class PsPerf implements Callable<Integer> {
     }
 
     /** The tables, the same in every process of the job: one sparse table and --dense dense ones. */
-    PsPlan plan(int servers, ServerOptimizer update, String protocolName, boolean fused) {
+    PsPlan plan(int servers, ServerOptimizer update, String protocolName, boolean fused,
+                CommunicatorSettings communicator) {
         SparseTableConfig table = new SparseTableConfig(TABLE, dim, update, RowInitializer.uniform(-0.01f, 0.01f, seed));
         List<DenseTableConfig> denseTables = new ArrayList<>();
         int[] floats = denseFloats();
@@ -202,7 +204,7 @@ public final class PsPerf implements Callable<Integer> {
                     RowInitializer.constant(0f)));
         }
         return new PsPlan(PsMode.ASYNC, servers, DenseSlicing.DEFAULT_MIN_BLOCK_SIZE, new Program(), new Program(),
-                denseTables, List.of(table), protocolName, fused, CommunicatorSettings.of(new DistributedStrategy()));
+                denseTables, List.of(table), protocolName, fused, communicator);
     }
 
     /** Floats of each dense tensor: log-uniform between 4 and 256 KB, from --seed. */

@@ -153,9 +153,12 @@ public final class PsCompiler {
      * whose pull/push semantics are one pull and one push per server per step.
      */
     static boolean fuses(DistributedStrategy strategy) {
-        Protocol protocol = Protocol.of(strategy.get(StrategySchema.PROTOCOL));
-        return strategy.get(StrategySchema.TENSOR_FUSE) || protocol == Protocol.STAR_SERVER
-                || protocol == Protocol.STAR_SERVER_LITE;
+        return fuses(Protocol.of(strategy.get(StrategySchema.PROTOCOL)), strategy.get(StrategySchema.TENSOR_FUSE));
+    }
+
+    /** {@link #fuses(DistributedStrategy)} for a protocol and a tensor_fuse given apart from a strategy. */
+    public static boolean fuses(Protocol protocol, boolean tensorFuse) {
+        return tensorFuse || protocol == Protocol.STAR_SERVER || protocol == Protocol.STAR_SERVER_LITE;
     }
 
     /**
