@@ -11,6 +11,7 @@
 # With the device tool: run(command="scripts/gpu-check.sh run", carry=["gpu-carry"]).
 # `run` also works on a machine without a GPU: every GPU test skips with "no CUDA device: <reason>".
 set -euo pipefail
+# every step runs under a timeout (the device machine is lent for minutes): a hang costs that step, not the run
 root="$(cd "$(dirname "$0")/.." && pwd)"
 carry="$root/gpu-carry"
 jdk="${FLEET4J_JDK:-/usr/lib/jvm/temurin-25-jdk-amd64}"
@@ -23,12 +24,12 @@ pack() {
   [ -x "$jdk/bin/jlink" ] || die "no JDK 25 at $jdk (set FLEET4J_JDK)"
   cd "$root"
   echo "== building fleet-gpu and what it needs"
-  # other modules' tests are neither run nor compiled: the carry needs only fleet-gpu's
-  ./mvnw -B -q -pl fleet-gpu -am -Dmaven.test.skip=true install
-  ./mvnw -B -q -pl fleet-gpu -DskipTests install
+  # every module, installed (fleet-gpu's dependencies are copied from the local repository) and packaged: examples
+  # fills build/lib with the launcher, the built-in programs and their dependencies; no test is run
+  ./mvnw -B -q -DskipTests install
   rm -rf "$carry"
   mkdir -p "$carry/lib"
-  # build/lib: the examples, the launcher and their dependencies, which the package build just refreshed
+  # build/lib: the examples, the launcher and their dependencies, which the install just refreshed
   cp build/lib/*.jar "$carry/lib/"
   ./mvnw -B -q -pl fleet-gpu dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$carry/lib"
   cp fleet-gpu/target/fleet4j-gpu-*.jar "$carry/lib/"
@@ -37,11 +38,12 @@ pack() {
   echo "== jlink runtime"
   local jrt
   jrt="$(mktemp -d)/jrt"
+  # modules left uncompressed by jlink: xz then packs the runtime to 21 MiB instead of 35 MiB (zip-6 inside)
   "$jdk/bin/jlink" --add-modules java.base,java.logging,jdk.incubator.vector,java.desktop,jdk.unsupported,java.management,java.xml,jdk.zipfs \
-    --strip-debug --no-header-files --no-man-pages --compress=zip-6 --output "$jrt"
+    --strip-debug --no-header-files --no-man-pages --compress=zip-0 --output "$jrt"
   # jlink keeps the symbol tables of native libraries; without them libjvm.so is 5 MiB smaller
   strip --strip-unneeded "$jrt"/lib/server/libjvm.so "$jrt"/lib/*.so
-  tar -C "$(dirname "$jrt")" -cf - jrt | xz -T0 -6 > "$carry/jrt.tar.xz"
+  tar -C "$(dirname "$jrt")" -cf - jrt | xz -T0 -9 > "$carry/jrt.tar.xz"
   rm -rf "$(dirname "$jrt")"
   local size
   size=$(du -sm "$carry" | cut -f1)
@@ -92,7 +94,7 @@ run() {
   local tests_rc=0
   # the console on the JVM's own class path, so tests that start child JVMs can hand theirs on; run from fleet-gpu/,
   # whose tests read docs/GPU.md and the executor's sources
-  (cd "$root/fleet-gpu" && "$java" "${jvm[@]}" -cp "$carry/lib/*:$carry/junit/*" org.junit.platform.console.ConsoleLauncher \
+  (cd "$root/fleet-gpu" && timeout -k 5 "${GPU_CHECK_TEST_TIMEOUT:-300}" "$java" "${jvm[@]}" -cp "$carry/lib/*:$carry/junit/*" org.junit.platform.console.ConsoleLauncher \
     execute --select-package org.fleet4j.gpu --fail-if-no-tests --reports-dir "$out/junit" \
     --details=tree --disable-banner --disable-ansi-colors) 2>&1 | tee "$out/tests.txt" || tests_rc=$?
 
@@ -101,33 +103,33 @@ run() {
   local fleetrun=("$java" -XX:TieredStopAtLevel=1 --enable-native-access=ALL-UNNAMED -cp "$carry/lib/*"
     org.fleet4j.launch.FleetRun --jvm_args "-Dorg.bytedeco.javacpp.cachedir=$work/javacpp")
   local mnist_rc=0
-  (cd "$root" && "${fleetrun[@]}" --gpus 0 --log_dir "$out/mnist-gpu" mnist --epochs 1) 2>&1 \
+  (cd "$root" && timeout -k 5 120 "${fleetrun[@]}" --gpus 0 --log_dir "$out/mnist-gpu" mnist --epochs 1) 2>&1 \
     | tee "$out/mnist-gpu.txt" || mnist_rc=$?
 
   echo "== mnist with AMP in bfloat16 on the GPU (one epoch): casts, bf16 GEMMs, unscale and skipped steps on the device"
   local amp_rc=0
-  (cd "$root" && "${fleetrun[@]}" --gpus 0 --strategy docs/performance/amp_bf16.yaml --log_dir "$out/mnist-gpu-amp" \
+  (cd "$root" && timeout -k 5 120 "${fleetrun[@]}" --gpus 0 --strategy docs/performance/amp_bf16.yaml --log_dir "$out/mnist-gpu-amp" \
     mnist --epochs 1) 2>&1 | tee "$out/mnist-gpu-amp.txt" || amp_rc=$?
 
   echo "== mlp_perf: Fleet4J on the GPU, PyTorch on the GPU, Fleet4J on the CPU; three rounds, taking turns"
   local mlp_rc=0 round
   for round in 1 2 3; do
-    (cd "$root" && "${fleetrun[@]}" --gpus 0 --log_dir "$out/mlp-gpu-$round" mlp_perf --steps 500 --warmup 100) 2>&1 \
+    (cd "$root" && timeout -k 5 90 "${fleetrun[@]}" --gpus 0 --log_dir "$out/mlp-gpu-$round" mlp_perf --steps 500 --warmup 100) 2>&1 \
       | tee -a "$out/mlp-perf.txt" || mlp_rc=$?
-    torch_mlp "$round" 2>&1 | tee -a "$out/mlp-perf.txt" || true
-    (cd "$root" && "${fleetrun[@]}" --log_dir "$out/mlp-cpu-$round" mlp_perf --steps 500 --warmup 100) 2>&1 \
+    timeout -k 5 90 bash -c "$(declare -f torch_mlp); root='$root'; torch_mlp $round" 2>&1 | tee -a "$out/mlp-perf.txt" || true
+    (cd "$root" && timeout -k 5 90 "${fleetrun[@]}" --log_dir "$out/mlp-cpu-$round" mlp_perf --steps 500 --warmup 100) 2>&1 \
       | tee -a "$out/mlp-perf.txt" || mlp_rc=$?
   done
   grep -h "ms/step" "$out/mlp-perf.txt" | tee "$out/mlp-perf-summary.txt" || true
 
   echo "== cuBLAS GEMM and NCCL allreduce (Fleet4J)"
   local bench_rc=0
-  "$java" "${jvm[@]}" -cp "$carry/lib/*" org.fleet4j.gpu.GpuBench --out "$out/fleet4j-gpu-bench.jsonl" \
+  timeout -k 5 120 "$java" "${jvm[@]}" -cp "$carry/lib/*" org.fleet4j.gpu.GpuBench --out "$out/fleet4j-gpu-bench.jsonl" \
     2>&1 | tee "$out/fleet4j-gpu-bench.txt" || bench_rc=$?
 
   echo "== PyTorch peer: the same GEMMs on the same GPU"
   local torch_rc=0
-  python3 - "$out/torch-gemm.jsonl" <<'PY' 2>&1 | tee "$out/torch-gemm.txt" || torch_rc=$?
+  timeout -k 5 120 python3 - "$out/torch-gemm.jsonl" <<'PY' 2>&1 | tee "$out/torch-gemm.txt" || torch_rc=$?
 import json, sys
 try:
     import torch
