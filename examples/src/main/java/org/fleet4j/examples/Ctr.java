@@ -251,10 +251,12 @@ public final class Ctr implements Callable<Integer> {
         out.printf(Locale.ROOT, "test AUC %.4f, logloss %.4f on %,d rows; final loss %.4f; %,.0f samples/s%n",
                 result.auc, result.logloss, result.rows, lastLoss, samples / seconds);
         Files.createDirectories(rank.logDir());
-        lossCurve.writePng(rank.logDir().resolve("loss_curve.png"), "ctr training loss");
+        lossCurve.writePng(rank.logDir().resolve("loss_curve.png"), "ctr training loss")
+                .ifPresent(note -> out.println("ctr: " + note));
         lossCurve.writeCsv(rank.logDir().resolve("loss_curve.csv"));
         aucCurve.writePng(rank.logDir().resolve("auc_curve.png"), String.format(Locale.ROOT,
-                "ctr test AUC at %d points (every %d steps and each epoch's end)", aucSteps.size(), evalEvery));
+                "ctr test AUC at %d points (every %d steps and each epoch's end)", aucSteps.size(), evalEvery))
+                .ifPresent(note -> out.println("ctr: " + note));
         new Summary().put("program", "ctr").put("auc", result.auc).put("logloss", result.logloss)
                 .put("samples_per_sec", samples == 0 ? 0 : samples / seconds)
                 .put("mode", fleet.isPsMode() ? "ps-" + fleet.psMode() : "local")

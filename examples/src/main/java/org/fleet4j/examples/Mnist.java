@@ -216,7 +216,8 @@ public final class Mnist implements Callable<Integer> {
                 accuracy, test.size(), trainAccuracy, lastLoss, samples / seconds);
 
         Files.createDirectories(rank.logDir());
-        curve.writePng(rank.logDir().resolve("loss_curve.png"), "mnist training loss");
+        curve.writePng(rank.logDir().resolve("loss_curve.png"), "mnist training loss")
+                .ifPresent(note -> out.println("mnist: " + note));
         curve.writeCsv(rank.logDir().resolve("loss_curve.csv"));
         new Summary().put("program", "mnist").put("world_size", rank.worldSize()).put("steps", done)
                 .put("epochs", totalEpochs).put("global_batch", global).put("batch_size", global / rank.worldSize())

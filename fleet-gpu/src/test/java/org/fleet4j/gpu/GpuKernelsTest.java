@@ -158,7 +158,8 @@ class GpuKernelsTest {
         kernels.launch("adam_f32", LaunchShape.elements(p.numel(), 1), gp, upload(g), gm1, gm2, upload(lr), upload(b1p),
                 upload(b2p), 0.9f, 0.999f, 1e-8f, 0f, p.numel());
         Map<String, Tensor> adam = CpuOp.run("adam", Map.of("Param", p, "Grad", g, "LearningRate", lr, "Moment1", m1,
-                "Moment2", m2, "Beta1Pow", b1p, "Beta2Pow", b2p), Map.of(), List.of("ParamOut", "Moment1Out", "Moment2Out"));
+                "Moment2", m2, "Beta1Pow", b1p, "Beta2Pow", b2p), Map.of(),
+                List.of("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"));
         assertClose(adam.get("ParamOut"), download(gp, DType.F32, p.shape()), F32_TOLERANCE, "adam param");
         assertClose(adam.get("Moment1Out"), download(gm1, DType.F32, p.shape()), F32_TOLERANCE, "adam moment1");
         assertClose(adam.get("Moment2Out"), download(gm2, DType.F32, p.shape()), F32_TOLERANCE, "adam moment2");

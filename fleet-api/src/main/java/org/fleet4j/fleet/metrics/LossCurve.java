@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import javax.imageio.ImageIO;
 
 /** Collects the loss of every step and draws it as a PNG line chart (headless Java2D, no dependency). */
@@ -57,7 +58,11 @@ public final class LossCurve {
         return out;
     }
 
-    public void writePng(Path file, String title) throws IOException {
+    /**
+     * Draws the curve as a PNG. Its labels need a font; on a machine with none (no fontconfig fonts, as on a bare
+     * container) the chart is still written, without labels, and the returned text says why, for the caller to print.
+     */
+    public Optional<String> writePng(Path file, String title) throws IOException {
         System.setProperty("java.awt.headless", "true");
         int w = 800;
         int h = 480;
@@ -77,22 +82,23 @@ public final class LossCurve {
         }
         int pw = w - left - right;
         int ph = h - top - bottom;
-        g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+        Labels labels = new Labels(g);
+        labels.font(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
         for (int i = 0; i <= 5; i++) {
             int y = top + ph - ph * i / 5;
             g.setColor(new Color(230, 230, 230));
             g.drawLine(left, y, left + pw, y);
             g.setColor(Color.DARK_GRAY);
-            g.drawString(String.format(Locale.ROOT, "%.3f", min + (max - min) * i / 5), 8, y + 4);
+            labels.draw(String.format(Locale.ROOT, "%.3f", min + (max - min) * i / 5), 8, y + 4);
         }
         int n = losses.size();
         for (int i = 0; i <= 4; i++) {
             int x = left + pw * i / 4;
-            g.drawString(String.valueOf((n - 1) * i / 4 + 1), x - 8, top + ph + 18);
+            labels.draw(String.valueOf((n - 1) * i / 4 + 1), x - 8, top + ph + 18);
         }
-        g.drawString("step", left + pw / 2 - 12, h - 12);
-        g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 14));
-        g.drawString(title, left, 24);
+        labels.draw("step", left + pw / 2 - 12, h - 12);
+        labels.font(new Font(Font.SANS_SERIF, Font.BOLD, 14));
+        labels.draw(title, left, 24);
         g.setColor(Color.BLACK);
         g.drawRect(left, top, pw, ph);
         g.setColor(new Color(31, 119, 180));
@@ -115,5 +121,37 @@ public final class LossCurve {
         g.dispose();
         Files.createDirectories(file.toAbsolutePath().getParent());
         ImageIO.write(img, "png", file.toFile());
+        return labels.failure().map(reason -> file.getFileName() + " has no labels: the JVM found no usable font ("
+                + reason + "); install one, e.g. apt-get install fonts-dejavu-core");
+    }
+
+    /** Text on the chart, given up at the first failure of the JVM's font system (the lines are drawn all the same). */
+    private static final class Labels {
+        private final Graphics2D g;
+        private String failure;
+
+        Labels(Graphics2D g) {
+            this.g = g;
+        }
+
+        void font(Font font) {
+            g.setFont(font);
+        }
+
+        void draw(String text, int x, int y) {
+            if (failure != null) {
+                return;
+            }
+            try {
+                g.drawString(text, x, y);
+            } catch (RuntimeException | LinkageError | InternalError e) {
+                // a missing fontconfig set-up surfaces as a RuntimeException, a missing native font library as a LinkageError
+                failure = String.valueOf(e.getMessage());
+            }
+        }
+
+        Optional<String> failure() {
+            return Optional.ofNullable(failure);
+        }
     }
 }

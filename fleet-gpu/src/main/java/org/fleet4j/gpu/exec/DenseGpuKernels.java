@@ -24,7 +24,7 @@ final class DenseGpuKernels {
                 DeviceTensor x = a.inF32("X");
                 DeviceTensor y = a.inF32("Y");
                 long ny = rowBroadcast(a, x, y);
-                DeviceTensor out = a.outLike("Out", x);
+                DeviceTensor out = a.out("Out", DType.F32, broadcastShape(x, y));
                 a.launchElements(kernel, x.numel(), x.buffer(), y.buffer(), out.buffer(), x.numel(), ny);
             });
         }
@@ -88,8 +88,14 @@ final class DenseGpuKernels {
         });
     }
 
-    /** Y's element count when Y equals X's shape or X's trailing dims (the only broadcast the kernels do). */
+    /**
+     * Y's element count when Y equals X's shape or X's trailing dims, or Y holds one element (a scalar over any X, as
+     * AMP's loss scaling of the rank-0 loss): the only broadcasts the kernels do.
+     */
     static long rowBroadcast(GpuOpArgs a, DeviceTensor x, DeviceTensor y) {
+        if (y.numel() == 1) {
+            return 1;
+        }
         int off = x.rank() - y.rank();
         boolean trailing = off >= 0;
         for (int k = 0; trailing && k < y.rank(); k++) {
@@ -102,6 +108,20 @@ final class DenseGpuKernels {
                     + " dimensions");
         }
         return y.numel();
+    }
+
+    /**
+     * Out's shape for a Y that {@link #rowBroadcast} took: X's, with leading ones where a one-element Y has the higher
+     * rank (X [] times Y [1] is [1], as on the CPU).
+     */
+    static long[] broadcastShape(DeviceTensor x, DeviceTensor y) {
+        if (y.rank() <= x.rank()) {
+            return x.shape();
+        }
+        long[] shape = new long[y.rank()];
+        java.util.Arrays.fill(shape, 1);
+        System.arraycopy(x.shape(), 0, shape, y.rank() - x.rank(), x.rank());
+        return shape;
     }
 
     /** Rows and columns of a matmul operand, flattened to 2-D as the CPU kernel does for a 2-D Y. */

@@ -21,7 +21,7 @@ final class FusedGpuKernels {
                 DeviceTensor x = a.inF32("X");
                 DeviceTensor y = a.inF32("Y");
                 long ny = DenseGpuKernels.rowBroadcast(a, x, y);
-                DeviceTensor out = a.outLike("Out", x);
+                DeviceTensor out = a.out("Out", DType.F32, DenseGpuKernels.broadcastShape(x, y));
                 a.launchElements("elementwise_add_f32", x.numel(), x.buffer(), y.buffer(), out.buffer(), x.numel(), ny);
                 a.launchElements(act + "_f32", x.numel(), out.buffer(), out.buffer(), x.numel());
             };

@@ -125,6 +125,11 @@ final class GpuOpCases {
         }
         new Builder().in("X", "x", rand(4, 6)).in("Y", "y", rand(4, 6)).out("Out", "out")
                 .add("elementwise_add same shape", "elementwise_add", Map.of());
+        // AMP scales the scalar loss (shape []) by @LOSS_SCALING@ (shape [1]): Y of one element broadcasts over any X
+        new Builder().in("X", "x", Tensor.scalar(0.75f)).in("Y", "y", Tensor.of(new float[]{1024f}, 1)).out("Out", "out")
+                .add("elementwise_mul of a scalar by a one-element Y", "elementwise_mul", Map.of());
+        new Builder().in("X", "x", rand(4, 6)).in("Y", "y", Tensor.of(new float[]{-0.5f}, 1)).out("Out", "out")
+                .add("elementwise_mul of a matrix by a one-element Y", "elementwise_mul", Map.of());
         new Builder().in("X", "x", rand(4, 6)).in("Y", "y", rand(6)).in("Out", "out", rand(4, 6))
                 .in("Out@GRAD", "dout", rand(4, 6)).out("X@GRAD", "dx").out("Y@GRAD", "dy")
                 .add("elementwise_add_grad bias row", "elementwise_add_grad", Map.of());
@@ -275,6 +280,9 @@ final class GpuOpCases {
         new Builder().in("X", "x", rand(4, 6)).in("Y", "y", rand(6)).in("Out", "out", rand(4, 6))
                 .in("Out@GRAD", "dout", rand(4, 6)).out("X@GRAD", "dx").out("Y@GRAD", "dy")
                 .add("elementwise_mul_grad bias row", "elementwise_mul_grad", Map.of());
+        new Builder().in("X", "x", Tensor.scalar(2.5f)).in("Y", "y", Tensor.of(new float[]{1024f}, 1))
+                .in("Out", "out", rand(1)).in("Out@GRAD", "dout", Tensor.of(new float[]{1f}, 1)).out("X@GRAD", "dx")
+                .out("Y@GRAD", "dy").add("elementwise_mul_grad of a scalar by a one-element Y", "elementwise_mul_grad", Map.of());
         for (boolean tx : new boolean[]{false, true}) {
             for (boolean ty : new boolean[]{false, true}) {
                 Map<String, Object> attrs = Map.of("transpose_X", tx, "transpose_Y", ty, "alpha", 1f);
