@@ -2,7 +2,7 @@
 """Draws docs/architecture.svg: Fleet4J's modules and the compile-time arrows between them, read from the poms.
 
 Writes docs/architecture.dot (the graph, derived from each module's pom: every org.fleet4j dependency that is not
-test-scoped is an arrow) and renders it with Graphviz's `dot` (apt-get install graphviz). ArchitectureDiagramIT in
+test-scoped is an arrow) and renders it with Graphviz's `dot` (apt-get install graphviz). ModuleStructureTest in
 the tests module fails when the .dot no longer matches the poms, so the picture cannot drift from the build.
 Usage: scripts/docs/architecture.py   (from anywhere; no arguments)
 """
