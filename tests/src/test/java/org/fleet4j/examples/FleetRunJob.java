@@ -84,12 +84,12 @@ final class FleetRunJob {
         return Files.readString(work.resolve("launcher.err"));
     }
 
-    /** For assertion messages: the launcher's output and every rank's log. */
+    /** For assertions and their messages: the launcher's output and every worker's and server's log. */
     String describe() throws IOException {
         StringBuilder s = new StringBuilder("stdout:\n" + Files.readString(work.resolve("launcher.out")) + "\nstderr:\n" + stderr());
         if (Files.isDirectory(logDir)) {
             try (var logs = Files.list(logDir)) {
-                for (Path log : logs.filter(f -> f.getFileName().toString().startsWith("workerlog")).sorted().toList()) {
+                for (Path log : logs.filter(f -> f.getFileName().toString().matches("(worker|server)log\\.\\d+")).sorted().toList()) {
                     s.append("\n--- ").append(log.getFileName()).append(":\n").append(Files.readString(log));
                 }
             }
