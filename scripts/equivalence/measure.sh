@@ -7,7 +7,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 printf 'gradient_scale_configs:\n  scale_strategy: sum\n' > "$WORK/sum.yaml"
-JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+JAVA="$(FLEETRUN_PRINT_JAVA=1 "$ROOT/bin/fleetrun")"  # the JDK 25 the jobs run on (the jars are class version 69)
 
 run() { # NAME NPROC [launcher options --] [mnist options]
   local name="$1" nproc="$2" launcher=()
