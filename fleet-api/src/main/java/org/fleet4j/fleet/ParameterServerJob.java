@@ -14,6 +14,7 @@ import org.fleet4j.pserver.compile.PsOpTypes;
 import org.fleet4j.pserver.compile.PsPlan;
 import org.fleet4j.pserver.table.SavedValues;
 import org.fleet4j.pserver.table.TableShard;
+import org.fleet4j.pserver.transport.ConnectOnFirstCall;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
@@ -127,7 +128,8 @@ final class ParameterServerJob {
     }
 
     /**
-     * Connects to every server (each connect waits up to the job's timeout for its server: the launch barrier); the
+     * Connects to every server (each connect waits up to the job's timeout for its server: the launch barrier), or,
+     * with {@code launch_barrier: false}, waits for none and connects to each server at the first call to it; the
      * returned communicator, the mode's, is what the worker program's kernels call.
      */
     PsCommunicator initWorker() {
@@ -138,7 +140,9 @@ final class ParameterServerJob {
                     + " PADDLE_PSERVERS_IP_PORT_LIST");
         }
         PsTransport transport = PsTransport.forProtocol(protocol());
-        List<PsConnection> connections = transport.connectAll(role.serverEndpoints(), options);
+        List<PsConnection> connections = p.communicator().launchBarrier()
+                ? transport.connectAll(role.serverEndpoints(), options)
+                : ConnectOnFirstCall.all(transport, role.serverEndpoints(), options);
         worker = new PsWorker(p, connections, options.deadline(), role.workerIndex(), role.workerNum());
         communicator = switch (p.mode()) {
             case SYNC -> worker;

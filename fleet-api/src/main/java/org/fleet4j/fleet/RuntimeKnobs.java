@@ -33,7 +33,7 @@ public final class RuntimeKnobs implements KnobReader {
         knobs.add(KnobUse.any(StrategySchema.ASYNC_THREAD_POOL_SIZE));
         knobs.add(KnobUse.any(StrategySchema.ASYNC_SEND_WAIT_TIMES));
         knobs.add(KnobUse.any(StrategySchema.ASYNC_RUNTIME_SPLIT_SEND_RECV));
-        knobs.add(KnobUse.only(StrategySchema.ASYNC_LAUNCH_BARRIER, true));
+        knobs.add(KnobUse.any(StrategySchema.ASYNC_LAUNCH_BARRIER));
         Set<Object> protocols = Set.of("grpc", "grpc++", "star_server", "star_server_lite");
         knobs.add(new KnobUse(StrategySchema.PROTOCOL, protocols::contains, "grpc, grpc++, star_server, star_server_lite"));
         knobs.add(KnobUse.any(StrategySchema.TENSOR_FUSE));

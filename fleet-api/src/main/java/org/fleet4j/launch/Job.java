@@ -23,8 +23,15 @@ import org.fleet4j.launch.RankSpec.ExitPolicy;
  * killed outright, each process's {@link LauncherWatch} stops it.
  */
 public final class Job {
-    /** TERM grace plus KILL wait stay under the 10 s users are promised. */
-    private static final Duration TERM_GRACE = Duration.ofSeconds(5);
+    /**
+     * After a process of a parameter-server job failed, how long the workers get to end on their own before they are
+     * terminated: a worker whose server died fails its next call at once naming the server's endpoint, and that line
+     * should reach its log instead of being cut off by SIGTERM (a server stopped while workers wait in a barrier
+     * names the workers that did not come). This, the TERM grace and the KILL wait stay under the 10 s users are
+     * promised.
+     */
+    private static final Duration OWN_EXIT_GRACE = Duration.ofSeconds(2);
+    private static final Duration TERM_GRACE = Duration.ofSeconds(4);
     private static final Duration KILL_WAIT = Duration.ofSeconds(3);
     private static final Duration ECHO_DRAIN = Duration.ofSeconds(5);
     private static final int TAIL_LINES = 20;
@@ -197,12 +204,34 @@ public final class Job {
         RankSpec spec = rank.spec();
         messages.println("fleetrun: " + spec.name() + " (pid " + rank.process().pid() + ") " + why + "; stopping the other "
                 + running());
+        if (!plan.serverProcesses().isEmpty()) {
+            awaitWorkersOwnExit();
+        }
         terminateEverything();
         rank.awaitOutput(ECHO_DRAIN);
         messages.println("fleetrun: last " + TAIL_LINES + " lines of " + spec.logFile() + ":");
         LogTail.lastLines(spec.logFile(), TAIL_LINES).forEach(line -> messages.println("    " + line));
         messages.println("fleetrun: job " + plan.jobId() + " failed: " + spec.name() + " " + why);
         return code;
+    }
+
+    /** Waits up to {@link #OWN_EXIT_GRACE} for every rank (worker) still running to end by itself. */
+    private void awaitWorkersOwnExit() {
+        List<RankProcess> workers;
+        synchronized (this) {
+            workers = processes.stream().filter(p -> p.spec().kind() == Role.Kind.TRAINER).toList();
+        }
+        long until = System.nanoTime() + OWN_EXIT_GRACE.toNanos();
+        try {
+            for (RankProcess w : workers) {
+                long left = until - System.nanoTime();
+                if (left <= 0 || !w.process().waitFor(left, TimeUnit.NANOSECONDS)) {
+                    return;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private void stopOnSignal() {

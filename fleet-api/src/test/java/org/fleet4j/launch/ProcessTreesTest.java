@@ -19,7 +19,7 @@ class ProcessTreesTest {
      * With 600 trees that took 14 s on a 2-core machine; one snapshot per round takes well under a second.
      */
     private static final int ROOTS = 600;
-    /** What LAUNCHER.md promises for a teardown: TERM, 5 s grace, KILL, 3 s. */
+    /** What LAUNCHER.md promises for a teardown: TERM, 4 s grace, KILL, 3 s (a parameter-server job first gives its workers 2 s). */
     private static final Duration PROMISED = Duration.ofSeconds(10);
 
     private final List<Process> roots = new ArrayList<>();
@@ -52,7 +52,7 @@ class ProcessTreesTest {
         trees.addAll(children);
 
         long start = System.nanoTime();
-        List<ProcessHandle> survivors = ProcessTrees.terminate(handles, Duration.ofSeconds(5), Duration.ofSeconds(3));
+        List<ProcessHandle> survivors = ProcessTrees.terminate(handles, Duration.ofSeconds(4), Duration.ofSeconds(3));
         Duration took = Duration.ofNanos(System.nanoTime() - start);
 
         assertEquals(List.of(), survivors);

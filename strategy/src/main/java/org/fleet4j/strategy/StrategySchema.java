@@ -35,7 +35,7 @@ public final class StrategySchema {
     public static final Field<Boolean> ASYNC_RUNTIME_SPLIT_SEND_RECV =
             Field.bool("a_sync_configs.runtime_split_send_recv", false, "With a_sync: true and k_steps <= 0, true is async (no barrier) and false half-async (a barrier per step), as Paddle's DistributeTranspiler chooses; Fleet4J splits variables by server at run time in every mode.");
     public static final Field<Boolean> ASYNC_LAUNCH_BARRIER =
-            Field.bool("a_sync_configs.launch_barrier", true, "Workers wait until every server answers before the first step (Fleet.initWorker, up to FLEET_TIMEOUT per server); false is not supported.");
+            Field.bool("a_sync_configs.launch_barrier", true, "Workers wait until every server answers before the first step (Fleet.initWorker, up to FLEET_TIMEOUT per server); false: they wait for none, and the first call to a server retries connecting until its deadline.");
     public static final Field<Boolean> SYNC_NCCL_ALLREDUCE =
             Field.bool("sync_nccl_allreduce", true, "Wait for each allreduce to finish before the next op runs on its stream.");
     public static final Field<Integer> NCCL_COMM_NUM =

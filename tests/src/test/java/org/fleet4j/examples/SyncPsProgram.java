@@ -38,9 +38,10 @@ import org.fleet4j.strategy.Protocol;
  * of mode ps (sync), over the protocol given (grpc when none): each of W workers trains on its
  * W-th of the global batch. Trainer 0 writes every step's loss of the
  * global batch and every parameter's final values to OUT ("loss STEP VALUE", "param NAME V0 V1 ...").
- * Args: local|ps|ps-async OUT STEPS GLOBAL_BATCH [PROTOCOL [tensor_fuse]] ({@code ps-async}: the same in async mode,
- * for the fault tests; PROTOCOL: the strategy's protocol in ps modes, grpc when absent; tensor_fuse: the strategy's
- * tensor_fuse on).
+ * Args: local|ps|ps-async OUT STEPS GLOBAL_BATCH [PROTOCOL [tensor_fuse|local_loss]] ({@code ps-async}: the same in
+ * async mode, for the fault tests; PROTOCOL: the strategy's protocol in ps modes, grpc when absent; tensor_fuse: the
+ * strategy's tensor_fuse on; local_loss: each worker prints the loss of its own share instead of all-reducing it, so
+ * that the fault tests' workers wait for each other only at the servers).
  */
 public final class SyncPsProgram {
     static final int VOCAB = 40;
@@ -132,6 +133,7 @@ public final class SyncPsProgram {
         if (ps && args.length > 5 && args[5].equals("tensor_fuse")) {
             strategy.tensorFuse(true);
         }
+        boolean localLoss = args.length > 5 && args[5].equals("local_loss");
         PsPlan tables = tablesOf(Net.build());
         try (Fleet fleet = Fleet.init(strategy)) {
             Net net = Net.build();
@@ -160,7 +162,8 @@ public final class SyncPsProgram {
                 for (int step = 0; step < steps; step++) {
                     Map<String, Tensor> r = exe.run(net.main(), scope, net.feed(step, global, w * share, (w + 1) * share),
                             List.of(net.loss().name()));
-                    double loss = fleet.util().allReduce(r.get(net.loss().name()).getFloat(0) / (double) workers, ReduceOp.SUM);
+                    double own = r.get(net.loss().name()).getFloat(0);
+                    double loss = localLoss ? own : fleet.util().allReduce(own / workers, ReduceOp.SUM);
                     report.append(String.format(Locale.ROOT, "loss %d %.9g%n", step, loss));
                     System.out.printf(Locale.ROOT, "step %d loss %.6f%n", step, loss);
                     System.out.flush();

@@ -9,7 +9,8 @@ import org.fleet4j.strategy.StrategySchema;
  * length of each variable's send queue ({@code sendQueueSize}), whether dense values are received on a thread of their
  * own ({@code independentRecvThread}), the sender threads ({@code threadPoolSize}), how many 10 ms waits for more
  * gradients a sender makes before sending a partial merge ({@code sendWaitTimes}), and whether workers wait for every
- * server before their first step ({@code launchBarrier}; they always do, and validation refuses false).
+ * server before their first step ({@code launchBarrier}, Paddle's default true; with false a worker connects to a
+ * server at its first call to it, retrying until that call's deadline).
  */
 public record CommunicatorSettings(int kSteps, int maxMergeVarNum, int sendQueueSize, boolean independentRecvThread,
                                    int threadPoolSize, int sendWaitTimes, boolean launchBarrier) {
@@ -24,12 +25,8 @@ public record CommunicatorSettings(int kSteps, int maxMergeVarNum, int sendQueue
         }
     }
 
-    /** The settings of {@code strategy}; {@code launch_barrier: false}, which workers cannot do, fails naming it. */
+    /** The settings of {@code strategy}. */
     public static CommunicatorSettings of(DistributedStrategy strategy) {
-        if (!strategy.get(StrategySchema.ASYNC_LAUNCH_BARRIER)) {
-            throw new PsCompileException("a_sync_configs.launch_barrier: false is not supported: Fleet.initWorker"
-                    + " connects to every server, waiting up to FLEET_TIMEOUT for each, before the first step; remove it");
-        }
         return new CommunicatorSettings(strategy.get(StrategySchema.ASYNC_K_STEPS),
                 strategy.get(StrategySchema.ASYNC_MAX_MERGE_VAR_NUM), strategy.get(StrategySchema.ASYNC_SEND_QUEUE_SIZE),
                 strategy.get(StrategySchema.ASYNC_INDEPENDENT_RECV_THREAD),
@@ -59,7 +56,9 @@ public record CommunicatorSettings(int kSteps, int maxMergeVarNum, int sendQueue
                     + " sparse rows it touched, then pulls their fresh values; up to " + threadPoolSize
                     + " tables at once (thread_pool_size); the servers add the deltas (no optimizer)";
         };
-        return modeText + "\nlaunch_barrier " + launchBarrier + ": Fleet.initWorker connects to every server, waiting"
-                + " for each, before the first step";
+        return modeText + "\nlaunch_barrier " + launchBarrier + (launchBarrier
+                ? ": Fleet.initWorker connects to every server, waiting for each, before the first step"
+                : ": Fleet.initWorker waits for no server; a worker connects to a server at its first call to it,"
+                        + " retrying until that call's deadline");
     }
 }

@@ -139,6 +139,23 @@ final class Barriers implements AutoCloseable {
         waiter.timeout.cancel(false);
     }
 
+    /**
+     * Each barrier round that workers wait in, naming the workers that have not arrived, for the line a server writes
+     * when its process is stopped (a launcher ending the job after a worker died) while workers wait for a missing one.
+     */
+    synchronized List<String> waits() {
+        List<String> waits = new ArrayList<>();
+        for (Round r : rounds.values()) {
+            if (!r.waiting().isEmpty()) {
+                List<Integer> missing = IntStream.range(0, r.workers()).filter(w -> !r.waiting().containsKey(w)).boxed()
+                        .toList();
+                waits.add(r.describe() + " on parameter server " + server.get() + ": waiting for worker"
+                        + (missing.size() == 1 ? " " : "s ") + missing + " (arrived: " + r.waiting().keySet() + ")");
+            }
+        }
+        return waits;
+    }
+
     /** Fails every waiting worker: the server is stopping. */
     @Override
     public void close() {

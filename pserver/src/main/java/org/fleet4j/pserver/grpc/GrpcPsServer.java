@@ -39,6 +39,7 @@ final class GrpcPsServer implements PsServer {
     private final ScheduledExecutorService timer;
     private final Barriers barriers;
     private final CountDownLatch stopped = new CountDownLatch(1);
+    private final Thread waitsAtExit = new Thread(this::reportWaits, "ps-barrier-waits-at-exit");
 
     private GrpcPsServer(String protocol, TableShard shard, PsOptions options) throws IOException {
         DroppedConnectionLog.install();
@@ -74,6 +75,18 @@ final class GrpcPsServer implements PsServer {
             throw e;
         }
         endpoint = unresolved.getHostString() + ":" + server.getPort();
+        Runtime.getRuntime().addShutdownHook(waitsAtExit);
+    }
+
+    /**
+     * When the process is stopped (SIGTERM from a launcher ending the job) while workers wait in a barrier, says whom
+     * they waited for: after a worker died, that names it. Written to stderr, as logging may already be shut down.
+     */
+    private void reportWaits() {
+        for (String wait : barriers.waits()) {
+            System.err.println("parameter server " + endpoint + ": stopped while " + wait);
+        }
+        System.err.flush();
     }
 
     /** Serves {@code shard} for protocol {@code protocol} (grpc, or a star_server protocol, which serves the same calls). */
@@ -108,6 +121,11 @@ final class GrpcPsServer implements PsServer {
 
     @Override
     public void close() {
+        try {
+            Runtime.getRuntime().removeShutdownHook(waitsAtExit);
+        } catch (IllegalStateException shuttingDown) {
+            // the hook runs or ran: it reports what the barriers below still hold
+        }
         barriers.close();
         server.shutdownNow();
         boolean ended;

@@ -2,6 +2,7 @@ package org.fleet4j.pserver.grpcpp;
 
 import java.nio.file.Path;
 import java.util.Map;
+import org.fleet4j.pserver.grpc.GrpcTransport;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
@@ -66,10 +67,14 @@ public final class GrpcppTransport implements PsTransport {
         NetworkSettings settings = worker != null ? worker
                 : NetworkSettings.fromEnvironment(System.getenv(), NetworkSettings.Side.WORKER, 2);
         EndpointMap m = map();
-        String data = m.dataEndpoint(endpoint).orElseThrow(() -> new PsException("no grpc++ data port is known for"
-                + " parameter server " + endpoint + " (" + m.source() + "); list it in " + EndpointMap.FILE
-                + " as " + endpoint + "=HOST:DATA_PORT, or start the job with bin/fleetrun, which publishes "
-                + EndpointMap.ENV));
+        String data = m.dataEndpoint(endpoint).orElse(null);
+        if (data == null) {
+            // a server of another protocol is named as such (Hello on the control port) before the missing data port
+            GrpcTransport.connect(PROTOCOL, endpoint, options, false).close();
+            throw new PsException("no grpc++ data port is known for parameter server " + endpoint + " (" + m.source()
+                    + "); list it in " + EndpointMap.FILE + " as " + endpoint + "=HOST:DATA_PORT, or start the job with"
+                    + " bin/fleetrun, which publishes " + EndpointMap.ENV);
+        }
         return GrpcppConnection.open(endpoint, data, options, settings);
     }
 

@@ -108,10 +108,14 @@ class PsCompilerTest {
                 new DistributedStrategy().mode(Mode.PS).aSync(false).aSyncConfigs(c -> c.kSteps(4)), 1));
         assertEquals("a_sync_configs.k_steps 4 asks for geo mode, which needs a_sync: true; set a_sync: true for geo,"
                 + " or k_steps: -1 for sync mode", geoWithoutAsync.getMessage());
-        PsCompileException noLaunchBarrier = assertThrows(PsCompileException.class, () -> PsCompiler.compile(main,
-                new DistributedStrategy().mode(Mode.PS).aSyncConfigs(c -> c.launchBarrier(false)), 1));
-        assertEquals("a_sync_configs.launch_barrier: false is not supported: Fleet.initWorker connects to every server,"
-                + " waiting up to FLEET_TIMEOUT for each, before the first step; remove it", noLaunchBarrier.getMessage());
+        PsPlan noLaunchBarrier = PsCompiler.compile(main,
+                new DistributedStrategy().mode(Mode.PS).aSyncConfigs(c -> c.launchBarrier(false)), 1);
+        assertFalse(noLaunchBarrier.communicator().launchBarrier(), "launch_barrier: false is honoured, not refused");
+        assertTrue(noLaunchBarrier.describe().contains("launch_barrier false: Fleet.initWorker waits for no server; a"
+                + " worker connects to a server at its first call to it, retrying until that call's deadline"),
+                noLaunchBarrier.describe());
+        assertTrue(PsCompiler.compile(main, sync(), 1).describe().contains("launch_barrier true: Fleet.initWorker"
+                + " connects to every server, waiting for each, before the first step"));
     }
 
     @Test

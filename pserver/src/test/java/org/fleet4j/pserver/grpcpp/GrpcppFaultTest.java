@@ -8,8 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.PooledByteBufAllocator;
 import java.io.IOException;
+import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Arrays;
@@ -17,6 +21,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.fleet4j.collective.JobToken;
+import org.fleet4j.collective.TcpStore;
+import org.fleet4j.pserver.grpc.GrpcTransport;
 import org.fleet4j.pserver.grpc.LogLines;
 import org.fleet4j.pserver.grpc.ServerProcess;
 import org.fleet4j.pserver.grpc.Shards;
@@ -26,6 +32,8 @@ import org.fleet4j.pserver.transport.CallProof;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
+import org.fleet4j.pserver.transport.PsServer;
+import org.fleet4j.pserver.transport.PsTransport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -219,6 +227,82 @@ class GrpcppFaultTest {
                         + " (grpc++ data port " + data), e.getMessage());
                 System.out.println("after kill -9: " + e.getMessage() + " (" + ms + " ms)");
             }
+        }
+    }
+
+    @Test
+    void garbageOnTheControlPortIsDroppedWithALogLineAndTheServerServesOn() throws Exception {
+        PsOptions options = Shards.options(JobToken.random());
+        TableShard shard = Shards.shard();
+        try (LogLines control = new LogLines(Class.forName("org.fleet4j.pserver.grpc.GrpcPsServer"));
+             GrpcppServer server = Loopback.serve(shard, options, TWO_THREADS)) {
+            byte[] garbage = new byte[64 * 1024];
+            new Random(5).nextBytes(garbage);
+            InetSocketAddress a = TcpStore.parseHostPort(server.endpoint(), "control endpoint");
+            try (Socket s = new Socket(a.getHostString(), a.getPort())) {
+                s.setSoTimeout(30_000);
+                try {
+                    s.getOutputStream().write(garbage);
+                } catch (IOException closedWhileWriting) {
+                    // the server may drop the connection before all of it is written
+                }
+                assertTrue(closedByPeer(s.getInputStream()), "the server closed the control connection");
+            }
+            servesCorrectly(server, options, shard);
+            assertTrue(control.messages().stream().anyMatch(m -> m.startsWith("parameter server: dropped a connection"
+                    + " that does not speak gRPC")), "logged " + control.messages());
+        }
+    }
+
+    @Test
+    void aWrongTokenOnTheControlPortIsRefusedAtConnectAndTheServerServesOn() {
+        PsOptions options = Shards.options(JobToken.random());
+        TableShard shard = Shards.shard();
+        try (GrpcppServer server = Loopback.serve(shard, options, TWO_THREADS)) {
+            PsException control = assertThrows(PsException.class, () -> GrpcTransport.connect(GrpcppTransport.PROTOCOL,
+                    server.endpoint(), Shards.options(JobToken.random()), false).close());
+            assertEquals("parameter server " + server.endpoint() + " does not hold this job's token (its proof does not"
+                    + " match): it belongs to another job, or was given a different FLEET_JOB_TOKEN",
+                    control.getMessage());
+            PsException worker = assertThrows(PsException.class,
+                    () -> Loopback.connect(server, Shards.options(JobToken.random())).close());
+            assertEquals(control.getMessage(), worker.getMessage(), "a grpc++ worker is refused on the control port");
+            PsException none = assertThrows(PsException.class,
+                    () -> Loopback.connect(server, Shards.options(null)).close());
+            assertTrue(none.getMessage().contains("requires the job token and this worker has none"), none.getMessage());
+            assertEquals(0, shard.sparseTable("wide").keys());
+            servesCorrectly(server, options, shard);
+        }
+    }
+
+    @Test
+    void aGrpcppWorkerAgainstAStarServerFailsAtConnectNamingBothWithOrWithoutAnEndpointMap() throws Exception {
+        PsOptions options = Shards.options(JobToken.random());
+        try (PsServer star = PsTransport.forProtocol("star_server").serve(Shards.shard(), options);
+             ServerSocket data = new ServerSocket(0)) {
+            String both = "speaks protocol 'star_server', the worker 'grpc++'";
+            GrpcppTransport unmapped = new GrpcppTransport(EndpointMap.empty(), null, new NetworkSettings(1, false, false));
+            PsException e = assertThrows(PsException.class, () -> unmapped.connect(star.endpoint(), options).close());
+            assertTrue(e.getMessage().contains("parameter server " + star.endpoint() + " " + both), e.getMessage());
+            GrpcppTransport mapped = new GrpcppTransport(EndpointMap.parse(List.of(star.endpoint() + "=127.0.0.1:"
+                    + data.getLocalPort()), "test"), null, new NetworkSettings(1, false, false));
+            PsException m = assertThrows(PsException.class, () -> mapped.connect(star.endpoint(), options).close());
+            assertTrue(m.getMessage().contains("parameter server " + star.endpoint() + " " + both), m.getMessage());
+        }
+    }
+
+    /** Reads until the peer closes: true then, or on the reset that a close with unread input becomes. */
+    private static boolean closedByPeer(InputStream in) throws IOException {
+        byte[] buf = new byte[4096];
+        try {
+            while (in.read(buf) >= 0) {
+                // skip what the server says until it closes
+            }
+            return true;
+        } catch (SocketTimeoutException e) {
+            return false;
+        } catch (IOException reset) {
+            return true;
         }
     }
 

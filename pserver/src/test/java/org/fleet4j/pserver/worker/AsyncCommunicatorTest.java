@@ -176,6 +176,100 @@ class AsyncCommunicatorTest {
     }
 
     @Test
+    void sendWaitTimesKeepsASenderWaitingForMoreGradientsToMerge() throws Exception {
+        // up to 1000 waits of 10 ms: the sender holds the first gradient across the gap below and sends one sum
+        GatedConnection gate = start(c -> c.runtimeSplitSendRecv(true).maxMergeVarNum(4).sendWaitTimes(1000), false);
+        DenseTableConfig fc = plan.denseTables().getFirst();
+        float[] before = denseOnServer(fc);
+        communicator.pushDense(fc.name(), filled(fc, 1).segment());
+        // the gap under test (not a synchronisation): 20 of Paddle's default 10 ms waits, under the 10 s allowed here
+        Thread.sleep(200);
+        assertEquals(0, gate.densePushes.get(), "the sender still waits for more gradients after 200 ms");
+        communicator.pushDense(fc.name(), filled(fc, 2).segment());
+        communicator.flush();
+        assertEquals(1, gate.densePushes.get(), "1 and 2 merged into one send");
+        assertEquals(3, before[0] - denseOnServer(fc)[0], 1e-5);
+    }
+
+    @Test
+    void oneSendWaitSendsAPartialMergeAfterTenMilliseconds() throws Exception {
+        GatedConnection gate = start(c -> c.runtimeSplitSendRecv(true).maxMergeVarNum(4).sendWaitTimes(1), false);
+        DenseTableConfig fc = plan.denseTables().getFirst();
+        communicator.pushDense(fc.name(), filled(fc, 1).segment());
+        assertTrue(gate.arrivals.tryAcquire(30, TimeUnit.SECONDS), "the first gradient was sent alone");
+        communicator.pushDense(fc.name(), filled(fc, 2).segment());
+        communicator.flush();
+        assertEquals(2, gate.densePushes.get());
+    }
+
+    @Test
+    void threadPoolSizeSendersSendAtOnce() throws Exception {
+        GatedConnection gate = start(c -> c.runtimeSplitSendRecv(true).threadPoolSize(3), true);
+        List<DenseTableConfig> dense = plan.denseTables();
+        assertEquals(4, dense.size(), "one variable more than senders");
+        float[] before = denseOnServer(dense.getLast());
+        for (DenseTableConfig t : dense) {
+            communicator.pushDense(t.name(), filled(t, 1).segment());
+        }
+        assertTrue(gate.arrivals.tryAcquire(3, 30, TimeUnit.SECONDS), "3 senders at the closed gate at once");
+        assertEquals(3, senderThreads(), "thread_pool_size 3 sender threads");
+        assertEquals(0, gate.arrivals.availablePermits(), "the 4th variable waits for a free sender");
+        gate.open();
+        communicator.flush();
+        assertEquals(4, gate.densePushes.get());
+        assertEquals(1, before[0] - denseOnServer(dense.getLast())[0], 1e-5, "the 4th variable was sent too");
+    }
+
+    private static long senderThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
+                .filter(t -> t.getName().startsWith("ps-async-send")).count();
+    }
+
+    @Test
+    void anIndependentRecvThreadReceivesEveryDenseTableAndPullsReadWhatItReceived() throws Exception {
+        GatedConnection gate = start(c -> c.runtimeSplitSendRecv(true).independentRecvThread(true), false);
+        List<DenseTableConfig> dense = plan.denseTables();
+        DenseTableConfig fc = dense.getFirst();
+        float start = denseOnServer(fc)[0];
+        communicator.pushDense(fc.name(), filled(fc, 3).segment());
+        communicator.flush();
+        // the receive thread pulls every dense table after a send, also the three this worker never sent;
+        // a send's own receive (independent_recv_thread false) pulls only the variable it sent
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!gate.densePulls.containsAll(dense.stream().map(DenseTableConfig::name).toList())) {
+            assertTrue(System.nanoTime() < until, "the receive thread did not pull every dense table within 30 s: "
+                    + gate.densePulls);
+            Thread.onSpinWait();
+        }
+        // once the receive thread stored them, pulls read the received values without a server call
+        Tensor read = Tensor.zeros(DType.F32, dense.getLast().shape());
+        int pulls;
+        do {
+            assertTrue(System.nanoTime() < until, "a pull still called the server after 30 s");
+            pulls = gate.densePulls.size();
+            communicator.pullDense(dense.getLast().name(), read.segment());
+        } while (gate.densePulls.size() != pulls);
+        assertEquals(denseOnServer(dense.getLast())[0], read.getFloat(0));
+        until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        Tensor sent = Tensor.zeros(DType.F32, fc.shape());
+        do {
+            assertTrue(System.nanoTime() < until, "the sent update was not received within 30 s");
+            communicator.pullDense(fc.name(), sent.segment());
+        } while (Math.abs(start - 3 - sent.getFloat(0)) > 1e-5);
+    }
+
+    @Test
+    void withoutAnIndependentRecvThreadASendReceivesOnlyItsOwnVariable() {
+        GatedConnection gate = start(c -> c.runtimeSplitSendRecv(true), false);
+        DenseTableConfig fc = plan.denseTables().getFirst();
+        communicator.pushDense(fc.name(), filled(fc, 3).segment());
+        communicator.flush();
+        assertEquals(List.of(fc.name()), List.copyOf(gate.densePulls), "the send pulled its own variable after it");
+        assertEquals(0, Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("ps-async-recv")).count(), "no receive thread");
+    }
+
+    @Test
     void aSendersFailureReachesTheTrainingThreadNamingTheServer() {
         plan = PsCompiler.compile(SmallWideDeep.build(100, 4, new SGD(1.0)).main(),
                 new DistributedStrategy().mode(Mode.PS).aSyncConfigs(c -> c.runtimeSplitSendRecv(true)

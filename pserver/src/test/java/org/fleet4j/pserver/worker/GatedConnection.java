@@ -4,7 +4,10 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.fleet4j.pserver.table.TableStats;
@@ -20,6 +23,10 @@ final class GatedConnection implements PsConnection {
     final CountDownLatch entered = new CountDownLatch(1);
     final AtomicInteger densePushes = new AtomicInteger();
     final AtomicInteger sparsePushes = new AtomicInteger();
+    /** A permit per push that came to the door, for a test that waits for several at once. */
+    final Semaphore arrivals = new Semaphore(0);
+    /** The dense parameters pulled, in order. */
+    final Queue<String> densePulls = new ConcurrentLinkedQueue<>();
 
     GatedConnection(PsConnection server, boolean closed) {
         this.server = server;
@@ -36,6 +43,7 @@ final class GatedConnection implements PsConnection {
 
     private void door() {
         entered.countDown();
+        arrivals.release();
         try {
             open.await();
         } catch (InterruptedException e) {
@@ -51,6 +59,7 @@ final class GatedConnection implements PsConnection {
 
     @Override
     public void pullDense(String param, int block, MemorySegment out) {
+        densePulls.add(param);
         server.pullDense(param, block, out);
     }
 
