@@ -167,7 +167,10 @@ class PsServerKillIT {
         throw new AssertionError("no parameter server among " + processes);
     }
 
-    /** Polls {@code file} until it holds {@code text}; fails naming the file when {@code process} ends or time runs out. */
+    /**
+     * Polls {@code file} until it holds {@code text}; fails naming the file when {@code process} ends or time runs out
+     * (then killing the job first).
+     */
     private static void awaitText(Path file, String text, Process process) throws Exception {
         long until = System.nanoTime() + START_TIMEOUT.toNanos();
         while (System.nanoTime() < until) {
@@ -180,6 +183,10 @@ class PsServerKillIT {
             }
             process.waitFor(50, TimeUnit.MILLISECONDS);
         }
-        throw new AssertionError("'" + text + "' did not appear in " + file + " within " + START_TIMEOUT);
+        // the job trains FOREVER steps: stop it, or it outlives the test
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
+        throw new AssertionError("'" + text + "' did not appear in " + file + " within " + START_TIMEOUT
+                + "; the job was killed");
     }
 }
