@@ -283,9 +283,10 @@ public final class Layers {
         Var bias = createParameter(biasAttr, prefix + ".b_0", x.dtype(), new long[]{c}, Initializer.constant(0f));
         Var mean = createPersistable(meanName != null ? meanName : prefix + ".w_1", x.dtype(), new long[]{c}, 0f);
         Var var = createPersistable(varianceName != null ? varianceName : prefix + ".w_2", x.dtype(), new long[]{c}, 1f);
-        Var y = block().createTemp("batch_norm");
-        Var savedMean = block().createTemp("batch_norm");
-        Var savedVar = block().createTemp("batch_norm");
+        // not createTemp("batch_norm"): that counter numbers the default-named layers, so temps would skip numbers
+        Var y = block().createTemp("batch_norm.tmp");
+        Var savedMean = block().createTemp("batch_norm.tmp");
+        Var savedVar = block().createTemp("batch_norm.tmp");
         block().appendOp("batch_norm",
                 Map.of("X", List.of(x.name()), "Scale", List.of(scale.name()), "Bias", List.of(bias.name()),
                         "Mean", List.of(mean.name()), "Variance", List.of(var.name())),

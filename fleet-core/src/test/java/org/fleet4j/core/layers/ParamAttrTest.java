@@ -26,11 +26,14 @@ class ParamAttrTest {
         Var ids = nn.data("ids", DType.I64, -1, 1);
         Var x = nn.data("x", DType.F32, -1, 8);
         Var e = nn.embedding(ids, 10, 4, false);
-        Var h = nn.fc(nn.concat(List.of(e, x), 1), 16, "relu");
-        h = nn.batchNorm(h, true);
+        Var e2 = nn.embedding(ids, 10, 4, false);
+        Var h = nn.fc(nn.concat(List.of(e, e2, x), 1), 16, "relu");
+        h = nn.batchNorm(nn.batchNorm(h, true), true);
         nn.fc(h, 4, null);
-        assertEquals(List.of("embedding_0.w_0", "fc_0.w_0", "fc_0.b_0", "batch_norm_0.w_0", "batch_norm_0.b_0",
-                "batch_norm_0.w_1", "batch_norm_0.w_2", "fc_1.w_0", "fc_1.b_0"), ModelState.names(nn.main()));
+        assertEquals(List.of("embedding_0.w_0", "embedding_1.w_0", "fc_0.w_0", "fc_0.b_0",
+                "batch_norm_0.w_0", "batch_norm_0.b_0", "batch_norm_0.w_1", "batch_norm_0.w_2",
+                "batch_norm_1.w_0", "batch_norm_1.b_0", "batch_norm_1.w_1", "batch_norm_1.w_2",
+                "fc_1.w_0", "fc_1.b_0"), ModelState.names(nn.main()));
     }
 
     @Test
