@@ -77,7 +77,7 @@ public final class Layers {
     private Var createParameter(ParamAttr attr, String defaultName, DType dtype, long[] shape, Initializer defaultInit) {
         Var p = createParameter(attr.name() != null ? attr.name() : defaultName, dtype, shape,
                 attr.initializer() != null ? attr.initializer() : defaultInit);
-        return p.setStopGradient(!attr.trainable());
+        return p.setStopGradient(!attr.trainable()).setRegularizer(attr.regularizer());
     }
 
     /**

@@ -12,7 +12,8 @@ import org.fleet4j.core.ops.LrSchedule;
 import org.fleet4j.core.tensor.DType;
 
 /**
- * Turns a loss into training: appends backward, then the learning-rate schedule and one update op per
+ * Turns a loss into training: appends backward, then the learning-rate schedule, the decay of the parameters that
+ * have a {@link Regularizer} (before all updates, as Paddle's append_regularization_ops) and one update op per
  * parameter; moments and the step counter are persistable vars initialised by the startup program.
  */
 public abstract class Optimizer {
@@ -50,6 +51,12 @@ public abstract class Optimizer {
         Var lr = main.globalBlock().createTemp("learning_rate");
         main.globalBlock().appendOp("lr_schedule", Map.of("Step", List.of(step.name())),
                 Map.of("LearningRate", List.of(lr.name())), schedule.attrs());
+        for (ParamGrad pg : grads) {
+            Regularizer r = main.globalBlock().var(pg.param()).regularizer();
+            if (r != null) {
+                r.appendTo(main.globalBlock(), pg);
+            }
+        }
         for (ParamGrad pg : grads) {
             appendUpdate(u, pg, lr.name());
         }
