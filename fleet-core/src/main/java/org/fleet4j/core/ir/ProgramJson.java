@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.fleet4j.core.optim.Regularizer;
 import org.fleet4j.core.tensor.DType;
 
 /** Programs to and from JSON. Attribute values carry their type, so a loaded program equals the saved one. */

@@ -2,7 +2,6 @@ package org.fleet4j.core.ir;
 
 import java.util.Arrays;
 import java.util.Objects;
-import org.fleet4j.core.optim.Regularizer;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Shapes;
 

@@ -1,6 +1,6 @@
 package org.fleet4j.core.layers;
 
-import org.fleet4j.core.optim.Regularizer;
+import org.fleet4j.core.ir.Regularizer;
 
 /**
  * What a layer's caller decides about one of its parameters (Paddle's {@code ParamAttr}): its name, its initializer,

@@ -26,7 +26,6 @@ import org.fleet4j.core.optim.Adagrad;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.optim.AdamW;
 import org.fleet4j.core.optim.Momentum;
-import org.fleet4j.core.optim.Regularizer;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;

@@ -12,6 +12,7 @@ import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Regularizer;
 import org.fleet4j.core.ir.ProgramJson;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Initializer;
