@@ -11,8 +11,10 @@ import org.fleet4j.core.autodiff.ParamGrad;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Regularizer;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.layers.ParamAttr;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.strategy.DistributedStrategy;
@@ -65,6 +67,28 @@ class DistributedOptimizerTest {
         List<Op> broadcasts = ops(main.startupProgram(), "c_broadcast");
         assertEquals(grads.stream().map(ParamGrad::param).toList(), broadcasts.stream().map(op -> op.in("X")).toList());
         broadcasts.forEach(op -> assertEquals(0, op.intAttr("root")));
+    }
+
+    /** As Paddle's Fleet: the decay is added to the averaged gradient, so every rank adds it once. */
+    @Test
+    void aRegularizersDecayComesAfterTheAllreduceOfItsGradient() {
+        Layers nn = new Layers(new Program().setRandomSeed(1), new Program().setRandomSeed(1));
+        Var x = nn.data("x", DType.F32, -1, 3);
+        Var y = nn.data("y", DType.I64, -1, 1);
+        Var logits = nn.fc(x, 2, null, ParamAttr.DEFAULT.withRegularizer(Regularizer.l2Decay(0.01f)), ParamAttr.DEFAULT);
+        Var loss = nn.mean(nn.softmaxWithCrossEntropy(logits, y));
+        optimizer(new DistributedStrategy().fuseAllReduceOps(false), 2).minimize(loss);
+        List<Op> all = nn.main().globalBlock().ops();
+        int allreduce = all.indexOf(ops(nn.main(), "c_allreduce").stream()
+                .filter(op -> op.in("X").equals("fc_0.w_0@GRAD")).findFirst().orElseThrow());
+        int decay = -1;
+        for (int i = 0; i < all.size(); i++) {
+            if (all.get(i).type().equals("elementwise_add") && all.get(i).out("Out").equals("fc_0.w_0@GRAD")) {
+                decay = i;
+            }
+        }
+        int update = all.indexOf(ops(nn.main(), "sgd").getFirst());
+        assertTrue(allreduce < decay && decay < update, "allreduce #" + allreduce + ", decay #" + decay + ", sgd #" + update);
     }
 
     @Test

@@ -133,11 +133,16 @@ public final class AmpPass implements Pass {
                         + " no gradient " + e.getValue() + ", which its update reads");
             }
         }
+        // the updates begin with the first op after backward that reads a parameter: a regularizer's decay, added to
+        // the gradient, must see it unscaled, so it goes inside the skipped block too
         int firstUpdate = -1;
         int lastUpdate = -1;
         for (int i = tail; i < ops.size(); i++) {
+            boolean readsParam = ops.get(i).allInputs().stream().anyMatch(gradOfParam::containsKey);
+            if (firstUpdate < 0 && (readsParam || UPDATES.contains(ops.get(i).type()))) {
+                firstUpdate = i;
+            }
             if (UPDATES.contains(ops.get(i).type())) {
-                firstUpdate = firstUpdate < 0 ? i : firstUpdate;
                 lastUpdate = i;
             }
         }

@@ -22,7 +22,10 @@ import org.fleet4j.core.io.SafeTensors;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Regularizer;
 import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.layers.ParamAttr;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.optim.SGD;
@@ -52,6 +55,27 @@ class AmpPassTest {
 
     private static Nets.Net mlp(Function<Program, Optimizer> optimizer) {
         return Nets.mlp("relu", HIDDEN, optimizer);
+    }
+
+    /** A regularizer's decay is added to the unscaled gradient, and only on the steps whose updates run. */
+    @Test
+    void aRegularizersDecayRunsAfterTheUnscaleInsideTheSkippedBlock() {
+        Layers nn = new Layers(new Program().setRandomSeed(3), new Program());
+        Var x = nn.data("x", DType.F32, -1, 4);
+        Var y = nn.data("y", DType.I64, -1, 1);
+        Var logits = nn.fc(x, 3, null, ParamAttr.DEFAULT.withRegularizer(Regularizer.l2Decay(0.1f)), ParamAttr.DEFAULT);
+        new SGD(0.1).minimize(nn.mean(nn.softmaxWithCrossEntropy(logits, y)));
+        Program p = new AmpPass(config(1024, 1000, 2, true), AmpPass.CPU_BF16_KERNELS).apply(nn.main()).program();
+        List<Op> ops = p.globalBlock().ops();
+        List<String> types = Nets.opTypes(p);
+        int decay = -1;
+        for (int i = 0; i < ops.size(); i++) {
+            if (ops.get(i).type().equals("scale") && ops.get(i).in("X").equals("fc_0.w_0")) {
+                decay = i;
+            }
+        }
+        assertTrue(types.indexOf("check_finite_and_unscale") < decay && types.indexOf("conditional_begin") < decay
+                && decay < types.indexOf("sgd"), "decay at #" + decay + " in " + types);
     }
 
     @Test

@@ -13,6 +13,10 @@ import java.util.function.Function;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Regularizer;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.layers.ParamAttr;
 import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.optim.Momentum;
@@ -45,7 +49,10 @@ class GradientMergePassTest {
     }
 
     private static void mergedEqualsBigBatch(Function<Program, Optimizer> opt) {
-        Nets.Net net = Nets.mlp("tanh", new int[]{16}, opt);
+        mergedEqualsBigBatch(Nets.mlp("tanh", new int[]{16}, opt));
+    }
+
+    private static void mergedEqualsBigBatch(Nets.Net net) {
         int k = 4;
         Program merged = new GradientMergePass(k, true).apply(net.main()).program();
 
@@ -75,6 +82,20 @@ class GradientMergePassTest {
             }
         }
         assertFalse(java.util.Arrays.equals(expected.get("fc_0.w_0"), initial.get("fc_0.w_0")), "training moved the parameters");
+    }
+
+    /** A regularizer's decay is added once per merged step, to the averaged gradient: as in one step of the big batch. */
+    @Test
+    void regularizedParametersMergeLikeTheBigBatch() {
+        Program main = new Program().setRandomSeed(11);
+        Layers nn = new Layers(main, new Program());
+        Var x = nn.data("x", DType.F32, -1, 8);
+        Var y = nn.data("y", DType.I64, -1, 1);
+        Var h = nn.fc(x, 16, "tanh", ParamAttr.DEFAULT.withRegularizer(Regularizer.l2Decay(0.5f)), ParamAttr.DEFAULT);
+        Var logits = nn.fc(h, 3, null, ParamAttr.DEFAULT.withRegularizer(Regularizer.l1Decay(0.05f)), ParamAttr.DEFAULT);
+        Var loss = nn.mean(nn.softmaxWithCrossEntropy(logits, y));
+        new Momentum(0.1, 0.9f).minimize(loss);
+        mergedEqualsBigBatch(new Nets.Net(main, nn.startup(), loss.name()));
     }
 
     @Test

@@ -106,6 +106,11 @@ class OnnxExportTest {
         List<String> fetches = List.of(mnist.probabilities().name());
         Path file = work.resolve("mnist.onnx");
         fleet.saveInferenceModel(file, mnist.test(), List.of("image"), fetches, mnist.scope(), Format.ONNX);
+        ModelProto onnx = ModelProto.parseFrom(Files.readAllBytes(file));
+        assertEquals(8, onnx.getIrVersion(), "IR version 8, as opset 17 came with (ONNX 1.12)");
+        assertEquals(1, onnx.getOpsetImportCount());
+        assertEquals("", onnx.getOpsetImport(0).getDomain(), "the default ONNX domain");
+        assertEquals(17, onnx.getOpsetImport(0).getVersion());
         Path dir = work.resolve("mnist-fleet4j");
         fleet.saveInferenceModel(dir, mnist.test(), List.of("image"), fetches, mnist.scope(), Format.FLEET4J);
 

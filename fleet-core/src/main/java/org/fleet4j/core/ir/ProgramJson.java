@@ -43,6 +43,11 @@ public final class ProgramJson {
             n.put("parameter", v.isParameter());
             n.put("stop_gradient", v.stopGradient());
             n.put("data", v.isData());
+            if (v.regularizer() != null) {
+                ObjectNode r = n.putObject("regularizer");
+                r.put("kind", v.regularizer().kind().name());
+                r.put("coeff", v.regularizer().coeff());
+            }
         }
         ArrayNode ops = root.putArray("ops");
         for (Op op : p.globalBlock().ops()) {
@@ -108,6 +113,16 @@ public final class ProgramJson {
             v.setParameter(n.path("parameter").asBoolean());
             v.setStopGradient(n.path("stop_gradient").asBoolean());
             v.setData(n.path("data").asBoolean());
+            if (n.has("regularizer")) {
+                JsonNode r = n.path("regularizer");
+                try {
+                    v.setRegularizer(new Regularizer(Regularizer.Kind.valueOf(r.path("kind").asText()),
+                            (float) r.path("coeff").asDouble()));
+                } catch (IllegalArgumentException e) {
+                    throw new IrException(source + ": var " + v.name() + ": bad regularizer " + r + " (kind L1 or L2,"
+                            + " coeff a finite number >= 0)");
+                }
+            }
             p.globalBlock().addRaw(v);
         }
         int index = 0;

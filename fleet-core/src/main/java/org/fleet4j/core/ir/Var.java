@@ -1,6 +1,7 @@
 package org.fleet4j.core.ir;
 
 import java.util.Arrays;
+import java.util.Objects;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Shapes;
 
@@ -19,6 +20,7 @@ public final class Var {
     private boolean parameter;
     private boolean stopGradient;
     private boolean isData;
+    private Regularizer regularizer;
 
     Var(Block block, String name, DType dtype, long[] shape) {
         this.block = block;
@@ -64,6 +66,16 @@ public final class Var {
     /** Fed by the user at every run. */
     public boolean isData() {
         return isData;
+    }
+
+    /** The weight decay the optimizer adds to this parameter's gradient; null for none. */
+    public Regularizer regularizer() {
+        return regularizer;
+    }
+
+    public Var setRegularizer(Regularizer r) {
+        this.regularizer = r;
+        return this;
     }
 
     public Var setDtype(DType d) {
@@ -127,13 +139,14 @@ public final class Var {
         v.parameter = parameter;
         v.stopGradient = stopGradient;
         v.isData = isData;
+        v.regularizer = regularizer;
         return v;
     }
 
     boolean sameAs(Var o) {
         return name.equals(o.name) && dtype == o.dtype && Arrays.equals(shape, o.shape) && kind == o.kind
                 && persistable == o.persistable && parameter == o.parameter && stopGradient == o.stopGradient
-                && isData == o.isData;
+                && isData == o.isData && Objects.equals(regularizer, o.regularizer);
     }
 
     /** "fc_0.w_0 : float32[784, 512] param". */
@@ -147,6 +160,9 @@ public final class Var {
             sb.append(" param");
         } else if (persistable) {
             sb.append(" persistable");
+        }
+        if (regularizer != null) {
+            sb.append(' ').append(regularizer);
         }
         if (isData) {
             sb.append(" data");

@@ -21,8 +21,9 @@ import org.fleet4j.core.tensor.DType;
  * Default parameter names: each layer call takes the prefix {@code <layer>_<n>} ({@code fc_0}, {@code fc_1}, ...,
  * {@code embedding_0}, {@code batch_norm_0}), where n counts from 0 the earlier calls of that kind in the same main
  * program that took a default name, and names its weight {@code <prefix>.w_0} and its bias {@code <prefix>.b_0};
- * batch norm's running mean and variance are {@code <prefix>.w_1} and {@code <prefix>.w_2}. A {@link ParamAttr}
- * replaces a name; a layer whose parameters are all named takes no number.
+ * batch norm's running mean and variance are {@code <prefix>.w_1} and {@code <prefix>.w_2}. A layer given a name
+ * (Paddle's {@code fc(..., name=...)}) takes it as its prefix and no number; a {@link ParamAttr} name replaces one
+ * parameter's name, winning over the layer's; a layer whose parameters are all named takes no number.
  */
 public final class Layers {
     private final Program main;
@@ -76,11 +77,21 @@ public final class Layers {
     private Var createParameter(ParamAttr attr, String defaultName, DType dtype, long[] shape, Initializer defaultInit) {
         Var p = createParameter(attr.name() != null ? attr.name() : defaultName, dtype, shape,
                 attr.initializer() != null ? attr.initializer() : defaultInit);
-        return p.setStopGradient(!attr.trainable());
+        return p.setStopGradient(!attr.trainable()).setRegularizer(attr.regularizer());
     }
 
-    /** The prefix of a layer's default names, taken only when one of them is used (so named layers skip no number). */
-    private String prefix(String kind, String... names) {
+    /**
+     * The prefix of a layer's default names: the layer's own name if it has one, else {@code <kind>_<n>}, taken only
+     * when one of them is used (so named layers skip no number).
+     */
+    private String prefix(String kind, String layerName, String... names) {
+        if (layerName != null) {
+            if (layerName.isBlank()) {
+                throw new IllegalArgumentException("a " + kind + " layer's name must not be blank; pass null for the"
+                        + " default names");
+            }
+            return layerName;
+        }
         for (String n : names) {
             if (n == null) {
                 return main.uniqueName(kind);
@@ -135,14 +146,27 @@ public final class Layers {
         return fc(x, size, act, ParamAttr.initializedBy(weightInit), ParamAttr.initializedBy(biasInit));
     }
 
-    /** As {@link #fc(Var, int, String)}, with the weight's and the bias's name, initializer and trainability. */
+    /** As {@link #fc(Var, int, String)}, named: its parameters are {@code <name>.w_0} and {@code <name>.b_0}. */
+    public Var fc(Var x, int size, String act, String name) {
+        return fc(x, size, act, name, ParamAttr.DEFAULT, ParamAttr.DEFAULT);
+    }
+
+    /** As {@link #fc(Var, int, String)}, with the weight's and the bias's name, initializer, trainability, decay. */
     public Var fc(Var x, int size, String act, ParamAttr weight, ParamAttr bias) {
+        return fc(x, size, act, null, weight, bias);
+    }
+
+    /**
+     * As {@link #fc(Var, int, String, ParamAttr, ParamAttr)}, with the layer's name (Paddle's {@code fc(name=...)})
+     * as the prefix of the parameters that {@code weight} and {@code bias} leave unnamed; null for the default prefix.
+     */
+    public Var fc(Var x, int size, String act, String name, ParamAttr weight, ParamAttr bias) {
         long[] xs = x.shape();
         if (xs.length != 2) {
             x = reshape(x, -1, flattenedWidth(xs));
             xs = x.shape();
         }
-        String prefix = prefix("fc", weight.name(), bias.name());
+        String prefix = prefix("fc", name, weight.name(), bias.name());
         Var w = createParameter(weight, prefix + ".w_0", x.dtype(), new long[]{xs[1], size}, Initializer.xavierUniform());
         Var b = createParameter(bias, prefix + ".b_0", x.dtype(), new long[]{size}, Initializer.constant(0f));
         Var h = add(matmul(x, w, false, false, 1f), b);
@@ -255,9 +279,19 @@ public final class Layers {
         return embedding(ids, vocab, dim, isSparse, ParamAttr.DEFAULT);
     }
 
-    /** As {@link #embedding(Var, long, long, boolean)}, with the table's name, initializer and trainability. */
+    /** As {@link #embedding(Var, long, long, boolean)}, named: its table is {@code <name>.w_0}. */
+    public Var embedding(Var ids, long vocab, long dim, boolean isSparse, String name) {
+        return embedding(ids, vocab, dim, isSparse, name, ParamAttr.DEFAULT);
+    }
+
+    /** As {@link #embedding(Var, long, long, boolean)}, with the table's name, initializer, trainability and decay. */
     public Var embedding(Var ids, long vocab, long dim, boolean isSparse, ParamAttr table) {
-        String prefix = prefix("embedding", table.name());
+        return embedding(ids, vocab, dim, isSparse, null, table);
+    }
+
+    /** As {@link #embedding(Var, long, long, boolean, ParamAttr)}, with the layer's name (null for the default). */
+    public Var embedding(Var ids, long vocab, long dim, boolean isSparse, String name, ParamAttr table) {
+        String prefix = prefix("embedding", name, table.name());
         Var w = createParameter(table, prefix + ".w_0", DType.F32, new long[]{vocab, dim}, Initializer.xavierUniform());
         return op("lookup_table", Map.of("W", List.of(w.name()), "Ids", List.of(ids.name())), List.of("Out"),
                 Map.of("is_sparse", isSparse))[0];
@@ -272,20 +306,38 @@ public final class Layers {
     }
 
     /**
+     * As {@link #batchNorm(Var, boolean, float, float)}, named: its scale and bias are {@code <name>.w_0} and
+     * {@code <name>.b_0}, its running mean and variance {@code <name>.w_1} and {@code <name>.w_2}.
+     */
+    public Var batchNorm(Var x, boolean isTest, float momentum, float epsilon, String name) {
+        return batchNorm(x, isTest, momentum, epsilon, name, ParamAttr.DEFAULT, ParamAttr.DEFAULT, null, null);
+    }
+
+    /**
      * As {@link #batchNorm(Var, boolean, float, float)}, with the scale's and bias's attributes and the names of the
      * running mean and variance (null for the defaults; Paddle's moving_mean_name and moving_variance_name).
      */
     public Var batchNorm(Var x, boolean isTest, float momentum, float epsilon, ParamAttr scaleAttr, ParamAttr biasAttr,
                          String meanName, String varianceName) {
+        return batchNorm(x, isTest, momentum, epsilon, null, scaleAttr, biasAttr, meanName, varianceName);
+    }
+
+    /**
+     * As {@link #batchNorm(Var, boolean, float, float, ParamAttr, ParamAttr, String, String)}, with the layer's name
+     * as the prefix of what the attributes and names leave to the defaults (null for the default prefix).
+     */
+    public Var batchNorm(Var x, boolean isTest, float momentum, float epsilon, String name, ParamAttr scaleAttr,
+                         ParamAttr biasAttr, String meanName, String varianceName) {
         long c = x.shape()[1];
-        String prefix = prefix("batch_norm", scaleAttr.name(), biasAttr.name(), meanName, varianceName);
+        String prefix = prefix("batch_norm", name, scaleAttr.name(), biasAttr.name(), meanName, varianceName);
         Var scale = createParameter(scaleAttr, prefix + ".w_0", x.dtype(), new long[]{c}, Initializer.constant(1f));
         Var bias = createParameter(biasAttr, prefix + ".b_0", x.dtype(), new long[]{c}, Initializer.constant(0f));
         Var mean = createPersistable(meanName != null ? meanName : prefix + ".w_1", x.dtype(), new long[]{c}, 0f);
         Var var = createPersistable(varianceName != null ? varianceName : prefix + ".w_2", x.dtype(), new long[]{c}, 1f);
-        Var y = block().createTemp("batch_norm");
-        Var savedMean = block().createTemp("batch_norm");
-        Var savedVar = block().createTemp("batch_norm");
+        // not createTemp("batch_norm"): that counter numbers the default-named layers, so temps would skip numbers
+        Var y = block().createTemp("batch_norm.tmp");
+        Var savedMean = block().createTemp("batch_norm.tmp");
+        Var savedVar = block().createTemp("batch_norm.tmp");
         block().appendOp("batch_norm",
                 Map.of("X", List.of(x.name()), "Scale", List.of(scale.name()), "Bias", List.of(bias.name()),
                         "Mean", List.of(mean.name()), "Variance", List.of(var.name())),

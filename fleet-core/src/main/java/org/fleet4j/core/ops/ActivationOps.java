@@ -4,7 +4,10 @@ import java.lang.foreign.MemorySegment;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.tensor.Tensor;
 
-/** relu, sigmoid, tanh, gelu (exact, with erf) and scale; unary float ops with their gradients. */
+/**
+ * relu, sigmoid, tanh, gelu (exact, with erf) and scale, unary float ops with their gradients; and sign, which has
+ * none (L1Decay applies it to parameters after backward).
+ */
 final class ActivationOps {
     private ActivationOps() {
     }
@@ -38,6 +41,20 @@ final class ActivationOps {
                         Tensor gx = a.outLike("X@GRAD", g);
                         F32.scale(g.segment(), s, gx.segment(), g.numel());
                     };
+                })
+                .build());
+        OpRegistry.register(OpSpec.builder("sign")
+                .in("X").out("Out")
+                .shape(ctx -> {
+                    ctx.requireFloat("X");
+                    ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
+                })
+                .kernel(op -> a -> {
+                    Tensor x = a.in("X");
+                    Tensor out = a.outLike("Out", x);
+                    for (long i = 0; i < x.numel(); i++) {
+                        out.setDouble(i, Math.signum(x.getDouble(i)));
+                    }
                 })
                 .build());
     }

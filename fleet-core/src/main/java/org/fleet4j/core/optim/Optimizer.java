@@ -7,12 +7,15 @@ import org.fleet4j.core.autodiff.ParamGrad;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Regularizer;
 import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.ir.VarKind;
 import org.fleet4j.core.ops.LrSchedule;
 import org.fleet4j.core.tensor.DType;
 
 /**
- * Turns a loss into training: appends backward, then the learning-rate schedule and one update op per
+ * Turns a loss into training: appends backward, then the learning-rate schedule, the decay of the parameters that
+ * have a {@link Regularizer} (before all updates, as Paddle's append_regularization_ops) and one update op per
  * parameter; moments and the step counter are persistable vars initialised by the startup program.
  */
 public abstract class Optimizer {
@@ -51,6 +54,12 @@ public abstract class Optimizer {
         main.globalBlock().appendOp("lr_schedule", Map.of("Step", List.of(step.name())),
                 Map.of("LearningRate", List.of(lr.name())), schedule.attrs());
         for (ParamGrad pg : grads) {
+            Regularizer r = main.globalBlock().var(pg.param()).regularizer();
+            if (r != null) {
+                appendDecay(main.globalBlock(), pg, r);
+            }
+        }
+        for (ParamGrad pg : grads) {
             appendUpdate(u, pg, lr.name());
         }
         main.globalBlock().appendOp("increment", Map.of("X", List.of(step.name())),
@@ -58,6 +67,31 @@ public abstract class Optimizer {
     }
 
     protected abstract void appendUpdate(Updates u, ParamGrad pg, String lr);
+
+    /**
+     * Adds the decay of {@code pg}'s parameter to its gradient, in place (as Paddle does), so every op after it (the
+     * updates, and the passes that find gradients through them) sees the gradient's own name.
+     */
+    private static void appendDecay(Block block, ParamGrad pg, Regularizer r) {
+        if (block.var(pg.grad()).kind() == VarKind.SELECTED_ROWS) {
+            throw new IrException("parameter " + pg.param() + " has the regularizer " + r + ", but its gradient "
+                    + pg.grad() + " is sparse (an embedding with is_sparse=true), which a decay of the whole table"
+                    + " would make dense; build that embedding with is_sparse=false, or drop its regularizer");
+        }
+        String term = pg.param();
+        if (r.kind() == Regularizer.Kind.L1) {
+            term = unary(block, "sign", term, pg.param() + "@SIGN", Map.of());
+        }
+        term = unary(block, "scale", term, pg.param() + "@DECAY", Map.of("scale", r.coeff()));
+        block.appendOp("elementwise_add", Map.of("X", List.of(pg.grad()), "Y", List.of(term)),
+                Map.of("Out", List.of(pg.grad())), Map.of());
+    }
+
+    private static String unary(Block block, String type, String x, String outPrefix, Map<String, Object> attrs) {
+        String out = block.createTemp(outPrefix).name();
+        block.appendOp(type, Map.of("X", List.of(x)), Map.of("Out", List.of(out)), attrs);
+        return out;
+    }
 
     /** Helpers for update ops: accumulators in both programs, and appending to the main block. */
     protected static final class Updates {

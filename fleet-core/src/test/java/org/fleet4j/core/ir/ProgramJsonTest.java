@@ -74,8 +74,8 @@ class ProgramJsonTest {
         // a round trip through bfloat16, as the amp pass casts around white-listed ops
         Var low = nn.op("cast", Map.of("X", List.of(c.name())), List.of("Out"), Map.of("out_dtype", "bfloat16"))[0];
         Var back = nn.op("cast", Map.of("X", List.of(low.name())), List.of("Out"), Map.of("out_dtype", "float32"))[0];
-        // a bias of given values: assign_value and its float list
-        Var logits = nn.fc(back, 3, null, ParamAttr.DEFAULT,
+        // a bias of given values: assign_value and its float list; a weight with L1Decay: sign, and a var's regularizer
+        Var logits = nn.fc(back, 3, null, ParamAttr.DEFAULT.withRegularizer(Regularizer.l1Decay(1e-3f)),
                 ParamAttr.initializedBy(org.fleet4j.core.layers.Initializer.values(new float[]{0.1f, -0.2f, 0.3f}, 3)));
         nn.accuracy(nn.softmax(logits), label);
         Var loss = nn.mean(nn.softmaxWithCrossEntropy(logits, label));

@@ -26,11 +26,14 @@ class ParamAttrTest {
         Var ids = nn.data("ids", DType.I64, -1, 1);
         Var x = nn.data("x", DType.F32, -1, 8);
         Var e = nn.embedding(ids, 10, 4, false);
-        Var h = nn.fc(nn.concat(List.of(e, x), 1), 16, "relu");
-        h = nn.batchNorm(h, true);
+        Var e2 = nn.embedding(ids, 10, 4, false);
+        Var h = nn.fc(nn.concat(List.of(e, e2, x), 1), 16, "relu");
+        h = nn.batchNorm(nn.batchNorm(h, true), true);
         nn.fc(h, 4, null);
-        assertEquals(List.of("embedding_0.w_0", "fc_0.w_0", "fc_0.b_0", "batch_norm_0.w_0", "batch_norm_0.b_0",
-                "batch_norm_0.w_1", "batch_norm_0.w_2", "fc_1.w_0", "fc_1.b_0"), ModelState.names(nn.main()));
+        assertEquals(List.of("embedding_0.w_0", "embedding_1.w_0", "fc_0.w_0", "fc_0.b_0",
+                "batch_norm_0.w_0", "batch_norm_0.b_0", "batch_norm_0.w_1", "batch_norm_0.w_2",
+                "batch_norm_1.w_0", "batch_norm_1.b_0", "batch_norm_1.w_1", "batch_norm_1.w_2",
+                "fc_1.w_0", "fc_1.b_0"), ModelState.names(nn.main()));
     }
 
     @Test
@@ -44,6 +47,26 @@ class ParamAttrTest {
         nn.fc(h, 4, null, ParamAttr.named("head.weight"), ParamAttr.DEFAULT);
         assertEquals(List.of("fc1.weight", "fc1.bias", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var",
                 "fc_0.w_0", "fc_0.b_0", "head.weight", "fc_1.b_0"), ModelState.names(nn.main()));
+    }
+
+    @Test
+    void aLayerNameNamesItsParametersAndExplicitNamesWin() {
+        Layers nn = new Layers(new Program(), new Program());
+        Var ids = nn.data("ids", DType.I64, -1, 1);
+        Var x = nn.data("x", DType.F32, -1, 8);
+        Var e = nn.embedding(ids, 10, 4, false, "emb");
+        Var h = nn.fc(nn.concat(List.of(e, x), 1), 16, "relu", "hidden");
+        h = nn.batchNorm(h, true, 0.9f, 1e-5f, "bn");
+        h = nn.fc(h, 8, null);
+        nn.fc(h, 4, null, "head", ParamAttr.named("head.weight"), ParamAttr.DEFAULT);
+        nn.batchNorm(h, true, 0.9f, 1e-5f, "bn2", ParamAttr.DEFAULT, ParamAttr.named("bn2.beta"), "bn2.mean", null);
+        assertEquals(List.of("emb.w_0", "hidden.w_0", "hidden.b_0", "bn.w_0", "bn.b_0", "bn.w_1", "bn.w_2",
+                "fc_0.w_0", "fc_0.b_0", "head.weight", "head.b_0", "bn2.w_0", "bn2.beta", "bn2.mean", "bn2.w_2"),
+                ModelState.names(nn.main()));
+        IrException twice = assertThrows(IrException.class, () -> nn.fc(x, 2, null, "hidden"));
+        assertTrue(twice.getMessage().contains("'hidden.w_0' is already used"), twice.getMessage());
+        IllegalArgumentException blank = assertThrows(IllegalArgumentException.class, () -> nn.fc(x, 2, null, " "));
+        assertEquals("a fc layer's name must not be blank; pass null for the default names", blank.getMessage());
     }
 
     @Test

@@ -48,6 +48,7 @@ public final class GpuKernelTable {
                 + " ring's host process group (with a device group it runs on NCCL, to completion, like c_allreduce)");
         host("merge_step", "gradient merge's micro-step counter: one int64 each way per step, whose condition the"
                 + " executor reads back anyway");
+        host("sign", "L1Decay's sign of a parameter (Regularizer.l1Decay): the parameter each way per step");
     }
 
     private GpuKernelTable() {

@@ -21,7 +21,12 @@ import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.core.exec.ExecutionException;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Regularizer;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.layers.ParamAttr;
 import org.fleet4j.core.models.Mlp;
+import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.gpu.KernelModule;
 import org.fleet4j.gpu.KernelSignatures;
@@ -135,6 +140,17 @@ class GpuKernelTableTest {
         for (String t : GpuKernelTable.hostFallbacks().keySet()) {
             assertTrue(doc.contains("`" + t + "`"), "docs/GPU.md does not name the host fallback `" + t + "`");
         }
+    }
+
+    @Test
+    void regularizersRunOnTheGpuWithL1sSignOnTheHost() {
+        Layers nn = new Layers(new Program(), new Program());
+        Var x = nn.data("x", DType.F32, -1, 8);
+        Var y = nn.data("y", DType.I64, -1, 1);
+        Var h = nn.fc(x, 16, "relu", ParamAttr.DEFAULT.withRegularizer(Regularizer.l2Decay(1e-4f)), ParamAttr.DEFAULT);
+        Var logits = nn.fc(h, 4, null, ParamAttr.DEFAULT.withRegularizer(Regularizer.l1Decay(1e-4f)), ParamAttr.DEFAULT);
+        new SGD(0.1).minimize(nn.mean(nn.softmaxWithCrossEntropy(logits, y)));
+        assertEquals(Set.of("sign"), prepare(nn.main(), null).hostOps);
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.util.Set;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Regularizer;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.pserver.table.DenseSlicing;
@@ -96,6 +97,15 @@ public final class PsCompiler {
         if (optimizerOf.isEmpty()) {
             throw new PsCompileException("the program has no optimizer ops; call minimize before the parameter-server"
                     + " compile step");
+        }
+        for (String param : optimizerOf.keySet()) {
+            Regularizer r = block.var(param).regularizer();
+            if (r != null) {
+                // its decay ops read the worker's copy of the parameter, and the servers' updates know nothing of it
+                throw new PsCompileException("parameter " + param + " has the regularizer " + r + ", which the"
+                        + " parameter-server compile step does not carry to the servers; drop the regularizer in"
+                        + " strategy mode ps, or train in collective mode");
+            }
         }
         gone.add(Optimizer.STEP_VAR);
 

@@ -12,6 +12,10 @@ import java.util.TreeMap;
 import java.util.stream.Collectors;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ir.Regularizer;
+import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.layers.ParamAttr;
 import org.fleet4j.core.ops.LrSchedule;
 import org.fleet4j.core.optim.Adagrad;
 import org.fleet4j.core.optim.Adam;
@@ -19,6 +23,7 @@ import org.fleet4j.core.optim.AdamW;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.optim.SGD;
+import org.fleet4j.core.tensor.DType;
 import org.fleet4j.pserver.table.ServerOptimizer;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
@@ -116,6 +121,19 @@ class PsCompilerTest {
                 noLaunchBarrier.describe());
         assertTrue(PsCompiler.compile(main, sync(), 1).describe().contains("launch_barrier true: Fleet.initWorker"
                 + " connects to every server, waiting for each, before the first step"));
+    }
+
+    @Test
+    void aRegularizedParameterIsRefusedNamingIt() {
+        Layers nn = new Layers(new Program(), new Program());
+        Var x = nn.data("x", DType.F32, -1, 4);
+        Var y = nn.data("y", DType.I64, -1, 1);
+        Var logits = nn.fc(x, 2, null, ParamAttr.DEFAULT.withRegularizer(Regularizer.l2Decay(1e-4f)), ParamAttr.DEFAULT);
+        new SGD(0.1).minimize(nn.mean(nn.softmaxWithCrossEntropy(logits, y)));
+        PsCompileException e = assertThrows(PsCompileException.class, () -> PsCompiler.compile(nn.main(), sync(), 1));
+        assertEquals("parameter fc_0.w_0 has the regularizer L2Decay(1.0E-4), which the parameter-server compile step"
+                + " does not carry to the servers; drop the regularizer in strategy mode ps, or train in collective mode",
+                e.getMessage());
     }
 
     @Test
