@@ -45,7 +45,8 @@ class GrpcBarrierTest {
             List<Future<?>> twoOfThree = new ArrayList<>();
             for (int w = 0; w < 2; w++) {
                 int me = w;
-                twoOfThree.add(pool.submit(() -> workers.get(me).barrier("step", me, WORKERS, Duration.ofMillis(300))));
+                // long enough that both arrive before it runs out on a loaded machine (300 ms did not always do)
+                twoOfThree.add(pool.submit(() -> workers.get(me).barrier("step", me, WORKERS, Duration.ofMillis(2000))));
             }
             for (int w = 0; w < 2; w++) {
                 Future<?> f = twoOfThree.get(w);
@@ -53,7 +54,7 @@ class GrpcBarrierTest {
                 String m = e.getMessage();
                 assertTrue(m.startsWith("barrier(step, worker " + w + " of 3) on parameter server " + server.endpoint()
                         + " failed: barrier 'step' (generation 3, 3 workers) on parameter server " + server.endpoint()
-                        + ": worker [2] did not arrive within 300 ms (arrived: [0, 1])"), m);
+                        + ": worker [2] did not arrive within 2000 ms (arrived: [0, 1])"), m);
             }
         } finally {
             workers.forEach(PsConnection::close);
