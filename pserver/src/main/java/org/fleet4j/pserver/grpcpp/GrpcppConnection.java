@@ -51,15 +51,15 @@ final class GrpcppConnection implements PsConnection {
     private final List<DataChannel> channels = new ArrayList<>();
     private final CopyCount copies = new CopyCount();
     private final LongAdder wireBytes = new LongAdder();
-    private PsConnection control;
+    /** star_server_lite: the last push's frame body, a copy, not yet sent. */
+    private final AtomicReference<ByteBuf> heldPush = new AtomicReference<>();
+    private final PsConnection control;
     private String dataEndpoint;
     private StepFrames.Sizes sizes;
     private int syncWorkers;
     private Map<String, Integer> sparseDims = Map.of();
     /** The server thread this worker sends its fused steps to. */
     private int home;
-    /** star_server_lite: the last push's frame body, a copy, not yet sent. */
-    private final AtomicReference<ByteBuf> heldPush = new AtomicReference<>();
 
     /**
      * Connects over {@code protocol}; {@code dataEndpoint} null: the data port that the server's Hello names.
@@ -439,9 +439,7 @@ final class GrpcppConnection implements PsConnection {
         }
         channels.forEach(DataChannel::close);
         loops.forEach(NetworkLoops::close);
-        if (control != null) {
-            control.close();
-        }
+        control.close();
     }
 
     /** Which ids of a request go to which server thread, and where each came from. */
