@@ -2,7 +2,8 @@
 # ps_perf over every parameter-server protocol side by side (issue 15): interleaved rounds, each protocol in turn with
 # the order rotated round by round, 2 and 4 workers x 1 server on the sparse workload (1M x 16 table, 4,096 Zipf(1.1)
 # ids per worker and step); the PyTorch RPC peer (scripts/peers/torch_rpc_ps_perf.py) in the same rounds; then the
-# dense-heavy variant (--dense 100: tensors of 4-256 KB, 2 workers x 1 server, grpc) with tensor_fuse on and off.
+# dense-heavy variant (--dense 100: tensors of 4-256 KB, 2 workers x 1 server) over every protocol: grpc and grpc++
+# with tensor_fuse on and off, star_server and star_server_lite (which always fuse).
 # Prints medians of keys/s, MB/s, p50/p99 and wire bytes per step, the ratios
 # against grpc and the peer (of the medians, and per round), and the machine's limits from plain programs: loopback
 # TCP bandwidth (scripts/peers/loopback_bw.c) and one core's memcpy bandwidth (scripts/peers/memcpy_bw.c).
@@ -23,6 +24,8 @@ cc -O2 -o "$out/loopback_bw" scripts/peers/loopback_bw.c
 cc -O2 -o "$out/memcpy_bw" scripts/peers/memcpy_bw.c
 
 sides="grpc grpc++ star_server star_server_lite torch"
+# protocol:tensor_fuse for the dense-heavy variant (the star protocols fuse whatever tensor_fuse says)
+dense_sides="grpc:true grpc:false grpc++:true grpc++:false star_server:true star_server_lite:true"
 
 . scripts/bench/rotate.sh
 
@@ -41,17 +44,20 @@ for r in $(seq 1 "$rounds"); do
       fi
     done
   done
-  for fuse in $(rotate "$r" "true false"); do
-    bin/fleetrun --server_num 1 --worker_num 2 --log_dir "$out/dense.$fuse.$r" ps_perf --protocol grpc \
+  for dense in $(rotate "$r" "$dense_sides"); do
+    protocol=${dense%:*}
+    fuse=${dense#*:}
+    bin/fleetrun --server_num 1 --worker_num 2 --log_dir "$out/dense.$protocol.$fuse.$r" ps_perf --protocol "$protocol" \
       --dense 100 --tensor_fuse "$fuse" --steps "$dense_steps" --warmup "$dense_warmup" >/dev/null 2>&1
   done
   echo "round $r done: $(date -u +%H:%M:%S) UTC, $(uptime | sed 's/.*load/load/')"
 done
 echo "end:   $(date -u +%H:%M:%S) UTC, $(uptime | sed 's/.*load/load/')"
-$py - "$out" "$rounds" "$workers" "$sides" <<'PY'
+$py - "$out" "$rounds" "$workers" "$sides" "$dense_sides" <<'PY'
 import json, re, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 workers, sides = [int(w) for w in sys.argv[3].split()], sys.argv[4].split()
+dense_sides = [tuple(d.split(":")) for d in sys.argv[5].split()]
 med = statistics.median
 def run(name):
     return json.load(open(f"{out}/{name}.json" if name.startswith("torch") else f"{out}/{name}/summary.json"))
@@ -80,17 +86,23 @@ for w in workers:
         # one direction's bandwidth
         print(f"  {side:17} {k:11,.0f} {mb:8.1f} {med(x['p50_ms'] for x in rs):8.3f} {med(x['p99_ms'] for x in rs):8.3f}"
               f" {wire:12,.0f} {ratio(g):>24} {ratio(t):>24} {mb / 1e3 / loop:8.1%}")
-d_on = [run(f"dense.true.{r}") for r in range(1, rounds + 1)]
-d_off = [run(f"dense.false.{r}") for r in range(1, rounds + 1)]
-print(f"\ndense-heavy: 2 workers x 1 server, grpc, {d_on[0]['dense']} dense tensors ({d_on[0]['dense_bytes']:,} bytes)"
-      f" + the sparse batch per step")
-for name, rs in (("tensor_fuse on", d_on), ("tensor_fuse off", d_off)):
-    print(f"  {name:16} {med(x['mb_per_sec'] for x in rs):8.1f} MB/s  {med(x['keys_per_sec'] for x in rs):11,.0f} keys/s"
-          f"  p50 {med(x['p50_ms'] for x in rs):8.3f} ms  p99 {med(x['p99_ms'] for x in rs):8.3f} ms"
-          f"  {med(x['calls_per_step'] for x in rs):5.0f} calls/step  wire {med(x['wire_bytes_per_step'] for x in rs):12,.0f} B/step"
-          f"  {med(x['mb_per_sec'] for x in rs) / 1e3 / loop:6.1%} of loopback")
-per = ", ".join(f"{a['mb_per_sec'] / b['mb_per_sec']:.2f}" for a, b in zip(d_on, d_off))
-print(f"  fused / unfused (MB/s = steps/s): {med(x['mb_per_sec'] for x in d_on) / med(x['mb_per_sec'] for x in d_off):.2f}"
-      f" ({per})")
+dense = {d: [run(f"dense.{d[0]}.{d[1]}.{r}") for r in range(1, rounds + 1)] for d in dense_sides}
+first = next(iter(dense.values()))[0]
+print(f"\ndense-heavy: 2 workers x 1 server, {first['dense']} dense tensors ({first['dense_bytes']:,} bytes)"
+      f" + the sparse batch per step; MB/s = steps/s x bytes per step, so ratios of MB/s are ratios of steps/s")
+base = dense[("grpc", "false")]
+def mbs(rs):
+    return med(x['mb_per_sec'] for x in rs)
+for (protocol, fuse), rs in dense.items():
+    name = f"{protocol}, fused" if rs[0]['tensor_fuse'] else f"{protocol}, unfused"
+    unfused = dense.get((protocol, "false"))
+    vs_own = "" if unfused is None or unfused is rs else (
+        f"  x own unfused {mbs(rs) / mbs(unfused):.2f} ("
+        + ", ".join(f"{a['mb_per_sec'] / b['mb_per_sec']:.2f}" for a, b in zip(rs, unfused)) + ")")
+    print(f"  {name:26} {mbs(rs):8.1f} MB/s  p50 {med(x['p50_ms'] for x in rs):8.3f} ms"
+          f"  p99 {med(x['p99_ms'] for x in rs):8.3f} ms  {med(x['calls_per_step'] for x in rs):5.0f} calls/step"
+          f"  wire {med(x['wire_bytes_per_step'] for x in rs):12,.0f} B/step  {mbs(rs) / 1e3 / loop:6.1%} of loopback"
+          f"  x grpc unfused {mbs(rs) / mbs(base):.2f} ("
+          + ", ".join(f"{a['mb_per_sec'] / b['mb_per_sec']:.2f}" for a, b in zip(rs, base)) + ")" + vs_own)
 PY
 echo "logs: $out"

@@ -1,7 +1,6 @@
 package org.fleet4j.pserver.grpc;
 
 import com.google.protobuf.ByteString;
-import com.google.common.util.concurrent.ListenableFuture;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -13,23 +12,19 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.TcpStore;
+import org.fleet4j.pserver.grpc.GrpcTransport.ControlConnection;
 import org.fleet4j.pserver.grpc.proto.BarrierRequest;
 import org.fleet4j.pserver.grpc.proto.HelloReply;
 import org.fleet4j.pserver.grpc.proto.HelloRequest;
 import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc;
-import org.fleet4j.pserver.grpc.proto.Done;
 import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc.ParameterServerBlockingStub;
-import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc.ParameterServerFutureStub;
 import org.fleet4j.pserver.grpc.proto.PathRequest;
 import org.fleet4j.pserver.grpc.proto.PullDenseRequest;
 import org.fleet4j.pserver.grpc.proto.PullManyReply;
@@ -51,19 +46,12 @@ import org.fleet4j.pserver.transport.PsOptions;
  * A worker's gRPC channel to one server. Opening it says Hello: it waits (up to the deadline) for the server to
  * listen, checks that the server speaks this protocol and holds the job token, and takes the session that every
  * later call proves the token with. Each call then has the deadline; a failure names the call and the endpoint.
- * With {@code overlapPushes} (star_server_lite) a {@link #pushMany} is copied and held, and goes out right after the
- * next {@link #pullMany}, both in flight at once; any other call sends a held push first.
  */
 final class GrpcPsConnection implements PsConnection {
-    private static final System.Logger LOG = System.getLogger(GrpcPsConnection.class.getName());
     private static final Duration CLOSE_PATIENCE = Duration.ofSeconds(5);
-    /** Beyond the call's own deadline, so that gRPC's deadline error, which names the call, comes first. */
-    private static final Duration GRACE = Duration.ofSeconds(1);
 
     private final NetworkThreads threads = new NetworkThreads();
     private final String protocol;
-    private final boolean overlapPushes;
-    private final AtomicReference<PushManyRequest> heldPush = new AtomicReference<>();
     private final String endpoint;
     private final Duration deadline;
     private final EventLoopGroup loop;
@@ -71,14 +59,14 @@ final class GrpcPsConnection implements PsConnection {
     private final ManagedChannel channel;
     private final WireByteCounter wire = new WireByteCounter();
     private ParameterServerBlockingStub stub;
-    private ParameterServerFutureStub futureStub;
     /** What the server said it holds: sparse tables' dimensions and dense blocks' sizes, to send exact sizes. */
     private Map<String, Integer> sparseDims = Map.of();
     private Map<String, Long> denseNumel = Map.of();
+    /** The server's own data port that Hello named (grpc++, star_server); empty: none. */
+    private String dataEndpoint = "";
 
-    private GrpcPsConnection(String protocol, String endpoint, PsOptions options, boolean overlapPushes) {
+    private GrpcPsConnection(String protocol, String endpoint, PsOptions options) {
         this.protocol = protocol;
-        this.overlapPushes = overlapPushes;
         this.endpoint = endpoint;
         this.deadline = options.deadline();
         InetSocketAddress unresolved = TcpStore.parseHostPort(endpoint, "parameter-server endpoint");
@@ -93,11 +81,10 @@ final class GrpcPsConnection implements PsConnection {
                 .maxInboundMessageSize(GrpcTransport.MAX_MESSAGE_BYTES)
                 .build();
         stub = ParameterServerGrpc.newBlockingStub(channel);
-        futureStub = ParameterServerGrpc.newFutureStub(channel);
     }
 
-    static GrpcPsConnection open(String protocol, String endpoint, PsOptions options, boolean overlapPushes) {
-        GrpcPsConnection c = new GrpcPsConnection(protocol, endpoint, options, overlapPushes);
+    static GrpcPsConnection open(String protocol, String endpoint, PsOptions options) {
+        GrpcPsConnection c = new GrpcPsConnection(protocol, endpoint, options);
         try {
             c.hello(options.token());
             return c;
@@ -117,8 +104,10 @@ final class GrpcPsConnection implements PsConnection {
                     + "', this worker '" + protocol + "'; give every process the same strategy protocol");
         }
         sparseDims = Map.copyOf(reply.getSparseDimsMap());
+        dataEndpoint = reply.getDataEndpoint();
         denseNumel = reply.getDenseBlocksList().stream()
-                .collect(Collectors.toUnmodifiableMap(b -> blockKey(b.getParam(), b.getBlock()), b -> b.getNumel()));
+                .collect(Collectors.toUnmodifiableMap(b -> ControlConnection.blockKey(b.getParam(), b.getBlock()),
+                        b -> b.getNumel()));
         byte[] session = reply.getSession().toByteArray();
         if (token == null) {
             if (session.length > 0) {
@@ -135,9 +124,7 @@ final class GrpcPsConnection implements PsConnection {
             throw new PsException("parameter server " + endpoint + " does not hold this job's token (its proof does"
                     + " not match): it belongs to another job, or was given a different " + JobToken.ENV);
         }
-        CallSigner signer = new CallSigner(token, session);
-        stub = stub.withInterceptors(signer);
-        futureStub = futureStub.withInterceptors(signer);
+        stub = stub.withInterceptors(new CallSigner(token, session));
     }
 
     @Override
@@ -156,7 +143,7 @@ final class GrpcPsConnection implements PsConnection {
     @Override
     public void pushDense(String param, int block, MemorySegment grad) {
         String what = "pushDense(" + param + ", block " + block + ")";
-        Long numel = denseNumel.get(blockKey(param, block));
+        Long numel = denseNumel.get(ControlConnection.blockKey(param, block));
         long bytes = numel == null ? grad.byteSize() : requireBytes(what, "gradient", grad, numel * Float.BYTES);
         call(what, deadline, s -> s.pushDense(PushDenseRequest.newBuilder()
                 .setParam(param).setBlock(block).setGrad(Wire.view(grad, bytes)).build()));
@@ -196,9 +183,7 @@ final class GrpcPsConnection implements PsConnection {
             long idBytes = requireBytes(what, "ids of " + t.table(), t.ids(), (long) t.n() * Long.BYTES);
             request.addSparse(PullSparseRequest.newBuilder().setTable(t.table()).setIds(Wire.view(t.ids(), idBytes)));
         }
-        PushManyRequest push = heldPush.getAndSet(null);
-        PullManyReply reply = push == null ? callNow(what, deadline, s -> s.pullMany(request.build()))
-                : pullWithPush(what, request.build(), push);
+        PullManyReply reply = call(what, deadline, s -> s.pullMany(request.build()));
         if (reply.getDenseCount() != batch.dense().size() || reply.getSparseCount() != batch.sparse().size()) {
             throw new PsException(what + " on parameter server " + endpoint + ": the reply holds " + reply.getDenseCount()
                     + " dense and " + reply.getSparseCount() + " sparse entries");
@@ -211,73 +196,26 @@ final class GrpcPsConnection implements PsConnection {
         }
     }
 
-    /** The pull, then the held push right behind it on the wire, both awaited: the pull does not see the push. */
-    private PullManyReply pullWithPush(String what, PullManyRequest pull, PushManyRequest push) {
-        ParameterServerFutureStub s = futureStub.withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
-        ListenableFuture<PullManyReply> pulled = s.pullMany(pull);
-        ListenableFuture<Done> pushed = s.pushMany(push);
-        PullManyReply reply = await(what, pulled);
-        await("pushMany (the previous step's, sent behind " + what + ")", pushed);
-        return reply;
-    }
-
-    private <T> T await(String what, ListenableFuture<T> future) {
-        try {
-            return future.get(deadline.plus(GRACE).toNanos(), TimeUnit.NANOSECONDS);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof StatusRuntimeException s) {
-                throw failure(what, deadline, s);
-            }
-            throw new PsException(what + " on parameter server " + endpoint + " failed: " + e.getCause(), e.getCause());
-        } catch (TimeoutException e) {
-            future.cancel(true);
-            throw new PsException(what + " on parameter server " + endpoint + ": no answer within "
-                    + deadline.plus(GRACE).toMillis() + " ms; is the server alive and reachable?");
-        } catch (InterruptedException e) {
-            future.cancel(true);
-            Thread.currentThread().interrupt();
-            throw new PsException(what + " on parameter server " + endpoint + ": interrupted", e);
-        }
-    }
-
     @Override
     public void pushMany(PsBatch batch) {
         String what = "pushMany(" + batch.dense().size() + " dense blocks, " + batch.sparse().size() + " sparse tables)";
         PushManyRequest.Builder request = PushManyRequest.newBuilder();
         for (PsBatch.Dense d : batch.dense()) {
-            Long numel = denseNumel.get(blockKey(d.param(), d.block()));
+            Long numel = denseNumel.get(ControlConnection.blockKey(d.param(), d.block()));
             long bytes = numel == null ? d.values().byteSize()
                     : requireBytes(what, "gradient of " + d.param(), d.values(), numel * Float.BYTES);
             request.addDense(PushDenseRequest.newBuilder().setParam(d.param()).setBlock(d.block())
-                    .setGrad(bytes(d.values(), bytes)));
+                    .setGrad(Wire.view(d.values(), bytes)));
         }
         for (PsBatch.Sparse t : batch.sparse()) {
             Integer dim = sparseDims.get(t.table());
             long bytes = dim == null ? t.rows().byteSize()
                     : requireBytes(what, "gradients of " + t.table(), t.rows(), (long) t.n() * dim * Float.BYTES);
             long idBytes = requireBytes(what, "ids of " + t.table(), t.ids(), (long) t.n() * Long.BYTES);
-            request.addSparse(PushSparseRequest.newBuilder().setTable(t.table()).setIds(bytes(t.ids(), idBytes))
-                    .setGrads(bytes(t.rows(), bytes)));
-        }
-        if (overlapPushes) {
-            sendHeldPush();
-            heldPush.set(request.build());
-            return;
+            request.addSparse(PushSparseRequest.newBuilder().setTable(t.table()).setIds(Wire.view(t.ids(), idBytes))
+                    .setGrads(Wire.view(t.rows(), bytes)));
         }
         call(what, deadline, s -> s.pushMany(request.build()));
-    }
-
-    /** The caller's bytes as they are, or a copy when the message is held past the call. */
-    private ByteString bytes(MemorySegment segment, long bytes) {
-        return overlapPushes ? Wire.copy(segment, bytes) : Wire.view(segment, bytes);
-    }
-
-    /** Sends a held push and waits for it, so that the call after it sees it applied. */
-    private void sendHeldPush() {
-        PushManyRequest push = heldPush.getAndSet(null);
-        if (push != null) {
-            callNow("pushMany (held for the next pull)", deadline, s -> s.pushMany(push));
-        }
     }
 
     @Override
@@ -309,6 +247,16 @@ final class GrpcPsConnection implements PsConnection {
         call("stop()", deadline, s -> s.stop(StopRequest.getDefaultInstance()));
     }
 
+    /** The server's own data port that Hello named (grpc++, star_server); empty: none. */
+    String dataEndpoint() {
+        return dataEndpoint;
+    }
+
+    /** The size of each dense block the server holds, by {@link ControlConnection#blockKey}. */
+    Map<String, Long> denseNumel() {
+        return denseNumel;
+    }
+
     /** Counted at the socket end of this connection's Netty pipeline ({@link WireByteCounter}). */
     @Override
     public long wireBytes() {
@@ -317,12 +265,6 @@ final class GrpcPsConnection implements PsConnection {
 
     @Override
     public void close() {
-        try {
-            sendHeldPush();
-        } catch (PsException e) {
-            LOG.log(System.Logger.Level.WARNING, "closing the connection to parameter server " + endpoint
-                    + ": the last push was not delivered: " + e.getMessage());
-        }
         channel.shutdownNow();
         try {
             channel.awaitTermination(CLOSE_PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
@@ -330,10 +272,6 @@ final class GrpcPsConnection implements PsConnection {
             Thread.currentThread().interrupt();
         }
         threads.shutdown(CLOSE_PATIENCE, loop, offload);
-    }
-
-    private static String blockKey(String param, int block) {
-        return param + "/" + block;
     }
 
     /** {@code bytes}, after checking that {@code segment} holds that many. */
@@ -354,11 +292,6 @@ final class GrpcPsConnection implements PsConnection {
     }
 
     private <T> T call(String what, Duration limit, Function<ParameterServerBlockingStub, T> rpc) {
-        sendHeldPush();
-        return callNow(what, limit, rpc);
-    }
-
-    private <T> T callNow(String what, Duration limit, Function<ParameterServerBlockingStub, T> rpc) {
         try {
             return rpc.apply(stub.withDeadlineAfter(limit.toNanos(), TimeUnit.NANOSECONDS));
         } catch (StatusRuntimeException e) {

@@ -41,7 +41,7 @@ final class GrpcPsServer implements PsServer {
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Thread waitsAtExit = new Thread(this::reportWaits, "ps-barrier-waits-at-exit");
 
-    private GrpcPsServer(String protocol, TableShard shard, PsOptions options) throws IOException {
+    private GrpcPsServer(String protocol, TableShard shard, PsOptions options, DataPort dataPort) throws IOException {
         DroppedConnectionLog.install();
         InetSocketAddress unresolved = TcpStore.parseHostPort(options.endpoint(), "parameter-server endpoint");
         InetSocketAddress bind = new InetSocketAddress(unresolved.getHostString(), unresolved.getPort());
@@ -52,8 +52,8 @@ final class GrpcPsServer implements PsServer {
         barriers = new Barriers(this::endpoint, timer);
         Sessions sessions = options.token() == null ? null : new Sessions(options.token());
         CallCounts counts = new CallCounts();
-        ParameterServerService service = new ParameterServerService(protocol, shard, counts, sessions, barriers,
-                this::endpoint, this::stopServing, calls);
+        ParameterServerService service = new ParameterServerService(protocol, shard, counts, dataPort, sessions,
+                barriers, this::endpoint, this::stopServing, calls);
         NettyServerBuilder builder = NettyServerBuilder.forAddress(bind)
                 .channelType(NioServerSocketChannel.class)
                 .bossEventLoopGroup(loops)
@@ -89,10 +89,13 @@ final class GrpcPsServer implements PsServer {
         System.err.flush();
     }
 
-    /** Serves {@code shard} for protocol {@code protocol} (grpc, or a star_server protocol, which serves the same calls). */
-    static GrpcPsServer start(String protocol, TableShard shard, PsOptions options) {
+    /**
+     * Serves {@code shard} for protocol {@code protocol} (grpc, or the control calls of grpc++ and the star_server
+     * protocols, whose {@code dataPort} carries their pulls and pushes; null: none).
+     */
+    static GrpcPsServer start(String protocol, TableShard shard, PsOptions options, DataPort dataPort) {
         try {
-            return new GrpcPsServer(protocol, shard, options);
+            return new GrpcPsServer(protocol, shard, options, dataPort);
         } catch (IOException e) {
             throw new PsException("parameter server " + shard.server() + " cannot listen on " + options.endpoint()
                     + ": " + e.getMessage() + " (is the port taken? give another one, or port 0 for a free one)", e);

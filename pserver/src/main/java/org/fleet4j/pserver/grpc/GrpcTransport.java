@@ -1,6 +1,7 @@
 package org.fleet4j.pserver.grpc;
 
 import java.time.Duration;
+import java.util.Map;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsOptions;
@@ -25,31 +26,40 @@ public final class GrpcTransport implements PsTransport {
 
     @Override
     public PsServer serve(TableShard shard, PsOptions options) {
-        return serve(PROTOCOL, shard, options);
+        return GrpcPsServer.start(PROTOCOL, shard, options, null);
     }
 
     @Override
     public PsConnection connect(String endpoint, PsOptions options) {
-        return connect(PROTOCOL, endpoint, options, false);
+        Wire.requireLittleEndian();
+        return GrpcPsConnection.open(PROTOCOL, endpoint, options);
     }
 
     /**
-     * This protocol's service and security for another protocol that serves the same calls (star_server), or its
-     * control calls (grpc++ serves registration, barriers, save, load, stats and stop here, its tensors elsewhere):
-     * Hello answers {@code protocol}, so a worker of another protocol is refused at connect naming both. Each
-     * connection's calls run in arrival order on its network thread, whatever the protocol.
+     * This protocol's service and security for the control calls of another protocol (grpc++ and the star_server
+     * protocols serve registration, barriers, save, load, stats and stop here, their tensors on {@code dataPort}):
+     * Hello answers {@code protocol}, so a worker of another protocol is refused at connect naming both, and tells
+     * the data port's endpoint; Stats counts the data port's calls too.
      */
-    public static PsServer serve(String protocol, TableShard shard, PsOptions options) {
+    public static PsServer serveControl(String protocol, TableShard shard, PsOptions options, DataPort dataPort) {
         Wire.requireLittleEndian();
-        return GrpcPsServer.start(protocol, shard, options);
+        return GrpcPsServer.start(protocol, shard, options, dataPort);
+    }
+
+    /** A control connection for {@code protocol} (named in Hello), and the data port that Hello told of. */
+    public static ControlConnection connectControl(String protocol, String endpoint, PsOptions options) {
+        Wire.requireLittleEndian();
+        GrpcPsConnection c = GrpcPsConnection.open(protocol, endpoint, options);
+        return new ControlConnection(c, c.dataEndpoint(), c.denseNumel());
     }
 
     /**
-     * A connection for {@code protocol} (named in Hello). {@code overlapPushes}: a push is held and sent right after
-     * the next pull, both in flight at once (star_server_lite; any other call sends it first).
+     * A control connection, the data endpoint its server's Hello named (empty: none), and the size of each dense
+     * block the server holds, by {@link #blockKey}.
      */
-    public static PsConnection connect(String protocol, String endpoint, PsOptions options, boolean overlapPushes) {
-        Wire.requireLittleEndian();
-        return GrpcPsConnection.open(protocol, endpoint, options, overlapPushes);
+    public record ControlConnection(PsConnection calls, String dataEndpoint, Map<String, Long> denseNumel) {
+        public static String blockKey(String param, int block) {
+            return param + "/" + block;
+        }
     }
 }

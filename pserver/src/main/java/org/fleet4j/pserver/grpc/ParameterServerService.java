@@ -13,6 +13,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -53,6 +54,8 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
     private final String protocol;
     private final TableShard shard;
     private final CallCounts calls;
+    /** The server's own data port (grpc++, star_server); null: none. */
+    private final DataPort dataPort;
     private final Sessions sessions;
     private final Barriers barriers;
     private final Supplier<String> endpoint;
@@ -63,15 +66,16 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
     private final Map<String, AtomicInteger> underWay = new LinkedHashMap<>();
 
     /**
-     * The service of {@code protocol} (grpc, or a star_server protocol that serves the same calls). {@code sessions}
-     * null: the server checks no job token. {@code onStop} runs once a worker's stop is answered. Save and load run
+     * The service of {@code protocol} (grpc, or the control calls of a protocol whose pulls and pushes go to
+     * {@code dataPort}; null: none). {@code sessions} null: the server checks no job token. {@code onStop} runs once a worker's stop is answered. Save and load run
      * on {@code slowCalls}; every other call is answered on the thread that delivers it.
      */
-    ParameterServerService(String protocol, TableShard shard, CallCounts calls, Sessions sessions, Barriers barriers,
-                           Supplier<String> endpoint, Runnable onStop, Executor slowCalls) {
+    ParameterServerService(String protocol, TableShard shard, CallCounts calls, DataPort dataPort, Sessions sessions,
+                           Barriers barriers, Supplier<String> endpoint, Runnable onStop, Executor slowCalls) {
         this.protocol = protocol;
         this.shard = shard;
         this.calls = calls;
+        this.dataPort = dataPort;
         this.slowCalls = slowCalls;
         this.sessions = sessions;
         this.barriers = barriers;
@@ -90,6 +94,9 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
         }
         HelloReply.Builder hello = HelloReply.newBuilder().setProtocol(protocol).setServer(endpoint.get())
                 .setShard(shard.server()).setShards(shard.servers());
+        if (dataPort != null) {
+            hello.setDataEndpoint(dataPort.endpoint());
+        }
         shard.sparseConfigs().forEach(c -> hello.putSparseDims(c.name(), c.dim()));
         shard.denseBlocks().forEach(b -> hello.addDenseBlocks(DenseBlock.newBuilder().setParam(b.spec().param())
                 .setBlock(b.spec().block()).setNumel(b.spec().numel())));
@@ -225,7 +232,11 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
                 stats.addTables(TableStats.newBuilder().setTable(t.table()).setKind(t.kind()).setKeys(t.keys())
                         .setBytes(t.bytes()).setQueueDepth(underWay.get(t.table()).get()));
             }
-            return stats.putAllCalls(calls.snapshot()).build();
+            Map<String, Long> counted = new TreeMap<>(calls.snapshot());
+            if (dataPort != null) {
+                dataPort.calls().forEach((method, n) -> counted.merge(method, n, Long::sum));
+            }
+            return stats.putAllCalls(counted).build();
         });
     }
 

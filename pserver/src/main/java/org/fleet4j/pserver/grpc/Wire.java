@@ -33,11 +33,6 @@ final class Wire {
                 : UnsafeByteOperations.unsafeWrap(part.toArray(ValueLayout.JAVA_BYTE));
     }
 
-    /** A copy of the first {@code bytes} bytes of {@code segment}, for a message sent after the caller moved on. */
-    static ByteString copy(MemorySegment segment, long bytes) {
-        return ByteString.copyFrom(segment.asSlice(0, bytes).asByteBuffer());
-    }
-
     /** A read-only view of received bytes, without a copy when they arrived in one piece. */
     static MemorySegment view(ByteString bytes) {
         return MemorySegment.ofBuffer(bytes.asReadOnlyByteBuffer());

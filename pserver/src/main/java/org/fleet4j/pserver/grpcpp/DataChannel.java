@@ -3,12 +3,14 @@ package org.fleet4j.pserver.grpcpp;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -21,6 +23,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.pserver.transport.CallProof;
 import org.fleet4j.pserver.transport.PsException;
@@ -32,7 +35,8 @@ import org.fleet4j.pserver.transport.PsException;
  */
 final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAssembler.Sink {
     /** What Hello told the worker. */
-    record Hello(int threads, int syncWorkers, byte[] session, byte[] serverProof, Map<String, Integer> sparseDims) {
+    record Hello(int threads, int syncWorkers, byte[] session, byte[] serverProof, Map<String, Integer> sparseDims,
+                 int home) {
     }
 
     private record Pending(long sequence, CompletableFuture<ByteBuf> reply) {
@@ -43,6 +47,8 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private final AtomicLong sequence = new AtomicLong();
     private final CopyCount copies;
+    /** Bytes of frames sent and received, the connection's share of {@code PsConnection.wireBytes}. */
+    private final LongAdder wireBytes;
     private JobToken token;
     private byte[] session;
     private volatile String closedBecause;
@@ -50,9 +56,10 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
     private long replySequence;
 
     private DataChannel(String where, EventLoopGroup loop, InetSocketAddress address, Duration deadline,
-                        CopyCount copies) {
+                        CopyCount copies, LongAdder wireBytes) {
         this.where = where;
         this.copies = copies;
+        this.wireBytes = wireBytes;
         DataChannel self = this;
         Bootstrap bootstrap = new Bootstrap().group(loop).channel(NetworkLoops.socketChannel())
                 .option(ChannelOption.TCP_NODELAY, true)
@@ -68,15 +75,15 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
     }
 
     /**
-     * Connects to thread {@code thread} of the server at {@code address}, retrying until {@code deadline} while
-     * nobody listens yet, and says Hello.
+     * Connects to the server at {@code address}, retrying until {@code deadline} while
+     * nobody listens yet; its frames' bytes are added to {@code wireBytes}.
      */
-    static DataChannel open(String where, EventLoopGroup loop, InetSocketAddress address, int thread,
-                            Duration deadline, JobToken token, CopyCount copies) {
+    static DataChannel open(String where, EventLoopGroup loop, InetSocketAddress address, Duration deadline,
+                            JobToken token, CopyCount copies, LongAdder wireBytes) {
         long end = System.nanoTime() + deadline.toNanos();
         while (true) {
             try {
-                DataChannel c = new DataChannel(where, loop, address, deadline, copies);
+                DataChannel c = new DataChannel(where, loop, address, deadline, copies, wireBytes);
                 c.token = token;
                 return c;
             } catch (Exception e) { // Netty rethrows the connect's IOException unchecked
@@ -113,7 +120,8 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
             for (int i = body.readInt(); i > 0; i--) {
                 dims.put(Frames.readName(body), body.readInt());
             }
-            return new Hello(threads, sync, hasSession ? s : null, proof, Map.copyOf(dims));
+            int home = body.readInt();
+            return new Hello(threads, sync, hasSession ? s : null, proof, Map.copyOf(dims), home);
         } finally {
             body.release();
         }
@@ -137,6 +145,18 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
         return channel.alloc().directBuffer(bytes, bytes);
     }
 
+    /** The first {@code bytes} of {@code segment} as a buffer over the same memory; copied only from the heap. */
+    ByteBuf wrap(MemorySegment segment, long bytes) {
+        MemorySegment part = segment.asSlice(0, bytes);
+        if (part.isNative()) {
+            return Unpooled.wrappedBuffer(part.asByteBuffer());
+        }
+        copies.heap(bytes);
+        ByteBuf copy = alloc((int) bytes);
+        MemorySegment.copy(part, 0, MemorySegment.ofBuffer(copy.nioBuffer(0, (int) bytes)), 0, bytes);
+        return copy.writerIndex((int) bytes);
+    }
+
     /**
      * Sends {@code frame} (released once written); the reply's body, retained for the caller, who reads it on its
      * own thread (its buffers may be confined to it) and releases it.
@@ -157,6 +177,7 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
                 return;
             }
             pending.add(new Pending(seq, done));
+            wireBytes.add(frame.readableBytes());
             channel.writeAndFlush(frame);
         });
         return done;
@@ -211,6 +232,7 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
 
     @Override
     public void frame(ChannelHandlerContext ctx, ByteBuf header, ByteBuf body) {
+        wireBytes.add(header.readableBytes() + body.readableBytes());
         if (!body.isDirect()) {
             copies.heap(body.readableBytes());
         }

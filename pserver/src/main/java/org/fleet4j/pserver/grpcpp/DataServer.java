@@ -12,11 +12,16 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Arrays;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.RateLimitedLog;
+import org.fleet4j.pserver.grpc.DataPort;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.CallProof;
 import org.fleet4j.pserver.transport.PsException;
@@ -27,7 +32,7 @@ import org.fleet4j.pserver.transport.Sessions;
  * thread that owns what they touch: the network threads are the table shard's owners ({@link #ownTables}). The job
  * token is checked on the header of every request, before its body is read.
  */
-final class DataServer implements AutoCloseable {
+final class DataServer implements DataPort, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DataServer.class.getName());
 
     private final RateLimitedLog drops = new RateLimitedLog(LOG, 5, 10, TimeUnit.SECONDS);
@@ -38,6 +43,10 @@ final class DataServer implements AutoCloseable {
     private final String endpoint;
     private final Supplier<String> controlEndpoint;
     private final CopyCount copies = new CopyCount();
+    /** Calls answered, by {@link Frames.Call} ordinal, for Stats. */
+    private final LongAdder[] calls = new LongAdder[Frames.Call.values().length];
+    /** Workers' connections so far: the next one's home thread for a step's one frame is this modulo the threads. */
+    private final AtomicInteger connections = new AtomicInteger();
 
     /**
      * Listens on {@code host:port} (0: a free port) with {@code loops}, which own {@code shard}'s parts (see
@@ -49,6 +58,7 @@ final class DataServer implements AutoCloseable {
         this.loops = loops;
         this.sessions = token == null ? null : new Sessions(token);
         this.controlEndpoint = controlEndpoint;
+        Arrays.setAll(calls, i -> new LongAdder());
         ServerBootstrap bootstrap = new ServerBootstrap().group(loops.group())
                 .channel(NetworkLoops.serverChannel())
                 .childOption(ChannelOption.TCP_NODELAY, true)
@@ -92,8 +102,34 @@ final class DataServer implements AutoCloseable {
         return loops;
     }
 
-    String endpoint() {
+    @Override
+    public String endpoint() {
         return endpoint;
+    }
+
+    void count(Frames.Call call) {
+        calls[call.ordinal()].increment();
+    }
+
+    /** The data port's calls by the grpc method of the same meaning; Hello, a connection's start, is not counted. */
+    @Override
+    public Map<String, Long> calls() {
+        Map<String, Long> out = new TreeMap<>();
+        for (Frames.Call c : Frames.Call.values()) {
+            long n = calls[c.ordinal()].sum();
+            if (n > 0 && c != Frames.Call.HELLO) {
+                out.put(c.grpcMethod, n);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The thread that a new worker connection sends its whole steps to (PULL_MANY, PUSH_MANY): the workers in turn
+     * over the threads, so that receiving and answering them is spread as the tables are.
+     */
+    int nextHome() {
+        return Math.floorMod(connections.getAndIncrement(), loops.size());
     }
 
     TableShard shard() {

@@ -10,6 +10,12 @@ import org.fleet4j.pserver.transport.CallProof;
  * sequence (int64) and the HMAC proof of the job token (32 bytes) over both and the call's name, as the grpc
  * protocol's {@link CallProof}. A reply's header: magic, version, call, status (int16), the request's sequence.
  * Numbers are big-endian; ids and floats in bodies little-endian, packed, as in the grpc protocol.
+ *
+ * <p>A PULL_MANY body: int32 count of dense blocks, each a name and an int32 block; int32 count of sparse tables,
+ * each a name, an int32 count n and n ids. Its reply: every dense block's values, then every table's n rows, in the
+ * request's order. A PUSH_MANY body: int32 count of dense blocks, each a name, an int32 block, an int32 count of
+ * floats and the gradient; int32 count of sparse tables, each a name, an int32 n, an int32 row dimension, n ids and
+ * n gradient rows. Its reply is empty, sent once every entry is applied.
  */
 final class Frames {
     static final int MAGIC = 0x46345050;
@@ -35,12 +41,22 @@ final class Frames {
     private Frames() {
     }
 
-    /** The calls of the data port. Barriers, save, load, stats and stop are the control port's (gRPC). */
+    /**
+     * The calls of the data port. Barriers, save, load, stats and stop are the control port's (gRPC). PULL_MANY and
+     * PUSH_MANY carry a whole step for the server in one frame (tensor_fuse, the star_server protocols).
+     */
     enum Call {
-        HELLO, PULL_DENSE, PUSH_DENSE, PULL_SPARSE, PUSH_SPARSE;
+        HELLO("Hello"), PULL_DENSE("PullDense"), PUSH_DENSE("PushDense"), PULL_SPARSE("PullSparse"),
+        PUSH_SPARSE("PushSparse"), PULL_MANY("PullMany"), PUSH_MANY("PushMany");
 
         /** The name a call's proof is made over. */
         final String method = "fleet4j.pserver.grpcpp/" + name();
+        /** The grpc service's method of the same meaning, the name Stats counts it under. */
+        final String grpcMethod;
+
+        Call(String grpcMethod) {
+            this.grpcMethod = grpcMethod;
+        }
 
         static Call of(int code) {
             Call[] all = values();

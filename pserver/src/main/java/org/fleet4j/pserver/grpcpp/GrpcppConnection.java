@@ -12,6 +12,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.TcpStore;
@@ -31,33 +33,62 @@ import org.fleet4j.pserver.transport.PsOptions;
  * that touches several threads' ids is split into one request per owner (the ids, and a push's gradient rows, gathered
  * per owner off-heap), sent at once, and a pull's rows put back in place. A request for one owner goes out straight
  * from the caller's memory.
+ *
+ * <p>{@link #pullMany} and {@link #pushMany} (a fused step: tensor_fuse, and the star_server protocols) send the
+ * whole step for this server as one frame, on the connection to the server thread that Hello made this worker's home;
+ * that thread hands each entry to its owner. With {@code overlapPushes} (star_server_lite) a push is copied and held,
+ * and goes out right behind the next pull, both in flight at once: the server answers the pull first, so it does not
+ * see that push (one step stale). Any other call sends a held push first and waits for it.
  */
 final class GrpcppConnection implements PsConnection {
+    private static final System.Logger LOG = System.getLogger(GrpcppConnection.class.getName());
+
+    private final String protocol;
     private final String endpoint;
-    private final String dataEndpoint;
     private final Duration deadline;
-    private final PsConnection control;
+    private final boolean overlapPushes;
     private final List<NetworkLoops> loops = new ArrayList<>();
     private final List<DataChannel> channels = new ArrayList<>();
     private final CopyCount copies = new CopyCount();
+    private final LongAdder wireBytes = new LongAdder();
+    /** star_server_lite: the last push's frame body, a copy, not yet sent. */
+    private final AtomicReference<ByteBuf> heldPush = new AtomicReference<>();
+    private final PsConnection control;
+    private String dataEndpoint;
+    private StepFrames.Sizes sizes;
     private int syncWorkers;
     private Map<String, Integer> sparseDims = Map.of();
+    /** The server thread this worker sends its fused steps to. */
+    private int home;
 
-    private GrpcppConnection(String endpoint, String dataEndpoint, PsOptions options, NetworkSettings settings) {
+    /**
+     * Connects over {@code protocol}; {@code dataEndpoint} null: the data port that the server's Hello names.
+     */
+    private GrpcppConnection(String protocol, String endpoint, String dataEndpoint, PsOptions options,
+                             NetworkSettings settings, boolean overlapPushes) {
+        this.protocol = protocol;
         this.endpoint = endpoint;
-        this.dataEndpoint = dataEndpoint;
         this.deadline = options.deadline();
-        this.control = GrpcTransport.connect(GrpcppTransport.PROTOCOL, endpoint, options, false);
+        this.overlapPushes = overlapPushes;
+        GrpcTransport.ControlConnection hello = GrpcTransport.connectControl(protocol, endpoint, options);
+        this.control = hello.calls();
         try {
+            this.dataEndpoint = dataEndpoint != null ? dataEndpoint : hello.dataEndpoint();
+            if (this.dataEndpoint.isEmpty()) {
+                throw new PsException("parameter server " + endpoint + " (" + protocol + ") named no data port in its"
+                        + " Hello; list it in " + EndpointMap.FILE + " as " + endpoint + "=HOST:DATA_PORT");
+            }
             connectData(options.token(), settings);
+            sizes = new StepFrames.Sizes(hello.denseNumel(), sparseDims);
         } catch (RuntimeException e) {
             close();
             throw e;
         }
     }
 
-    static GrpcppConnection open(String endpoint, String dataEndpoint, PsOptions options, NetworkSettings settings) {
-        return new GrpcppConnection(endpoint, dataEndpoint, options, settings);
+    static GrpcppConnection open(String protocol, String endpoint, String dataEndpoint, PsOptions options,
+                                 NetworkSettings settings, boolean overlapPushes) {
+        return new GrpcppConnection(protocol, endpoint, dataEndpoint, options, settings, overlapPushes);
     }
 
     /** Thread 0 first, which tells how many threads the server has; then one connection to each of the others. */
@@ -70,6 +101,7 @@ final class GrpcppConnection implements PsConnection {
         int threads = hello.threads();
         syncWorkers = hello.syncWorkers();
         sparseDims = hello.sparseDims();
+        home = hello.home();
         NetworkLoops rest = threads > 1 && settings.threads() > 1
                 ? new NetworkLoops(new NetworkSettings(Math.min(settings.threads() - 1, threads - 1),
                         settings.busyPoll(), settings.pinCores()), "ps-grpcpp-client-io", 1)
@@ -84,9 +116,10 @@ final class GrpcppConnection implements PsConnection {
 
     /** Opens the data connection to thread {@code thread}, says Hello and checks the server's proof. */
     private DataChannel.Hello connect(NetworkLoops on, InetSocketAddress address, int thread, JobToken token) {
-        String where = "parameter server " + endpoint + " (grpc++ data port " + dataEndpoint + ", thread " + thread
-                + ")";
-        DataChannel c = DataChannel.open(where, on.group(), address, thread, deadline, token, copies);
+        // grpc++ names its data port and thread; the star_server protocols, which had one port before, the server
+        String where = GrpcppTransport.PROTOCOL.equals(protocol) ? "parameter server " + endpoint
+                + " (grpc++ data port " + dataEndpoint + ", thread " + thread + ")" : "parameter server " + endpoint;
+        DataChannel c = DataChannel.open(where, on.group(), address, deadline, token, copies, wireBytes);
         channels.add(c);
         byte[] nonce = JobToken.nonce();
         DataChannel.Hello hello = c.hello(thread, nonce, deadline);
@@ -119,61 +152,99 @@ final class GrpcppConnection implements PsConnection {
         return channels.size();
     }
 
+    /** The server thread this worker's fused steps go to. */
+    int home() {
+        return home;
+    }
+
     CopyCount copies() {
         return copies;
     }
 
     @Override
     public void pullDense(String param, int block, MemorySegment out) {
+        sendHeldPush();
         finish(sendPullDense(param, block, out));
     }
 
     @Override
     public void pushDense(String param, int block, MemorySegment grad) {
+        sendHeldPush();
         finish(sendPushDense(param, block, grad));
     }
 
     @Override
     public void pullSparse(String table, MemorySegment ids, int n, MemorySegment out) {
+        sendHeldPush();
         finish(sendPullSparse(table, ids, n, out));
     }
 
     @Override
     public void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads) {
+        sendHeldPush();
         finish(sendPushSparse(table, ids, n, grads));
     }
 
     /**
-     * Every pull of the batch sent at once, each on its owning thread's connection, and then their replies taken:
-     * one round trip for the step's pulls instead of one per block and table.
+     * The step's pulls for this server as one PULL_MANY frame to the home thread, straight from the caller's ids;
+     * a held push (star_server_lite) goes right behind it, and both replies are awaited.
      */
     @Override
     public void pullMany(PsBatch batch) {
-        many(batch, true);
+        String what = "pullMany(" + batch.dense().size() + " dense blocks, " + batch.sparse().size()
+                + " sparse tables)";
+        String here = what + " on parameter server " + endpoint;
+        DataChannel c = channels.get(home);
+        ByteBuf body = StepFrames.pullBody(c, batch, here);
+        Sent pull = new Sent(what, List.of(send(c, Frames.Call.PULL_MANY, body)),
+                bodies -> StepFrames.scatter(bodies.getFirst(), batch, sizes, here));
+        ByteBuf push = heldPush.getAndSet(null);
+        if (push == null) {
+            finish(pull);
+            return;
+        }
+        Sent pushed = new Sent("pushMany (the previous step's, sent behind " + what + ")",
+                List.of(send(c, Frames.Call.PUSH_MANY, push)), bodies -> { });
+        finishAll(List.of(pull, pushed));
     }
 
-    /** As {@link #pullMany}: every push of the batch in flight at once, from the caller's memory. */
+    /**
+     * The step's gradients for this server as one PUSH_MANY frame to the home thread, from the caller's memory;
+     * answered once the server has applied every entry, so the next pull sees them. star_server_lite instead copies
+     * the frame's body and holds it for the next pull.
+     */
     @Override
     public void pushMany(PsBatch batch) {
-        many(batch, false);
+        String what = "pushMany(" + batch.dense().size() + " dense blocks, " + batch.sparse().size()
+                + " sparse tables)";
+        DataChannel c = channels.get(home);
+        sendHeldPush();
+        ByteBuf body = StepFrames.pushBody(c, batch, sizes, what + " for parameter server " + endpoint);
+        if (!overlapPushes) {
+            finish(new Sent(what, List.of(send(c, Frames.Call.PUSH_MANY, body)), bodies -> { }));
+            return;
+        }
+        try {
+            ByteBuf copy = c.alloc(body.readableBytes());
+            heldPush.set(copy.writeBytes(body));
+        } finally {
+            body.release();
+        }
     }
 
-    private void many(PsBatch batch, boolean pull) {
-        List<Sent> sent = new ArrayList<>();
-        try {
-            for (PsBatch.Dense d : batch.dense()) {
-                sent.add(pull ? sendPullDense(d.param(), d.block(), d.values())
-                        : sendPushDense(d.param(), d.block(), d.values()));
-            }
-            for (PsBatch.Sparse t : batch.sparse()) {
-                sent.add(pull ? sendPullSparse(t.table(), t.ids(), t.n(), t.rows())
-                        : sendPushSparse(t.table(), t.ids(), t.n(), t.rows()));
-            }
-        } catch (RuntimeException e) {
-            releaseWhenDone(sent);
-            throw e;
+    /** A request of {@code call} with {@code body} (released once written), signed as it goes out. */
+    private CompletableFuture<ByteBuf> send(DataChannel c, Frames.Call call, ByteBuf body) {
+        ByteBuf header = c.header(call, body.readableBytes(), 0);
+        return c.send(Unpooled.wrappedBuffer(header, body));
+    }
+
+    /** Sends a held push and waits for it, so that the call after it sees it applied. */
+    private void sendHeldPush() {
+        ByteBuf push = heldPush.getAndSet(null);
+        if (push != null) {
+            finish(new Sent("pushMany (held for the next pull)", List.of(send(channels.get(home),
+                    Frames.Call.PUSH_MANY, push)), bodies -> { }));
         }
-        finishAll(sent);
     }
 
     /** Requests on their way and what their replies' bodies are for (nothing for a push). */
@@ -230,7 +301,7 @@ final class GrpcppConnection implements PsConnection {
         ByteBuf frame = c.header(Frames.Call.PUSH_DENSE, head + grad.byteSize(), head);
         Frames.writeName(frame, param);
         frame.writeInt(block);
-        return new Sent(what, List.of(c.send(Unpooled.wrappedBuffer(frame, wrap(c, grad, grad.byteSize())))),
+        return new Sent(what, List.of(c.send(Unpooled.wrappedBuffer(frame, c.wrap(grad, grad.byteSize())))),
                 bodies -> { });
     }
 
@@ -254,7 +325,7 @@ final class GrpcppConnection implements PsConnection {
             ByteBuf frame = c.header(Frames.Call.PULL_SPARSE, head + (long) k * Long.BYTES, head);
             Frames.writeName(frame, table);
             frame.writeInt(k);
-            ByteBuf idBytes = split.whole() ? wrap(c, ids, (long) n * Long.BYTES) : split.ids(c, ids, t, copies);
+            ByteBuf idBytes = split.whole() ? c.wrap(ids, (long) n * Long.BYTES) : split.ids(c, ids, t, copies);
             replies.add(c.send(Unpooled.wrappedBuffer(frame, idBytes)));
         }
         return new Sent(what, replies, bodies -> {
@@ -292,25 +363,13 @@ final class GrpcppConnection implements PsConnection {
             frame.writeInt(k);
             CompositeByteBuf request = Unpooled.compositeBuffer(3).addComponent(true, frame);
             if (split.whole()) {
-                request.addComponents(true, wrap(c, ids, (long) n * Long.BYTES), wrap(c, grads, n * rowBytes));
+                request.addComponents(true, c.wrap(ids, (long) n * Long.BYTES), c.wrap(grads, n * rowBytes));
             } else {
                 request.addComponents(true, split.ids(c, ids, t, copies), split.rows(c, grads, rowBytes, t, copies));
             }
             replies.add(c.send(request));
         }
         return new Sent(what, replies, bodies -> { });
-    }
-
-    /** The first {@code bytes} of {@code segment} as a buffer over the same memory; copied only from the heap. */
-    private ByteBuf wrap(DataChannel c, MemorySegment segment, long bytes) {
-        MemorySegment part = segment.asSlice(0, bytes);
-        if (part.isNative()) {
-            return Unpooled.wrappedBuffer(part.asByteBuffer());
-        }
-        copies.heap(bytes);
-        ByteBuf copy = c.alloc((int) bytes);
-        MemorySegment.copy(part, 0, MemorySegment.ofBuffer(copy.nioBuffer(0, (int) bytes)), 0, bytes);
-        return copy.writerIndex((int) bytes);
     }
 
     private void receive(String what, ByteBuf body, MemorySegment out, long at) {
@@ -334,36 +393,53 @@ final class GrpcppConnection implements PsConnection {
 
     @Override
     public void barrier(String name, int worker, int workers, Duration timeout) {
+        sendHeldPush();
         control.barrier(name, worker, workers, timeout);
     }
 
     @Override
     public void save(Path dir) {
+        sendHeldPush();
         control.save(dir);
     }
 
     @Override
     public void load(Path dir) {
+        sendHeldPush();
         control.load(dir);
     }
 
     @Override
     public List<TableStats> stats() {
+        sendHeldPush();
         return control.stats();
     }
 
     @Override
     public void stop() {
+        sendHeldPush();
         control.stop();
+    }
+
+    /** The control connection's bytes and every data connection's frames, both ways. */
+    @Override
+    public long wireBytes() {
+        return control.wireBytes() + wireBytes.sum();
     }
 
     @Override
     public void close() {
+        if (heldPush.get() != null) {
+            try {
+                sendHeldPush();
+            } catch (PsException e) {
+                LOG.log(System.Logger.Level.WARNING, "closing the connection to parameter server " + endpoint
+                        + ": the last push was not delivered: " + e.getMessage());
+            }
+        }
         channels.forEach(DataChannel::close);
         loops.forEach(NetworkLoops::close);
-        if (control != null) {
-            control.close();
-        }
+        control.close();
     }
 
     /** Which ids of a request go to which server thread, and where each came from. */

@@ -11,46 +11,43 @@ import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
 
 /**
- * A grpc++ server: the gRPC service on the control endpoint (Hello, barriers, save, load, stats, stop) and the data
- * port for pulls and pushes, on the endpoint map's data endpoint for it (a free port on the same host when the map
- * has none). A worker's stop ends both.
+ * A grpc++ (or star_server) server: the gRPC service on the control endpoint (Hello, barriers, save, load, stats,
+ * stop; its Hello names the data port) and the data port for pulls and pushes, on the endpoint map's data endpoint
+ * for it (a free port on the same host when the map has none). A worker's stop ends both.
  */
 final class GrpcppServer implements PsServer {
     private static final System.Logger LOG = System.getLogger(GrpcppServer.class.getName());
 
-    private final PsServer control;
+    private final PsOptions options;
     private final DataServer data;
+    /** Set once the data port listens (its messages name the control endpoint, or the one asked for before). */
+    private volatile PsServer control;
 
-    GrpcppServer(TableShard shard, PsOptions options, EndpointMap map, NetworkSettings settings) {
+    GrpcppServer(String protocol, TableShard shard, PsOptions options, EndpointMap map, NetworkSettings settings) {
+        this.options = options;
         // the network threads own the tables before any call, control or data, can reach them
         NetworkLoops loops = DataServer.ownTables(shard, settings);
-        try {
-            control = GrpcTransport.serve(GrpcppTransport.PROTOCOL, shard, options);
-        } catch (RuntimeException e) {
-            giveBack(loops, shard);
-            throw e;
-        }
         String dataEndpoint = map.dataEndpoint(options.endpoint()).orElse(null);
         InetSocketAddress bind;
         try {
             bind = dataEndpoint == null
-                    ? new InetSocketAddress(TcpStore.parseHostPort(control.endpoint(), "endpoint").getHostString(), 0)
+                    ? new InetSocketAddress(TcpStore.parseHostPort(options.endpoint(), "endpoint").getHostString(), 0)
                     : TcpStore.parseHostPort(dataEndpoint, "grpc++ data endpoint (" + map.source() + ")");
         } catch (RuntimeException e) {
-            control.close();
             giveBack(loops, shard);
             throw e;
         }
+        data = new DataServer(shard, loops, options.token(), bind.getHostString(), bind.getPort(),
+                options.deadline(), this::endpoint);
         try {
-            data = new DataServer(shard, loops, options.token(), bind.getHostString(), bind.getPort(),
-                    options.deadline(), control::endpoint);
+            control = GrpcTransport.serveControl(protocol, shard, options, data);
         } catch (RuntimeException e) {
-            control.close();
+            data.close();
             throw e;
         }
-        LOG.log(System.Logger.Level.INFO, "parameter server " + control.endpoint() + ": grpc++ data port "
-                + data.endpoint() + " (" + (dataEndpoint == null ? "a free port: no endpoint map names "
-                + options.endpoint() : "from " + map.source()) + "), " + settings.describe() + ", "
+        LOG.log(System.Logger.Level.INFO, "parameter server " + control.endpoint() + " (" + protocol
+                + "): data port " + data.endpoint() + " (" + (dataEndpoint == null ? "a free port: no endpoint map"
+                + " names " + options.endpoint() : "from " + map.source()) + "), " + settings.describe() + ", "
                 + (NetworkLoops.epoll() ? "epoll" : "NIO"));
     }
 
@@ -62,7 +59,8 @@ final class GrpcppServer implements PsServer {
 
     @Override
     public String endpoint() {
-        return control.endpoint();
+        PsServer c = control;
+        return c != null ? c.endpoint() : options.endpoint();
     }
 
     /** The data port's endpoint (host:port). */
@@ -81,6 +79,11 @@ final class GrpcppServer implements PsServer {
 
     CopyCount copies() {
         return data.copies();
+    }
+
+    /** The data port's calls, as Stats counts them. */
+    Map<String, Long> dataCalls() {
+        return data.calls();
     }
 
     @Override

@@ -20,6 +20,8 @@ import org.fleet4j.pserver.transport.PsTransport;
 public final class GrpcppTransport implements PsTransport {
     public static final String PROTOCOL = "grpc++";
 
+    private final String protocol;
+    private final boolean overlapPushes;
     private final EndpointMap map;
     private final NetworkSettings server;
     private final NetworkSettings worker;
@@ -31,14 +33,31 @@ public final class GrpcppTransport implements PsTransport {
 
     /** With the map and settings given; null ones come from the environment. */
     public GrpcppTransport(EndpointMap map, NetworkSettings server, NetworkSettings worker) {
+        this(PROTOCOL, false, map, server, worker);
+    }
+
+    private GrpcppTransport(String protocol, boolean overlapPushes, EndpointMap map, NetworkSettings server,
+                            NetworkSettings worker) {
+        this.protocol = protocol;
+        this.overlapPushes = overlapPushes;
         this.map = map;
         this.server = server;
         this.worker = worker;
     }
 
+    /**
+     * This data path for a pull/push protocol (star_server, star_server_lite), settings from the environment: Hello
+     * answers {@code protocol}, a worker's fused steps are one frame each way per server, and a worker finds a data
+     * port that no endpoint map names through the server's Hello. {@code overlapPushes}: a push is held and sent
+     * right behind the next pull (one step stale).
+     */
+    public static GrpcppTransport forPullPush(String protocol, boolean overlapPushes) {
+        return new GrpcppTransport(protocol, overlapPushes, null, null, null);
+    }
+
     @Override
     public String protocol() {
-        return PROTOCOL;
+        return protocol;
     }
 
     @Override
@@ -46,7 +65,8 @@ public final class GrpcppTransport implements PsTransport {
         NetworkSettings servers = NetworkSettings.fromEnvironment(env, NetworkSettings.Side.SERVER, workers);
         NetworkSettings workerSide = NetworkSettings.fromEnvironment(env, NetworkSettings.Side.WORKER,
                 servers.threads());
-        return "transport: grpc++ on " + (NetworkLoops.epoll() ? "Netty's native epoll" : "NIO (no epoll here)")
+        return "transport: " + protocol + " on "
+                + (NetworkLoops.epoll() ? "Netty's native epoll" : "NIO (no epoll here)")
                 + "; control calls over gRPC on the servers' endpoints, pulls and pushes on their data ports ("
                 + EndpointMap.discover(Path.of(""), env).source() + ")\n"
                 + "  servers: " + servers.describe() + " (NETWORK_PS_CORE_NUMBER, PS_ENABLE_POLLING,"
@@ -59,7 +79,7 @@ public final class GrpcppTransport implements PsTransport {
     public PsServer serve(TableShard shard, PsOptions options) {
         NetworkSettings settings = server != null ? server
                 : NetworkSettings.fromEnvironment(System.getenv(), NetworkSettings.Side.SERVER, workers());
-        return new GrpcppServer(shard, options, map(), settings);
+        return new GrpcppServer(protocol, shard, options, map(), settings);
     }
 
     @Override
@@ -68,14 +88,16 @@ public final class GrpcppTransport implements PsTransport {
                 : NetworkSettings.fromEnvironment(System.getenv(), NetworkSettings.Side.WORKER, 2);
         EndpointMap m = map();
         String data = m.dataEndpoint(endpoint).orElse(null);
-        if (data == null) {
+        // grpc++ asks for the map, as its issue says; the pull/push protocols served on one port before, so their
+        // workers keep working without one: the server's Hello names its data port
+        if (data == null && PROTOCOL.equals(protocol)) {
             // a server of another protocol is named as such (Hello on the control port) before the missing data port
-            GrpcTransport.connect(PROTOCOL, endpoint, options, false).close();
+            GrpcTransport.connectControl(protocol, endpoint, options).calls().close();
             throw new PsException("no grpc++ data port is known for parameter server " + endpoint + " (" + m.source()
-                    + "); list it in " + EndpointMap.FILE + " as " + endpoint + "=HOST:DATA_PORT, or start the job with"
-                    + " bin/fleetrun, which publishes " + EndpointMap.ENV);
+                    + "); list it in " + EndpointMap.FILE + " as " + endpoint + "=HOST:DATA_PORT, or start the job"
+                    + " with bin/fleetrun, which publishes " + EndpointMap.ENV);
         }
-        return GrpcppConnection.open(endpoint, data, options, settings);
+        return GrpcppConnection.open(protocol, endpoint, data, options, settings, overlapPushes);
     }
 
     /** The data endpoint of a grpc++ server started here (for an endpoint map when its data port was a free one). */

@@ -10,9 +10,12 @@ import io.netty.handler.timeout.IdleStateEvent;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.fleet4j.pserver.table.SparseTable;
 import org.fleet4j.pserver.table.TableException;
 import org.fleet4j.pserver.table.TableShard;
@@ -26,6 +29,10 @@ import org.fleet4j.pserver.transport.CallProof;
  * the other owners to apply the step; its reply, and the connection's replies after it, follow when they have. Ids and
  * gradients are read where they arrived (a view of the direct receive buffer) and rows are pulled straight into the
  * reply's direct buffer.
+ *
+ * <p>A PULL_MANY or PUSH_MANY frame carries a whole step for this server (every table's ids and gradients); its
+ * entries go to their owners through the shard (in place for this thread's parts, queued to the other network
+ * threads for theirs: no lock), and the one reply follows when all are done.
  */
 final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAssembler.Sink {
     private static final int HELLO_BYTES = 32 + Integer.BYTES;
@@ -95,6 +102,7 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
         }
         Frames.Call c = call;
         long seq = sequence;
+        server.count(c);
         CompletableFuture<ByteBuf> reply;
         try {
             reply = switch (c) {
@@ -102,6 +110,8 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
                 case PUSH_DENSE -> pushDense(ctx, body);
                 case PULL_SPARSE -> pullSparse(ctx, body);
                 case PUSH_SPARSE -> pushSparse(ctx, body);
+                case PULL_MANY -> pullMany(ctx, body);
+                case PUSH_MANY -> pushMany(ctx, body);
                 case HELLO -> throw new IllegalStateException("Hello is answered above");
             };
         } catch (RuntimeException e) {
@@ -157,6 +167,7 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
             Frames.writeName(reply, c.name());
             reply.writeInt(c.dim());
         });
+        reply.writeInt(wanted == 0 ? server.nextHome() : wanted);
         reply.setInt(0, reply.writerIndex() - Frames.LENGTH_BYTES);
         Channel channel = ctx.channel();
         EventLoop target = server.loop(wanted);
@@ -215,6 +226,115 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
         }
         body.skipBytes((int) idBytes);
         return done(ctx, shard.pushSparseAsync(table, ids, n, view(body, body.readableBytes())));
+    }
+
+    /** One entry of a PULL_MANY: its rows' bytes, and what puts them into its part of the reply. */
+    private record Part(long bytes, Function<MemorySegment, CompletableFuture<Void>> fill) {
+    }
+
+    private CompletableFuture<ByteBuf> pullMany(ChannelHandlerContext ctx, ByteBuf body) {
+        List<Part> parts = new ArrayList<>();
+        for (int i = count(body, "dense blocks"); i > 0; i--) {
+            String param = Frames.readName(body);
+            int block = readInt(body, "dense " + param + ": the block");
+            long bytes = shard.denseBlock(param, block).spec().numel() * Float.BYTES;
+            parts.add(new Part(bytes, out -> shard.pullDenseAsync(param, block, out)));
+        }
+        for (int i = count(body, "sparse tables"); i > 0; i--) {
+            String table = Frames.readName(body);
+            int n = readInt(body, "sparse table " + table + ": the count of ids");
+            int dim = shard.sparseTable(table).config().dim();
+            MemorySegment ids = take(body, (long) n * Long.BYTES, "sparse table " + table + ": the ids", n + " int64");
+            parts.add(new Part((long) n * dim * Float.BYTES, out -> shard.pullSparseAsync(table, ids, n, out)));
+        }
+        requireBytes(body.readableBytes(), 0, "pullMany: what follows its last entry", "nothing");
+        long total = parts.stream().mapToLong(Part::bytes).sum();
+        return rows(ctx, total, out -> {
+            List<Supplier<CompletableFuture<Void>>> starts = new ArrayList<>();
+            long at = 0;
+            for (Part p : parts) {
+                MemorySegment slice = out.asSlice(at, p.bytes());
+                starts.add(() -> p.fill().apply(slice));
+                at += p.bytes();
+            }
+            return allStarted(starts);
+        });
+    }
+
+    private CompletableFuture<ByteBuf> pushMany(ChannelHandlerContext ctx, ByteBuf body) {
+        List<Supplier<CompletableFuture<Void>>> starts = new ArrayList<>();
+        for (int i = count(body, "dense blocks"); i > 0; i--) {
+            String param = Frames.readName(body);
+            int block = readInt(body, "dense " + param + ": the block");
+            int floats = readInt(body, "dense " + param + " block " + block + ": the count of floats");
+            long numel = shard.denseBlock(param, block).spec().numel();
+            requireBytes(floats, numel, "dense " + param + " block " + block + ": the gradient's floats",
+                    "the block's numel");
+            MemorySegment grad = take(body, numel * Float.BYTES, "dense " + param + " block " + block
+                    + ": the gradient", numel + " floats");
+            starts.add(() -> shard.pushDenseAsync(param, block, grad));
+        }
+        for (int i = count(body, "sparse tables"); i > 0; i--) {
+            String table = Frames.readName(body);
+            int n = readInt(body, "sparse table " + table + ": the count of ids");
+            int sent = readInt(body, "sparse table " + table + ": the row dimension");
+            int dim = shard.sparseTable(table).config().dim();
+            if (sent != dim) {
+                throw new IllegalArgumentException("sparse table " + table + " has rows of dimension " + dim
+                        + " on this server, the worker sent rows of " + sent);
+            }
+            MemorySegment ids = take(body, (long) n * Long.BYTES, "sparse table " + table + ": the ids", n + " int64");
+            MemorySegment grads = take(body, (long) n * dim * Float.BYTES, "sparse table " + table
+                    + ": the gradients", n + " x dimension " + dim + " floats");
+            starts.add(() -> shard.pushSparseAsync(table, ids, n, grads));
+        }
+        requireBytes(body.readableBytes(), 0, "pushMany: what follows its last entry", "nothing");
+        return done(ctx, allStarted(starts));
+    }
+
+    /**
+     * Starts each in turn; done when all are. If one fails to start, the ones already started still run to their end
+     * (they write into the reply or read the request) before the failure is reported.
+     */
+    private static CompletableFuture<Void> allStarted(List<Supplier<CompletableFuture<Void>>> starts) {
+        List<CompletableFuture<Void>> started = new ArrayList<>();
+        for (Supplier<CompletableFuture<Void>> start : starts) {
+            try {
+                started.add(start.get());
+            } catch (RuntimeException e) {
+                return CompletableFuture.allOf(started.toArray(CompletableFuture[]::new)).handle((ok, failure) -> {
+                    throw new CompletionException(e);
+                });
+            }
+        }
+        return CompletableFuture.allOf(started.toArray(CompletableFuture[]::new));
+    }
+
+    private static int count(ByteBuf body, String what) {
+        int n = readInt(body, "the count of " + what);
+        if (n < 0) {
+            throw new IllegalArgumentException("a count of " + n + " " + what);
+        }
+        return n;
+    }
+
+    private static int readInt(ByteBuf body, String what) {
+        if (body.readableBytes() < Integer.BYTES) {
+            throw new IllegalArgumentException(what + " is missing: the frame ends " + body.readableBytes()
+                    + " bytes before it");
+        }
+        return body.readInt();
+    }
+
+    /** The next {@code bytes} of {@code body} as a segment over the same memory, and skips them. */
+    private static MemorySegment take(ByteBuf body, long bytes, String what, String shape) {
+        if (bytes < 0 || body.readableBytes() < bytes) {
+            throw new IllegalArgumentException(what + ": " + bytes + " bytes (" + shape + ") do not fit the "
+                    + body.readableBytes() + " left in the frame");
+        }
+        MemorySegment segment = view(body, bytes);
+        body.skipBytes((int) bytes);
+        return segment;
     }
 
     /** A reply of {@code bytes} of rows that {@code fill} puts straight into its direct buffer. */

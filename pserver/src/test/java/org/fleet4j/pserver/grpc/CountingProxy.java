@@ -11,13 +11,13 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.fleet4j.collective.TcpStore;
 
 /** A loopback TCP relay in front of a server for one connection, counting the bytes each way: the wire's own count. */
-final class CountingProxy implements AutoCloseable {
+public final class CountingProxy implements AutoCloseable {
     private final ServerSocket listener;
     private final AtomicLong toServer = new AtomicLong();
     private final AtomicLong toClient = new AtomicLong();
     private final Thread acceptor;
 
-    CountingProxy(String serverEndpoint) throws IOException {
+    public CountingProxy(String serverEndpoint) throws IOException {
         InetSocketAddress server = TcpStore.parseHostPort(serverEndpoint, "endpoint");
         listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
         acceptor = Thread.ofPlatform().daemon().name("counting-proxy").start(() -> {
@@ -34,12 +34,12 @@ final class CountingProxy implements AutoCloseable {
         });
     }
 
-    String endpoint() {
+    public String endpoint() {
         return "127.0.0.1:" + listener.getLocalPort();
     }
 
     /** Bytes relayed so far, both ways. */
-    long bytes() {
+    public long bytes() {
         return toServer.get() + toClient.get();
     }
 

@@ -26,7 +26,7 @@ class QueueDepthTest {
         ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
         try (Barriers barriers = new Barriers(() -> "test:1", timer)) {
             ParameterServerService service = new ParameterServerService(GrpcTransport.PROTOCOL, Shards.shard(),
-                    new CallCounts(), null, barriers, () -> "test:1", () -> { }, Runnable::run);
+                    new CallCounts(), null, null, barriers, () -> "test:1", () -> { }, Runnable::run);
             CountDownLatch answering = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
             CompletableFuture<Void> pull = CompletableFuture.runAsync(() -> service.pullSparse(

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -17,7 +18,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.pserver.grpc.Shards;
-import org.fleet4j.pserver.table.KeyHash;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.PsBatch;
 import org.fleet4j.pserver.transport.PsConnection;
@@ -25,9 +25,10 @@ import org.fleet4j.pserver.transport.PsOptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * grpc++'s pullMany and pushMany: a step's calls to one server are all in flight at once (while the owning network
- * thread is held busy, every request of the batch is already sent), and they do what the single calls do, bit for
- * bit. One call after another, as PsConnection's default does, has one request in flight and fails here.
+ * grpc++'s pullMany and pushMany: a step's calls to one server are one frame (while the worker's home network thread
+ * is held busy, the whole batch is one request in flight, on that thread's connection, though its entries belong to
+ * both threads), counted once by the server's Stats, and they do what the single calls do, bit for bit. One call after
+ * another, as PsConnection's default does, or a request per owner, has several requests and fails here.
  */
 class GrpcppFusedCallsTest {
     private static final int DIM = Shards.DIM;
@@ -38,8 +39,7 @@ class GrpcppFusedCallsTest {
         PsOptions options = Shards.options(JobToken.random());
         TableShard shard = Shards.shard();
         TableShard direct = Shards.shard();
-        int owner = KeyHash.ownerOfBlock("fc.w", 0, THREADS);
-        long[] raw = LongStream.range(0, 400).filter(id -> KeyHash.threadOf(id, THREADS) == owner).toArray();
+        long[] raw = LongStream.range(0, 400).toArray();
         long numel = direct.denseBlock("fc.w", 0).spec().numel();
         Random random = new Random(17);
         MemorySegment denseGrad = Shards.randomFloats(random, numel);
@@ -53,9 +53,10 @@ class GrpcppFusedCallsTest {
         try (GrpcppServer server = Loopback.serve(shard, options, new NetworkSettings(THREADS, false, false));
              PsConnection c = Loopback.connect(server, options)) {
             GrpcppConnection connection = (GrpcppConnection) c;
+            int home = connection.home();
             CountDownLatch held = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            server.networkThread(owner).execute(() -> {
+            server.networkThread(home).execute(() -> {
                 held.countDown();
                 awaitQuietly(release);
             });
@@ -64,11 +65,12 @@ class GrpcppFusedCallsTest {
             try {
                 pushed = worker.submit(() -> c.pushMany(push));
                 long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-                while (connection.inFlight(owner) < 3 && System.nanoTime() < end) {
+                while (connection.inFlight(home) < 1 && System.nanoTime() < end) {
                     Thread.onSpinWait();
                 }
-                assertEquals(3, connection.inFlight(owner), "requests of the batch in flight while the server's"
-                        + " thread " + owner + " is busy");
+                assertEquals(1, connection.inFlight(home), "the batch in flight while the server's home thread "
+                        + home + " is busy");
+                assertEquals(0, connection.inFlight(1 - home), "requests on the other thread's connection");
             } finally {
                 release.countDown();
             }
@@ -86,6 +88,7 @@ class GrpcppFusedCallsTest {
             assertArrayEquals(pullDense(direct, "fc.w", numel), denseOut.toArray(ValueLayout.JAVA_FLOAT));
             assertArrayEquals(pullSparse(direct, "emb", ids, raw.length, DIM), embOut.toArray(ValueLayout.JAVA_FLOAT));
             assertArrayEquals(pullSparse(direct, "wide", ids, raw.length, 1), wideOut.toArray(ValueLayout.JAVA_FLOAT));
+            assertEquals(Map.of("PullMany", 1L, "PushMany", 1L), server.dataCalls(), "the data port's calls");
         } finally {
             worker.shutdownNow();
         }
