@@ -259,8 +259,8 @@ class GrpcppFaultTest {
         PsOptions options = Shards.options(JobToken.random());
         TableShard shard = Shards.shard();
         try (GrpcppServer server = Loopback.serve(shard, options, TWO_THREADS)) {
-            PsException control = assertThrows(PsException.class, () -> GrpcTransport.connect(GrpcppTransport.PROTOCOL,
-                    server.endpoint(), Shards.options(JobToken.random()), false).close());
+            PsException control = assertThrows(PsException.class, () -> GrpcTransport.connectControl(
+                    GrpcppTransport.PROTOCOL, server.endpoint(), Shards.options(JobToken.random())).calls().close());
             assertEquals("parameter server " + server.endpoint() + " does not hold this job's token (its proof does not"
                     + " match): it belongs to another job, or was given a different FLEET_JOB_TOKEN",
                     control.getMessage());
