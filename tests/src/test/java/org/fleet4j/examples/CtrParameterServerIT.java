@@ -74,7 +74,7 @@ class CtrParameterServerIT {
         assertEquals(2, summary.get("workers").asInt());
         assertTrue(summary.get("auc").asDouble() > 0.6, "it learns: " + summary);
         String log = Files.readString(job.logDir().resolve("serverlog.0"));
-        assertTrue(log.contains("grpc++ data port 127.0.0.1:"), log);
+        assertTrue(log.contains("(grpc++): data port 127.0.0.1:"), log);
         assertTrue(log.contains("(from FLEET_PS_ENDPOINT_MAP), 2 network threads"), "min(8, 2 workers): " + log);
         assertTrue(log.contains("fleet: server 0 stopped by the workers"), log);
 
