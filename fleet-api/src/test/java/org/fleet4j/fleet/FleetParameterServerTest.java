@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -49,17 +48,6 @@ class FleetParameterServerTest {
     @TempDir
     Path work;
 
-    private record Net(Program main, Program startup, Var x, Var loss) {
-        static Net build() {
-            Program main = new Program().setRandomSeed(3);
-            Program startup = new Program().setRandomSeed(3);
-            Layers nn = new Layers(main, startup);
-            Var x = nn.data("x", DType.F32, -1, 2);
-            Var loss = nn.mean(nn.fc(x, 1, null));
-            return new Net(main, startup, x, loss);
-        }
-    }
-
     @Test
     void aWorkerTrainsAgainstAServerThatServesUntilTheWorkerStopsIt() throws Exception {
         int port;
@@ -72,7 +60,7 @@ class FleetParameterServerTest {
             Role role = Role.server(0, endpoints, 1, "ps-test", "test");
             try (Fleet server = Fleet.init(() -> role, SYNC, QUICK,
                     new PrintStream(serverLog, true, StandardCharsets.UTF_8), false, TOKEN)) {
-                Net net = Net.build();
+                PsTestNet net = PsTestNet.build();
                 server.distributedOptimizer(new SGD(0.5)).minimize(net.loss());
                 server.initServer(null);
                 server.runServer();
@@ -82,24 +70,17 @@ class FleetParameterServerTest {
         Role role = Role.single().withServerEndpoints(endpoints);
         try (Fleet worker = Fleet.init(() -> role, SYNC, QUICK, new PrintStream(new ByteArrayOutputStream()), false, TOKEN)) {
             assertTrue(worker.isWorker() && worker.isPsMode());
-            Net net = Net.build();
+            PsTestNet net = PsTestNet.build();
             worker.distributedOptimizer(new SGD(0.5)).minimize(net.loss());
             List<String> ops = net.main().globalBlock().ops().stream().map(Op::type).toList();
             assertFalse(ops.contains("sgd"), "the updates moved to the server: " + ops);
             assertTrue(ops.containsAll(List.of("pull_dense", "push_dense", "send_barrier")), ops.toString());
             worker.initWorker();
-            float first;
-            float last;
-            try (Executor exe = ExecutionSettings.executor(worker)) {
-                Scope scope = new Scope();
-                exe.run(net.startup(), scope);
-                Map<String, Tensor> feed = Map.of(net.x().name(), Tensor.of(new float[]{1, 2, 3, 4}, 2, 2));
-                first = exe.run(net.main(), scope, feed, List.of(net.loss().name())).get(net.loss().name()).getFloat(0);
-                exe.run(net.main(), scope, feed, List.of());
-                last = exe.run(net.main(), scope, feed, List.of(net.loss().name())).get(net.loss().name()).getFloat(0);
-            }
-            // d(mean(xw+b))/dw = mean x = (2, 3), /db = 1: each step lowers the loss by 0.5 * (4 + 9 + 1)
-            assertEquals(first - 2 * 0.5f * 14, last, 1e-4, "two updates applied on the server");
+            float[] losses = net.firstAndThirdLoss(worker);
+            float first = losses[0];
+            float last = losses[1];
+            // d(mean(xw+b))/dw = mean x = (2, 3), /db = 1: each step lowers the loss by PsTestNet.LOSS_DROP_PER_STEP
+            assertEquals(first - 2 * PsTestNet.LOSS_DROP_PER_STEP, last, 1e-4, "two updates applied on the server");
             Path checkpoint = work.resolve("ckpt");
             worker.savePersistables(checkpoint);
             try (var files = Files.list(checkpoint)) {

@@ -17,11 +17,7 @@ import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.Role;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
-import org.fleet4j.core.ir.Program;
-import org.fleet4j.core.ir.Var;
-import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.optim.SGD;
-import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
@@ -37,17 +33,6 @@ class LaunchBarrierTest {
     private static final Map<String, String> TOKEN = Map.of(JobToken.ENV, JobToken.random().text());
     private static final PrintStream QUIET = new PrintStream(new ByteArrayOutputStream());
 
-    private record Net(Program main, Program startup, Var x, Var loss) {
-        static Net build() {
-            Program main = new Program().setRandomSeed(3);
-            Program startup = new Program().setRandomSeed(3);
-            Layers nn = new Layers(main, startup);
-            Var x = nn.data("x", DType.F32, -1, 2);
-            Var loss = nn.mean(nn.fc(x, 1, null));
-            return new Net(main, startup, x, loss);
-        }
-    }
-
     private static DistributedStrategy strategy(boolean launchBarrier) {
         return new DistributedStrategy().mode(Mode.PS).aSync(false).aSyncConfigs(c -> c.launchBarrier(launchBarrier));
     }
@@ -58,23 +43,16 @@ class LaunchBarrierTest {
         GroupOptions options = GroupOptions.defaults().withTimeout(Duration.ofSeconds(30));
         Role role = Role.single().withServerEndpoints(endpoints);
         try (Fleet worker = Fleet.init(() -> role, strategy(false), options, QUIET, false, TOKEN)) {
-            Net net = Net.build();
+            PsTestNet net = PsTestNet.build();
             worker.distributedOptimizer(new SGD(0.5)).minimize(net.loss());
             // no server listens yet: with the barrier this would wait for it and fail after 30 s
             worker.initWorker();
             CompletableFuture<Void> serving = serve(endpoints, options, false);
-            float first;
-            float last;
-            try (Executor exe = ExecutionSettings.executor(worker)) {
-                Scope scope = new Scope();
-                exe.run(net.startup(), scope);
-                Map<String, Tensor> feed = Map.of(net.x().name(), Tensor.of(new float[]{1, 2, 3, 4}, 2, 2));
-                first = exe.run(net.main(), scope, feed, List.of(net.loss().name())).get(net.loss().name()).getFloat(0);
-                exe.run(net.main(), scope, feed, List.of());
-                last = exe.run(net.main(), scope, feed, List.of(net.loss().name())).get(net.loss().name()).getFloat(0);
-            }
-            // as FleetParameterServerTest: each step lowers the loss by 0.5 * (4 + 9 + 1)
-            assertEquals(first - 2 * 0.5f * 14, last, 1e-4, "two updates applied on the server that came up late");
+            float[] losses = net.firstAndThirdLoss(worker);
+            float first = losses[0];
+            float last = losses[1];
+            // each step lowers the loss by PsTestNet.LOSS_DROP_PER_STEP
+            assertEquals(first - 2 * PsTestNet.LOSS_DROP_PER_STEP, last, 1e-4, "two updates applied on the server that came up late");
             worker.stopWorker();
             serving.get(30, TimeUnit.SECONDS);
         }
@@ -86,7 +64,7 @@ class LaunchBarrierTest {
         Role role = Role.single().withServerEndpoints(List.of(endpoint));
         try (Fleet worker = Fleet.init(() -> role, strategy(false), GroupOptions.defaults().withTimeout(SHORT), QUIET,
                 false, TOKEN)) {
-            Net net = Net.build();
+            PsTestNet net = PsTestNet.build();
             worker.distributedOptimizer(new SGD(0.5)).minimize(net.loss());
             worker.initWorker();
             try (Executor exe = ExecutionSettings.executor(worker)) {
@@ -110,7 +88,7 @@ class LaunchBarrierTest {
         Role role = Role.single().withServerEndpoints(List.of(endpoint));
         try (Fleet worker = Fleet.init(() -> role, strategy(true), GroupOptions.defaults().withTimeout(SHORT), QUIET,
                 false, TOKEN)) {
-            worker.distributedOptimizer(new SGD(0.5)).minimize(Net.build().loss());
+            worker.distributedOptimizer(new SGD(0.5)).minimize(PsTestNet.build().loss());
             long start = System.nanoTime();
             RuntimeException e = assertThrows(RuntimeException.class, worker::initWorker);
             long ms = (System.nanoTime() - start) / 1_000_000;
@@ -125,7 +103,7 @@ class LaunchBarrierTest {
         return CompletableFuture.runAsync(() -> {
             Role role = Role.server(0, endpoints, 1, "ps-test", "test");
             try (Fleet server = Fleet.init(() -> role, strategy(launchBarrier), options, QUIET, false, TOKEN)) {
-                server.distributedOptimizer(new SGD(0.5)).minimize(Net.build().loss());
+                server.distributedOptimizer(new SGD(0.5)).minimize(PsTestNet.build().loss());
                 server.initServer(null);
                 server.runServer();
             }
