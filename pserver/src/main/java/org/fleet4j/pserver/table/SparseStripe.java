@@ -80,9 +80,23 @@ final class SparseStripe {
 
     /** Row {@code id}'s record, created with the initializer and fresh optimizer state if new. On the owner's thread. */
     MemorySegment findOrCreate(long id, long hash) {
-        MemorySegment found = find(id, hash);
-        if (found != null) {
-            return found;
+        return record(findOrCreateRow(id, hash));
+    }
+
+    /**
+     * Row {@code id}'s row number (for {@link #record(int)}), created as {@link #findOrCreate} would. Row numbers
+     * stay valid as the stripe grows: rows never move. On the owner's thread.
+     */
+    int findOrCreateRow(long id, long hash) {
+        int mask = capacity - 1;
+        for (int slot = (int) hash & mask; ; slot = (slot + 1) & mask) {
+            int row = index.get(ROW, slot * ENTRY + 8);
+            if (row == 0) {
+                break;
+            }
+            if (index.get(ID, slot * ENTRY) == id) {
+                return row - 1;
+            }
         }
         if (size + 1 > capacity - (capacity >>> 2)) {
             grow();
@@ -93,7 +107,34 @@ final class SparseStripe {
         initializer.fill(id, record, width);
         optimizer.initState(record, width);
         insert(index, capacity, id, hash, row);
-        return record;
+        return row;
+    }
+
+    /**
+     * Reads the first index slot of each hash in {@code hashes[order[from..to)]}, in a loop with nothing else in it,
+     * so that their cache misses overlap instead of coming one after the other in the lookups that follow; Java has
+     * no prefetch instruction, and this is the plain-load way to the same effect. The sum returned only keeps the
+     * loads from being removed.
+     */
+    long touchSlots(long[] hashes, int[] order, int from, int to) {
+        MemorySegment idx = index;
+        int mask = capacity - 1;
+        long sum = 0;
+        for (int k = from; k < to; k++) {
+            sum += idx.get(ID, ((int) hashes[order[k]] & mask) * ENTRY);
+        }
+        return sum;
+    }
+
+    /** As {@link #touchSlots}, for the records of {@code rows[from..to)}: their first bytes, misses overlapping. */
+    long touchRows(int[] rows, int from, int to) {
+        long sum = 0;
+        for (int k = from; k < to; k++) {
+            int row = rows[k];
+            int chunk = chunkOf(row);
+            sum += chunks[chunk].get(ValueLayout.JAVA_BYTE, (row - firstRowOf(chunk)) * recordBytes);
+        }
+        return sum;
     }
 
     /** Calls {@code visitor} with every id and record. On the owner's thread. */
@@ -146,12 +187,16 @@ final class SparseStripe {
         return record(row);
     }
 
-    private MemorySegment record(int row) {
+    /** Row number {@code row}'s record (from {@link #findOrCreateRow}). On the owner's thread. */
+    MemorySegment record(int row) {
         int chunk = chunkOf(row);
-        long first = chunk < GROWING_CHUNKS
+        return chunks[chunk].asSlice((row - firstRowOf(chunk)) * recordBytes, recordBytes);
+    }
+
+    private static long firstRowOf(int chunk) {
+        return chunk < GROWING_CHUNKS
                 ? (long) FIRST_CHUNK_ROWS * ((1L << chunk) - 1)
                 : GROWING_ROWS + (long) (chunk - GROWING_CHUNKS) * MAX_CHUNK_ROWS;
-        return chunks[chunk].asSlice((row - first) * recordBytes, recordBytes);
     }
 
     private static int chunkOf(int row) {
