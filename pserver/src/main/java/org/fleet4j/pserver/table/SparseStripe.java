@@ -193,6 +193,12 @@ final class SparseStripe {
         return chunks[chunk].asSlice((row - firstRowOf(chunk)) * recordBytes, recordBytes);
     }
 
+    /** Copies the first {@code bytes} of row number {@code row}'s record to {@code out} at {@code at}, without a slice. */
+    void copyOut(int row, MemorySegment out, long at, long bytes) {
+        int chunk = chunkOf(row);
+        MemorySegment.copy(chunks[chunk], (row - firstRowOf(chunk)) * recordBytes, out, at, bytes);
+    }
+
     private static long firstRowOf(int chunk) {
         return chunk < GROWING_CHUNKS
                 ? (long) FIRST_CHUNK_ROWS * ((1L << chunk) - 1)

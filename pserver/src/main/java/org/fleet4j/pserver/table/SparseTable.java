@@ -112,8 +112,7 @@ public final class SparseTable {
     public CompletableFuture<Void> pullAsync(MemorySegment ids, int n, MemorySegment out) {
         long rowBytes = config.dim() * (long) Float.BYTES;
         checkSizes(ids, n, out, "out");
-        return forEachByStripe(ids, n, (i, id, record) ->
-                MemorySegment.copy(record, 0, out, i * rowBytes, rowBytes));
+        return forEachByStripe(ids, n, PULL, out, rowBytes, null);
     }
 
     /**
@@ -131,8 +130,7 @@ public final class SparseTable {
         long rowBytes = width * Float.BYTES;
         int[] first = firstOccurrences(ids, n);
         if (first == null) {
-            return forEachByStripe(ids, n, (i, id, record) ->
-                    config.optimizer().apply(record, grads.asSlice(i * rowBytes, rowBytes), width));
+            return forEachByStripe(ids, n, PUSH, grads, rowBytes, null);
         }
         MemorySegment merged = MemorySegment.ofArray(new byte[Math.toIntExact(n * rowBytes)]);
         MemorySegment.copy(grads, 0, merged, 0, n * rowBytes);
@@ -141,11 +139,7 @@ public final class SparseTable {
                 F32.accumulate(merged.asSlice(first[i] * rowBytes, rowBytes), grads.asSlice(i * rowBytes, rowBytes), width);
             }
         }
-        return forEachByStripe(ids, n, (i, id, record) -> {
-            if (first[(int) i] == i) {
-                config.optimizer().apply(record, merged.asSlice(i * rowBytes, rowBytes), width);
-            }
-        });
+        return forEachByStripe(ids, n, PUSH, merged, rowBytes, first);
     }
 
     /** Rows held now. */
@@ -191,8 +185,7 @@ public final class SparseTable {
         MemorySegment all = MemorySegment.ofArray(records);
         MemorySegment idSegment = MemorySegment.ofArray(Arrays.copyOf(ids, n));
         long recordBytes = recordFloats * Float.BYTES;
-        ShardOwners.join(forEachByStripe(idSegment, n, (i, id, record) ->
-                MemorySegment.copy(all, i * recordBytes, record, 0, recordBytes)));
+        ShardOwners.join(forEachByStripe(idSegment, n, PUT, all, recordBytes, null));
     }
 
     /** Row {@code id}'s record copied out, or null when the table has no such row (nothing is created). */
@@ -224,16 +217,21 @@ public final class SparseTable {
         }
     }
 
-    private interface RowAction {
-        void run(long i, long id, MemorySegment record);
-    }
+    /** What {@link #forEachByStripe} does with each id's row: copy it out, apply its gradient, or replace it. */
+    private static final int PULL = 0;
+    private static final int PUSH = 1;
+    private static final int PUT = 2;
 
     /**
-     * Groups the ids by stripe (a counting sort, here on the caller's thread) and has each owner run
-     * {@code action} on the ids of its stripes, one task per owner with work (in place when the caller is that
-     * owner's thread, see {@link ShardOwners}).
+     * Groups the ids by stripe (a counting sort, here on the caller's thread) and has each owner do {@code op} to the
+     * rows of its stripes' ids, one task per owner with work (in place when the caller is that owner's thread, see
+     * {@link ShardOwners}). Id {@code i}'s part of {@code data} is the {@code stride} bytes at {@code i * stride}: the
+     * row pulled into, the gradient pushed (applied only where {@code first} is null or says {@code i} is the first
+     * of its id), or the whole record put. One loop with a switch rather than a callback per op: a shared callback's
+     * call site sees every op, so the JIT could inline none of them and each row would pay a call and a slice.
      */
-    private CompletableFuture<Void> forEachByStripe(MemorySegment ids, int n, RowAction action) {
+    private CompletableFuture<Void> forEachByStripe(MemorySegment ids, int n, int op, MemorySegment data, long stride,
+                                                    int[] first) {
         SparseStripe[] stripes = this.stripes;
         long[] idOf = new long[n];
         long[] hashes = new long[n];
@@ -259,6 +257,8 @@ public final class SparseTable {
                 parts++;
             }
         }
+        ServerOptimizer optimizer = config.optimizer();
+        long width = config.dim();
         ShardOwners.Parts request = new ShardOwners.Parts(parts);
         for (int o = 0; o < busy.length; o++) {
             if (!busy[o]) {
@@ -283,7 +283,16 @@ public final class SparseTable {
                         touched += stripe.touchRows(rows, 0, to - from);
                         for (int k = from; k < to; k++) {
                             int i = order[k];
-                            action.run(i, idOf[i], stripe.record(rows[k - from]));
+                            int row = rows[k - from];
+                            switch (op) {
+                                case PULL -> stripe.copyOut(row, data, i * stride, stride);
+                                case PUSH -> {
+                                    if (first == null || first[i] == i) {
+                                        optimizer.apply(stripe.record(row), data.asSlice(i * stride, stride), width);
+                                    }
+                                }
+                                default -> MemorySegment.copy(data, i * stride, stripe.record(row), 0, stride);
+                            }
                         }
                     }
                 }
