@@ -7,14 +7,18 @@
 # Prints medians of keys/s, MB/s, p50/p99 and wire bytes per step, the ratios
 # against grpc and the peer (of the medians, and per round), and the machine's limits from plain programs: loopback
 # TCP bandwidth (scripts/peers/loopback_bw.c) and one core's memcpy bandwidth (scripts/peers/memcpy_bw.c).
-# Usage: scripts/bench/ps_protocols.sh [ROUNDS=3] [STEPS=2000] [WARMUP=3000] [WORKERS="2 4"]
+# Usage: scripts/bench/ps_protocols.sh [ROUNDS=3] [STEPS=6000] [WARMUP=12000] [WORKERS="2 4"]
+#   The warm-up is long on purpose: on 2 busy cores C2 compiles the methods that run once a step (a frame's
+#   assembly, the step loop) only after thousands of steps; ps_perf's own progress lines (rate per 3,000 steps, from
+#   step 0) settle at about step 12,000 for every protocol (star_server 3.6, 1.8, 1.4, 0.81, 0.75, 0.76, 0.73 ms per
+#   step; grpc 6.2, 2.0, 1.7, 1.6, 1.3, 1.4, 1.4), where 3,000 steps of warm-up timed a mix of both.
 #   The dense variant runs STEPS/40 timed steps after WARMUP/40 (each step moves ~11 MB a worker).
 #   (after ./mvnw -q package -DskipTests; the peer needs python3-torch, scripts/install-deps.sh)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=${1:-3}
-steps=${2:-2000}
-warmup=${3:-3000}
+steps=${2:-6000}
+warmup=${3:-12000}
 workers=${4:-"2 4"}
 dense_steps=$(( steps / 40 > 0 ? steps / 40 : 1 ))
 dense_warmup=$(( warmup / 40 ))
