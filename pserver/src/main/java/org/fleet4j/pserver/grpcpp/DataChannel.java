@@ -68,7 +68,7 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
                 .handler(new ChannelInitializer<>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(new FrameAssembler(Frames.REPLY_HEADER, self), self);
+                        ch.pipeline().addLast(new FrameAssembler(Frames.REPLY_HEADER, self, copies), self);
                     }
                 });
         channel = bootstrap.connect(address).syncUninterruptibly().channel();

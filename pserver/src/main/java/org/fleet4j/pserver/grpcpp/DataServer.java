@@ -68,7 +68,7 @@ final class DataServer implements DataPort, AutoCloseable {
                     protected void initChannel(Channel ch) {
                         ServerCalls calls = new ServerCalls(DataServer.this);
                         ch.pipeline().addLast(new IdleStateHandler(deadline.toMillis(), 0, 0, TimeUnit.MILLISECONDS),
-                                new FrameAssembler(Frames.REQUEST_HEADER, calls), calls);
+                                new FrameAssembler(Frames.REQUEST_HEADER, calls, copies), calls);
                     }
                 });
         try {

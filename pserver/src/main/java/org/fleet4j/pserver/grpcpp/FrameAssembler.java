@@ -28,14 +28,16 @@ final class FrameAssembler extends ChannelInboundHandlerAdapter {
 
     private final int headerBytes;
     private final Sink sink;
+    private final CopyCount copies;
     private ByteBuf header;
     private ByteBuf body;
     private long bodyBytes = -1;
     private boolean dropped;
 
-    FrameAssembler(int headerBytes, Sink sink) {
+    FrameAssembler(int headerBytes, Sink sink, CopyCount copies) {
         this.headerBytes = Frames.LENGTH_BYTES + headerBytes;
         this.sink = sink;
+        this.copies = copies;
     }
 
     @Override
@@ -60,10 +62,10 @@ final class FrameAssembler extends ChannelInboundHandlerAdapter {
                         return;
                     }
                     if (bodyBytes == 0) {
-                        deliver(ctx, ctx.alloc().directBuffer(0, 0));
+                        deliver(ctx, ctx.alloc().directBuffer(0, 0), false);
                     }
                 } else if (body == null && in.readableBytes() >= bodyBytes) {
-                    deliver(ctx, in.readRetainedSlice((int) bodyBytes));
+                    deliver(ctx, in.readRetainedSlice((int) bodyBytes), false);
                 } else {
                     if (body == null) {
                         body = ctx.alloc().directBuffer((int) bodyBytes, (int) bodyBytes);
@@ -72,7 +74,7 @@ final class FrameAssembler extends ChannelInboundHandlerAdapter {
                     if (!body.isWritable()) {
                         ByteBuf whole = body;
                         body = null;
-                        deliver(ctx, whole);
+                        deliver(ctx, whole, true);
                     }
                 }
             }
@@ -81,7 +83,8 @@ final class FrameAssembler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private void deliver(ChannelHandlerContext ctx, ByteBuf frameBody) {
+    private void deliver(ChannelHandlerContext ctx, ByteBuf frameBody, boolean reassembled) {
+        copies.received(bodyBytes, reassembled);
         bodyBytes = -1;
         try {
             sink.frame(ctx, header, frameBody);

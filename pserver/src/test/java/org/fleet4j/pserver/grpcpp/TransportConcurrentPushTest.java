@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.pserver.grpc.Shards;
 import org.fleet4j.pserver.table.DenseTableConfig;
+import org.fleet4j.pserver.table.HotKeyPushes;
 import org.fleet4j.pserver.table.RowInitializer;
 import org.fleet4j.pserver.table.ServerOptimizer;
 import org.fleet4j.pserver.table.SparseTableConfig;
@@ -86,16 +87,7 @@ class TransportConcurrentPushTest {
                     MemorySegment denseGrad = Shards.floats(DENSE);
                     start.await();
                     for (int p = 0; p < PUSHES; p++) {
-                        int n = 1 + r.nextInt(HOT.length);
-                        for (int i = 0; i < n; i++) {
-                            int k = r.nextInt(HOT.length);
-                            int g = 1 + r.nextInt(3);
-                            ids.setAtIndex(ValueLayout.JAVA_LONG, i, HOT[k]);
-                            for (int j = 0; j < DIM; j++) {
-                                grads.setAtIndex(ValueLayout.JAVA_FLOAT, (long) i * DIM + j, g);
-                            }
-                            expected[me][k] += g;
-                        }
+                        int n = HotKeyPushes.next(r, HOT, DIM, ids, grads, expected[me]);
                         int dg = 1 + r.nextInt(2);
                         for (int j = 0; j < DENSE; j++) {
                             denseGrad.setAtIndex(ValueLayout.JAVA_FLOAT, j, dg);

@@ -74,16 +74,7 @@ class ConcurrentPushTest {
                 MemorySegment denseGrad = Rows.zeros(64);
                 start.await();
                 for (int p = 0; p < PUSHES; p++) {
-                    int n = 1 + r.nextInt(HOT.length);
-                    for (int i = 0; i < n; i++) {
-                        int k = r.nextInt(HOT.length);
-                        int g = 1 + r.nextInt(3);
-                        ids.setAtIndex(ValueLayout.JAVA_LONG, i, HOT[k]);
-                        for (int j = 0; j < DIM; j++) {
-                            grads.setAtIndex(ValueLayout.JAVA_FLOAT, (long) i * DIM + j, g);
-                        }
-                        expected[me][k] += g;
-                    }
+                    int n = HotKeyPushes.next(r, HOT, DIM, ids, grads, expected[me]);
                     shard.pushSparse("emb", ids, n, grads);
                     int dg = 1 + r.nextInt(2);
                     denseGrad.fill((byte) 0);
