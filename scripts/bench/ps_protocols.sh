@@ -12,7 +12,8 @@
 #   assembly, the step loop) only after thousands of steps; ps_perf's own progress lines (rate per 3,000 steps, from
 #   step 0) settle at about step 12,000 for every protocol (star_server 3.6, 1.8, 1.4, 0.81, 0.75, 0.76, 0.73 ms per
 #   step; grpc 6.2, 2.0, 1.7, 1.6, 1.3, 1.4, 1.4), where 3,000 steps of warm-up timed a mix of both.
-#   The dense variant runs STEPS/40 timed steps after WARMUP/40 (each step moves ~11 MB a worker).
+#   The dense variant runs STEPS/40 timed steps after WARMUP/40 (each step moves ~11 MB a worker); DENSE=0 in the
+#   environment leaves it out (for a second run with other WORKERS).
 #   (after ./mvnw -q package -DskipTests; the peer needs python3-torch, scripts/install-deps.sh)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -48,6 +49,7 @@ for r in $(seq 1 "$rounds"); do
       fi
     done
   done
+  [[ ${DENSE:-1} == 0 ]] && dense_sides=""
   for dense in $(rotate "$r" "$dense_sides"); do
     protocol=${dense%:*}
     fuse=${dense#*:}
@@ -90,6 +92,8 @@ for w in workers:
         # one direction's bandwidth
         print(f"  {side:17} {k:11,.0f} {mb:8.1f} {med(x['p50_ms'] for x in rs):8.3f} {med(x['p99_ms'] for x in rs):8.3f}"
               f" {wire:12,.0f} {ratio(g):>24} {ratio(t):>24} {mb / 1e3 / loop:8.1%}")
+if not dense_sides:
+    sys.exit(0)
 dense = {d: [run(f"dense.{d[0]}.{d[1]}.{r}") for r in range(1, rounds + 1)] for d in dense_sides}
 first = next(iter(dense.values()))[0]
 print(f"\ndense-heavy: 2 workers x 1 server, {first['dense']} dense tensors ({first['dense_bytes']:,} bytes)"
