@@ -66,14 +66,20 @@ final class SparseStripe {
 
     /** Row {@code id}'s record, or null when it has none. On the owner's thread. */
     MemorySegment find(long id, long hash) {
+        int row = rowOf(id, hash);
+        return row < 0 ? null : record(row);
+    }
+
+    /** Row {@code id}'s row number, or -1 when it has none. On the owner's thread. */
+    private int rowOf(long id, long hash) {
         int mask = capacity - 1;
         for (int slot = (int) hash & mask; ; slot = (slot + 1) & mask) {
             int row = index.get(ROW, slot * ENTRY + 8);
             if (row == 0) {
-                return null;
+                return -1;
             }
             if (index.get(ID, slot * ENTRY) == id) {
-                return record(row - 1);
+                return row - 1;
             }
         }
     }
@@ -88,15 +94,9 @@ final class SparseStripe {
      * stay valid as the stripe grows: rows never move. On the owner's thread.
      */
     int findOrCreateRow(long id, long hash) {
-        int mask = capacity - 1;
-        for (int slot = (int) hash & mask; ; slot = (slot + 1) & mask) {
-            int row = index.get(ROW, slot * ENTRY + 8);
-            if (row == 0) {
-                break;
-            }
-            if (index.get(ID, slot * ENTRY) == id) {
-                return row - 1;
-            }
+        int found = rowOf(id, hash);
+        if (found >= 0) {
+            return found;
         }
         if (size + 1 > capacity - (capacity >>> 2)) {
             grow();
