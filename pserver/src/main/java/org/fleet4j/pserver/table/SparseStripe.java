@@ -38,6 +38,8 @@ final class SparseStripe {
     /** Written by the owner only; volatile so that stats read it from any thread. */
     private volatile int size;
     private MemorySegment[] chunks = new MemorySegment[0];
+    /** {@link #repeatsAny}'s bits, one per row, all clear between its calls. */
+    private long[] seen = new long[0];
     private volatile long heldBytes;
 
     SparseStripe(String name, long width, ServerOptimizer optimizer, RowInitializer initializer, int owner) {
@@ -135,6 +137,30 @@ final class SparseStripe {
             sum += chunks[chunk].get(ValueLayout.JAVA_BYTE, (row - firstRowOf(chunk)) * recordBytes);
         }
         return sum;
+    }
+
+    /**
+     * Whether any row number in {@code rows[from..to)} repeats: a bit per row of the stripe, set for each and then
+     * cleared (a word at a time: between calls every bit is clear, so a touched word holds only this call's bits).
+     * The bits take 1/512 of the rows' own memory. On the owner's thread.
+     */
+    boolean repeatsAny(int[] rows, int from, int to) {
+        if (seen.length * 64L < size) {
+            seen = new long[Math.max(seen.length * 2, (size + 63) >>> 6)];
+        }
+        long[] bits = seen;
+        boolean repeats = false;
+        for (int k = from; k < to; k++) {
+            int row = rows[k];
+            long bit = 1L << row;
+            long word = bits[row >>> 6];
+            repeats |= (word & bit) != 0;
+            bits[row >>> 6] = word | bit;
+        }
+        for (int k = from; k < to; k++) {
+            bits[rows[k] >>> 6] = 0;
+        }
+        return repeats;
     }
 
     /** Calls {@code visitor} with every id and record. On the owner's thread. */

@@ -1,8 +1,11 @@
 package org.fleet4j.pserver.table;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.fleet4j.core.ops.F32;
 
@@ -112,12 +115,12 @@ public final class SparseTable {
     public CompletableFuture<Void> pullAsync(MemorySegment ids, int n, MemorySegment out) {
         long rowBytes = config.dim() * (long) Float.BYTES;
         checkSizes(ids, n, out, "out");
-        return forEachByStripe(ids, n, PULL, out, rowBytes, null);
+        return forEachByStripe(ids, n, PULL, out, rowBytes);
     }
 
     /**
-     * Applies the gradients of {@code n} ids ({@code n * dim} floats). Duplicate ids are summed first, as the
-     * worker's merge would, so each row is updated once per push.
+     * Applies the gradients of {@code n} ids ({@code n * dim} floats). Duplicate ids are summed first (in the order
+     * they come), as the worker's merge would, so each row is updated once per push.
      */
     public void push(MemorySegment ids, int n, MemorySegment grads) {
         ShardOwners.join(pushAsync(ids, n, grads));
@@ -126,20 +129,7 @@ public final class SparseTable {
     /** As {@link #push}, done when the future is; nothing waits here. */
     public CompletableFuture<Void> pushAsync(MemorySegment ids, int n, MemorySegment grads) {
         checkSizes(ids, n, grads, "grads");
-        long width = config.dim();
-        long rowBytes = width * Float.BYTES;
-        int[] first = firstOccurrences(ids, n);
-        if (first == null) {
-            return forEachByStripe(ids, n, PUSH, grads, rowBytes, null);
-        }
-        MemorySegment merged = MemorySegment.ofArray(new byte[Math.toIntExact(n * rowBytes)]);
-        MemorySegment.copy(grads, 0, merged, 0, n * rowBytes);
-        for (int i = 0; i < n; i++) {
-            if (first[i] != i) {
-                F32.accumulate(merged.asSlice(first[i] * rowBytes, rowBytes), grads.asSlice(i * rowBytes, rowBytes), width);
-            }
-        }
-        return forEachByStripe(ids, n, PUSH, merged, rowBytes, first);
+        return forEachByStripe(ids, n, PUSH, grads, config.dim() * (long) Float.BYTES);
     }
 
     /** Rows held now. */
@@ -185,7 +175,7 @@ public final class SparseTable {
         MemorySegment all = MemorySegment.ofArray(records);
         MemorySegment idSegment = MemorySegment.ofArray(Arrays.copyOf(ids, n));
         long recordBytes = recordFloats * Float.BYTES;
-        ShardOwners.join(forEachByStripe(idSegment, n, PUT, all, recordBytes, null));
+        ShardOwners.join(forEachByStripe(idSegment, n, PUT, all, recordBytes));
     }
 
     /** Row {@code id}'s record copied out, or null when the table has no such row (nothing is created). */
@@ -223,16 +213,18 @@ public final class SparseTable {
     private static final int PUT = 2;
 
     /**
-     * Groups the ids by stripe (a counting sort, here on the caller's thread) and has each owner do {@code op} to the
-     * rows of its stripes' ids, one task per owner with work (in place when the caller is that owner's thread, see
-     * {@link ShardOwners}). Id {@code i}'s part of {@code data} is the {@code stride} bytes at {@code i * stride}: the
-     * row pulled into, the gradient pushed (applied only where {@code first} is null or says {@code i} is the first
-     * of its id), or the whole record put. One loop with a switch rather than a callback per op, so that the per-row
-     * work does not depend on how many ops share the call site; with only pull and push in play the two measured the
-     * same (SparseTableStepBench), and a pull here copies from the row chunk without a slice.
+     * Groups the ids by stripe (a counting sort, here on the caller's thread, stable: a stripe's ids keep their order)
+     * and has each owner do {@code op} to the rows of its stripes' ids, one task per owner with work (in place when
+     * the caller is that owner's thread, see {@link ShardOwners}). Id {@code i}'s part of {@code data} is the
+     * {@code stride} bytes at {@code i * stride}: the row pulled into, the gradient pushed, or the whole record put.
+     * Per stripe, first every id's row is found ({@link SparseStripe#touchSlots} ahead of each 64), then a push checks
+     * the rows for repeats ({@link SparseStripe#repeatsAny}: a bit per row, where a hash set per push cost 15 % of the
+     * table's time), then each op runs ({@link SparseStripe#touchRows} ahead of each 64). One loop with a switch
+     * rather than a callback per op, so that the per-row work does not depend on how many ops share the call site;
+     * with only pull and push in play the two measured the same (SparseTableStepBench), and a pull here copies from the
+     * row chunk without a slice.
      */
-    private CompletableFuture<Void> forEachByStripe(MemorySegment ids, int n, int op, MemorySegment data, long stride,
-                                                    int[] first) {
+    private CompletableFuture<Void> forEachByStripe(MemorySegment ids, int n, int op, MemorySegment data, long stride) {
         SparseStripe[] stripes = this.stripes;
         long[] idOf = new long[n];
         long[] hashes = new long[n];
@@ -260,6 +252,8 @@ public final class SparseTable {
         }
         ServerOptimizer optimizer = config.optimizer();
         long width = config.dim();
+        // rowAt[k]: the row of id order[k]; each owner fills and reads only its own stripes' part
+        int[] rowAt = new int[n];
         ShardOwners.Parts request = new ShardOwners.Parts(parts);
         for (int o = 0; o < busy.length; o++) {
             if (!busy[o]) {
@@ -267,31 +261,35 @@ public final class SparseTable {
             }
             int owner = o;
             request.run(owners, owner, () -> {
-                int[] rows = new int[TOUCH_AHEAD];
                 long touched = 0;
                 for (int s = 0; s < stripes.length; s++) {
                     SparseStripe stripe = stripes[s];
-                    if (stripe.owner != owner) {
+                    int lo = start[s];
+                    int hi = start[s + 1];
+                    if (stripe.owner != owner || lo == hi) {
                         continue;
                     }
-                    for (int from = start[s]; from < start[s + 1]; from += TOUCH_AHEAD) {
-                        int to = Math.min(from + TOUCH_AHEAD, start[s + 1]);
+                    for (int from = lo; from < hi; from += TOUCH_AHEAD) {
+                        int to = Math.min(from + TOUCH_AHEAD, hi);
                         touched += stripe.touchSlots(hashes, order, from, to);
                         for (int k = from; k < to; k++) {
                             int i = order[k];
-                            rows[k - from] = stripe.findOrCreateRow(idOf[i], hashes[i]);
+                            rowAt[k] = stripe.findOrCreateRow(idOf[i], hashes[i]);
                         }
-                        touched += stripe.touchRows(rows, 0, to - from);
+                    }
+                    if (op == PUSH && stripe.repeatsAny(rowAt, lo, hi)) {
+                        pushRepeated(stripe, order, rowAt, lo, hi, data, stride, optimizer, width);
+                        continue;
+                    }
+                    for (int from = lo; from < hi; from += TOUCH_AHEAD) {
+                        int to = Math.min(from + TOUCH_AHEAD, hi);
+                        touched += stripe.touchRows(rowAt, from, to);
                         for (int k = from; k < to; k++) {
                             int i = order[k];
-                            int row = rows[k - from];
+                            int row = rowAt[k];
                             switch (op) {
                                 case PULL -> stripe.copyOut(row, data, i * stride, stride);
-                                case PUSH -> {
-                                    if (first == null || first[i] == i) {
-                                        optimizer.apply(stripe.record(row), data.asSlice(i * stride, stride), width);
-                                    }
-                                }
+                                case PUSH -> optimizer.apply(stripe.record(row), data.asSlice(i * stride, stride), width);
                                 default -> MemorySegment.copy(data, i * stride, stripe.record(row), 0, stride);
                             }
                         }
@@ -303,28 +301,28 @@ public final class SparseTable {
         return request.done();
     }
 
-    /** For each position the position of the first equal id, or null when the ids are all distinct. */
-    private static int[] firstOccurrences(MemorySegment ids, int n) {
-        int capacity = Integer.highestOneBit(Math.max(2, n) * 2 - 1) << 1;
-        long[] keys = new long[capacity];
-        int[] pos = new int[capacity];
-        Arrays.fill(pos, -1);
-        int[] first = new int[n];
-        boolean duplicates = false;
-        int mask = capacity - 1;
-        for (int i = 0; i < n; i++) {
-            long id = ids.getAtIndex(ID, i);
-            int slot = (int) KeyHash.mix(id) & mask;
-            while (pos[slot] >= 0 && keys[slot] != id) {
-                slot = (slot + 1) & mask;
+    /**
+     * A push whose ids repeat in this stripe (rare: workers merge their duplicates): each row's gradients are summed,
+     * in the order they came, into native memory (where the update rules' vector loads run at full speed) and the
+     * row is updated once with the sum.
+     */
+    private static void pushRepeated(SparseStripe stripe, int[] order, int[] rowAt, int lo, int hi, MemorySegment data,
+                                     long stride, ServerOptimizer optimizer, long width) {
+        Map<Integer, Integer> firstOf = new HashMap<>();
+        MemorySegment sums = Arena.ofAuto().allocate((hi - lo) * stride, 64);
+        for (int k = lo; k < hi; k++) {
+            Integer first = firstOf.putIfAbsent(rowAt[k], k);
+            MemorySegment grad = data.asSlice(order[k] * stride, stride);
+            if (first == null) {
+                MemorySegment.copy(grad, 0, sums, (k - lo) * stride, stride);
+            } else {
+                F32.accumulate(sums.asSlice((first - lo) * stride, stride), grad, width);
             }
-            if (pos[slot] < 0) {
-                keys[slot] = id;
-                pos[slot] = i;
-            }
-            first[i] = pos[slot];
-            duplicates |= first[i] != i;
         }
-        return duplicates ? first : null;
+        for (int k = lo; k < hi; k++) {
+            if (firstOf.get(rowAt[k]) == k) {
+                optimizer.apply(stripe.record(rowAt[k]), sums.asSlice((k - lo) * stride, stride), width);
+            }
+        }
     }
 }

@@ -99,6 +99,44 @@ class SparseTableTest {
     }
 
     @Test
+    void repeatsFarApartAndInEveryStripeAreSummedInOrder() {
+        // 3,000 pushes of 500 ids, each id three times at positions 1,000 apart: every stripe sees repeats, in
+        // different 64-id blocks; the result must be the push of each id's sum, added in the order the repeats came
+        ServerOptimizer adam = new ServerOptimizer.Adam(0.1f);
+        TableShard dup = shard(adam, RowInitializer.constant(0.5f), 4);
+        TableShard merged = shard(adam, RowInitializer.constant(0.5f), 4);
+        int distinct = 500;
+        long[] ids = new long[3 * distinct];
+        float[] grads = new float[3 * distinct * DIM];
+        float[] sums = new float[distinct * DIM];
+        long[] once = new long[distinct];
+        java.util.SplittableRandom rnd = new java.util.SplittableRandom(7);
+        for (int copy = 0; copy < 3; copy++) {
+            for (int d = 0; d < distinct; d++) {
+                int at = copy * distinct + d;
+                ids[at] = d * 131L;
+                once[d] = d * 131L;
+                for (int j = 0; j < DIM; j++) {
+                    float g = (float) rnd.nextDouble(-1, 1);
+                    grads[at * DIM + j] = g;
+                    sums[d * DIM + j] += g;
+                }
+            }
+        }
+        dup.pushSparse("emb", MemorySegment.ofArray(ids), ids.length, MemorySegment.ofArray(grads));
+        merged.pushSparse("emb", MemorySegment.ofArray(once), distinct, MemorySegment.ofArray(sums));
+        for (long id : once) {
+            assertArrayEquals(merged.sparseTable("emb").peekRecord(id), dup.sparseTable("emb").peekRecord(id), "id " + id);
+        }
+        // and a push without repeats after one with them
+        dup.pushSparse("emb", MemorySegment.ofArray(once), distinct, MemorySegment.ofArray(sums));
+        merged.pushSparse("emb", MemorySegment.ofArray(once), distinct, MemorySegment.ofArray(sums));
+        for (long id : once) {
+            assertArrayEquals(merged.sparseTable("emb").peekRecord(id), dup.sparseTable("emb").peekRecord(id), "id " + id);
+        }
+    }
+
+    @Test
     void manyRowsSurviveTheIndexGrowing() {
         TableShard s = shard(new ServerOptimizer.Sgd(1f), RowInitializer.constant(0f), 4);
         int n = 50_000;
