@@ -132,7 +132,7 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
         long numel = shard.denseBlock(request.getParam(), request.getBlock()).spec().numel();
         requireBytes(request.getGrad(), numel * Float.BYTES, "dense " + request.getParam() + " block "
                 + request.getBlock() + ": the gradient", numel + " floats");
-        shard.pushDense(request.getParam(), request.getBlock(), Wire.view(request.getGrad()));
+        shard.pushDense(request.getParam(), request.getBlock(), Wire.gradients(request.getGrad()));
     }
 
     @Override
@@ -161,7 +161,7 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
         int n = ids(request.getTable(), request.getIds());
         requireBytes(request.getGrads(), (long) n * dim * Float.BYTES, "sparse table " + request.getTable()
                 + ": the gradients", n + " ids x dimension " + dim + " floats");
-        shard.pushSparse(request.getTable(), Wire.view(request.getIds()), n, Wire.view(request.getGrads()));
+        shard.pushSparse(request.getTable(), Wire.view(request.getIds()), n, Wire.gradients(request.getGrads()));
     }
 
     @Override

@@ -8,6 +8,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Who runs a shard's table work: owner {@code i} is the only executor that ever touches the stripes and blocks given
@@ -102,10 +103,14 @@ public final class ShardOwners {
         }
     }
 
-    /** A request split over owners: done when every part has run, failed with the first part that failed. */
+    /**
+     * A request split over owners: done when every part has run, failed with the first part that failed, and never
+     * before the last part has ended (a caller's buffers stay in use until then, so it may reuse them once done).
+     */
     static final class Parts {
         private final AtomicInteger left;
         private final CompletableFuture<Void> done = new CompletableFuture<>();
+        private final AtomicReference<Throwable> failed = new AtomicReference<>();
 
         Parts(int count) {
             left = new AtomicInteger(count);
@@ -115,16 +120,31 @@ public final class ShardOwners {
         }
 
         void run(ShardOwners owners, int owner, Runnable part) {
-            owners.execute(owner, () -> {
-                try {
-                    part.run();
-                } catch (RuntimeException | Error e) {
-                    done.completeExceptionally(e);
-                }
-                if (left.decrementAndGet() == 0) {
+            try {
+                owners.execute(owner, () -> {
+                    try {
+                        part.run();
+                    } catch (RuntimeException | Error e) {
+                        failed.compareAndSet(null, e);
+                    }
+                    ended();
+                });
+            } catch (RuntimeException e) {
+                // the owner took no task (stopped): the part failed without running
+                failed.compareAndSet(null, e);
+                ended();
+            }
+        }
+
+        private void ended() {
+            if (left.decrementAndGet() == 0) {
+                Throwable first = failed.get();
+                if (first == null) {
                     done.complete(null);
+                } else {
+                    done.completeExceptionally(first);
                 }
-            });
+            }
         }
 
         CompletableFuture<Void> done() {
