@@ -11,6 +11,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.Executor;
 import org.fleet4j.pserver.table.RowInitializer;
 import org.fleet4j.pserver.table.ServerOptimizer;
+import org.fleet4j.pserver.table.SparseTable;
 import org.fleet4j.pserver.table.SparseTableConfig;
 import org.fleet4j.pserver.table.TableShard;
 
@@ -19,7 +20,8 @@ import org.fleet4j.pserver.table.TableShard;
  * created, then steps of one pull and one push of a batch's unique ids (4,096 Zipf(1.1) draws, ~1,750 unique), on one
  * owner that is the calling thread itself (as a grpc++ network thread is), so nothing but the table is timed. Prints
  * ns per key (a pull and a push) for each round after the first, for the Zipf batches (mostly cache misses on a 64 MB
- * table) and for batches of a few thousand hot ids (all in cache), and their medians.
+ * table), for batches of a few thousand hot ids (all in cache), and for the Zipf batches with each push given its
+ * pull's lookup (as star_server and grpc++ connections do), and their medians.
  *
  * <pre>java -cp 'build/bench/*' org.fleet4j.bench.pserver.SparseTableStepBench [rounds] [steps per round]</pre>
  */
@@ -63,27 +65,42 @@ public final class SparseTableStepBench {
                 hot.stream().mapToInt(b -> b.length).average().orElse(0), steps);
         double[] zipfNs = new double[rounds - 1];
         double[] hotNs = new double[rounds - 1];
+        double[] keptNs = new double[rounds - 1];
         for (int r = 0; r < rounds; r++) {
-            double z = round(shard, zipf, steps, chunk, rows, grads);
-            double h = round(shard, hot, steps, chunk, rows, grads);
+            double z = round(shard, zipf, steps, chunk, rows, grads, false);
+            double h = round(shard, hot, steps, chunk, rows, grads, false);
+            double k = round(shard, zipf, steps, chunk, rows, grads, true);
             if (r > 0) {
                 zipfNs[r - 1] = z;
                 hotNs[r - 1] = h;
-                System.out.printf(Locale.ROOT, "  round %d: Zipf %.1f ns/key, hot %.1f ns/key (a pull and a push)%n", r, z, h);
+                keptNs[r - 1] = k;
+                System.out.printf(Locale.ROOT, "  round %d: Zipf %.1f ns/key, hot %.1f ns/key, Zipf with the push reusing"
+                        + " its pull's lookup %.1f ns/key (a pull and a push)%n", r, z, h, k);
             }
         }
-        System.out.printf(Locale.ROOT, "median: Zipf %.1f ns/key, hot %.1f ns/key%n", median(zipfNs), median(hotNs));
+        System.out.printf(Locale.ROOT, "median: Zipf %.1f ns/key, hot %.1f ns/key, Zipf reusing the lookup %.1f ns/key%n",
+                median(zipfNs), median(hotNs), median(keptNs));
     }
 
+    /**
+     * Steps of a pull and a push of each batch; with {@code keep}, the push is given the pull's lookup, as a
+     * star_server or grpc++ connection does, so it skips finding the rows again.
+     */
     private static double round(TableShard shard, List<long[]> batches, int steps, MemorySegment ids,
-                                MemorySegment rows, MemorySegment grads) {
+                                MemorySegment rows, MemorySegment grads, boolean keep) {
         long keys = 0;
         long t0 = System.nanoTime();
         for (int s = 0; s < steps; s++) {
             long[] b = batches.get(s % batches.size());
             MemorySegment.copy(b, 0, ids, ValueLayout.JAVA_LONG, 0, b.length);
-            shard.pullSparse("emb", ids, b.length, rows);
-            shard.pushSparse("emb", ids, b.length, grads);
+            if (keep) {
+                SparseTable.Lookup[] pulled = new SparseTable.Lookup[1];
+                shard.pullSparseAsync("emb", ids, b.length, rows, l -> pulled[0] = l).join();
+                shard.pushSparseAsync("emb", ids, b.length, grads, pulled[0]).join();
+            } else {
+                shard.pullSparse("emb", ids, b.length, rows);
+                shard.pushSparse("emb", ids, b.length, grads);
+            }
             keys += b.length;
         }
         return (System.nanoTime() - t0) / (double) keys;

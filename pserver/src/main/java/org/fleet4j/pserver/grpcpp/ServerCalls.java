@@ -11,7 +11,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Function;
@@ -45,6 +47,12 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
     /** Done when every reply so far has been handed to the channel. */
     private CompletableFuture<Void> replied = CompletableFuture.completedFuture(null);
     private Frames.Call call;
+    /**
+     * Each sparse table's last pull on this connection, where it found its ids' rows: the push that follows with the
+     * same ids (a step's pull, then its push) uses it once instead of finding them again. Only this connection's
+     * thread touches it.
+     */
+    private final Map<String, SparseTable.Lookup> pulled = new HashMap<>();
 
     ServerCalls(DataServer server) {
         this.server = server;
@@ -208,7 +216,8 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
                 n + " int64");
         MemorySegment ids = view(body, (long) n * Long.BYTES);
         requireOwnedIds(table, ids, n);
-        return rows(ctx, (long) n * dim * Float.BYTES, out -> shard.pullSparseAsync(table, ids, n, out));
+        return rows(ctx, (long) n * dim * Float.BYTES, out -> shard.pullSparseAsync(table, ids, n, out,
+                lookup -> pulled.put(table, lookup)));
     }
 
     private CompletableFuture<ByteBuf> pushSparse(ChannelHandlerContext ctx, ByteBuf body) {
@@ -225,7 +234,7 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
             requireOwnedIds(table, ids, n);
         }
         body.skipBytes((int) idBytes);
-        return done(ctx, shard.pushSparseAsync(table, ids, n, view(body, body.readableBytes())));
+        return done(ctx, shard.pushSparseAsync(table, ids, n, view(body, body.readableBytes()), pulled.remove(table)));
     }
 
     /** One entry of a PULL_MANY: its rows' bytes, and what puts them into its part of the reply. */
@@ -245,7 +254,8 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
             int n = readInt(body, "sparse table " + table + ": the count of ids");
             int dim = shard.sparseTable(table).config().dim();
             MemorySegment ids = take(body, (long) n * Long.BYTES, "sparse table " + table + ": the ids", n + " int64");
-            parts.add(new Part((long) n * dim * Float.BYTES, out -> shard.pullSparseAsync(table, ids, n, out)));
+            parts.add(new Part((long) n * dim * Float.BYTES, out -> shard.pullSparseAsync(table, ids, n, out,
+                    lookup -> pulled.put(table, lookup))));
         }
         requireBytes(body.readableBytes(), 0, "pullMany: what follows its last entry", "nothing");
         long total = parts.stream().mapToLong(Part::bytes).sum();
@@ -286,7 +296,8 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
             MemorySegment ids = take(body, (long) n * Long.BYTES, "sparse table " + table + ": the ids", n + " int64");
             MemorySegment grads = take(body, (long) n * dim * Float.BYTES, "sparse table " + table
                     + ": the gradients", n + " x dimension " + dim + " floats");
-            starts.add(() -> shard.pushSparseAsync(table, ids, n, grads));
+            SparseTable.Lookup lookup = pulled.remove(table);
+            starts.add(() -> shard.pushSparseAsync(table, ids, n, grads, lookup));
         }
         requireBytes(body.readableBytes(), 0, "pushMany: what follows its last entry", "nothing");
         return done(ctx, allStarted(starts));

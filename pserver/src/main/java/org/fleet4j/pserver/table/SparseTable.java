@@ -7,6 +7,8 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import org.fleet4j.core.ops.F32;
 
 /**
@@ -37,6 +39,8 @@ public final class SparseTable {
     private final ShardOwners owners;
     /** Replaced only by {@link #restripe}, before serving or after it (nothing runs at the same time then). */
     private volatile SparseStripe[] stripes;
+    /** Pushes that used their pull's lookup (for tests). */
+    private final LongAdder reusedLookups = new LongAdder();
 
     /** A table on its own, with owner threads of its own. */
     SparseTable(SparseTableConfig config) {
@@ -113,9 +117,22 @@ public final class SparseTable {
 
     /** As {@link #pull}, done when the future is; nothing waits here. */
     public CompletableFuture<Void> pullAsync(MemorySegment ids, int n, MemorySegment out) {
+        return pullAsync(ids, n, out, null);
+    }
+
+    /**
+     * As {@link #pullAsync(MemorySegment, int, MemorySegment)}, and hands {@code keep} (here, before the rows are
+     * found) the pull's {@link Lookup}: a push of the same ids given it ({@link #pushAsync(MemorySegment, int,
+     * MemorySegment, Lookup)}) skips finding their rows again, as star_server's pull and push of one step do.
+     */
+    public CompletableFuture<Void> pullAsync(MemorySegment ids, int n, MemorySegment out, Consumer<Lookup> keep) {
         long rowBytes = config.dim() * (long) Float.BYTES;
         checkSizes(ids, n, out, "out");
-        return forEachByStripe(ids, n, PULL, out, rowBytes);
+        Lookup lookup = group(ids, n);
+        if (keep != null) {
+            keep.accept(lookup);
+        }
+        return forEachByStripe(lookup, PULL, out, rowBytes);
     }
 
     /**
@@ -128,8 +145,69 @@ public final class SparseTable {
 
     /** As {@link #push}, done when the future is; nothing waits here. */
     public CompletableFuture<Void> pushAsync(MemorySegment ids, int n, MemorySegment grads) {
+        return pushAsync(ids, n, grads, null);
+    }
+
+    /**
+     * As {@link #pushAsync(MemorySegment, int, MemorySegment)}, reusing {@code pulled} (from a pull before it, or
+     * null) where it holds exactly these ids for the table's present stripes: the ids are compared, not trusted.
+     */
+    public CompletableFuture<Void> pushAsync(MemorySegment ids, int n, MemorySegment grads, Lookup pulled) {
         checkSizes(ids, n, grads, "grads");
-        return forEachByStripe(ids, n, PUSH, grads, config.dim() * (long) Float.BYTES);
+        Lookup lookup = pulled != null && pulled.holds(stripes, ids, n) ? pulled : null;
+        if (lookup == null) {
+            lookup = group(ids, n);
+        } else {
+            reusedLookups.increment();
+        }
+        return forEachByStripe(lookup, PUSH, grads, config.dim() * (long) Float.BYTES);
+    }
+
+    /**
+     * A request's ids grouped by stripe and, once its owners have looked them up, their rows: made by a pull on the
+     * caller's thread, its rows found by each owner for its stripes, reusable by a push of the same ids while the
+     * stripes stay (rows never move; only {@link #restripe} replaces the stripes). An owner whose part of the lookup
+     * did not finish (it failed) finds its rows again when the push comes.
+     */
+    public static final class Lookup {
+        private final SparseStripe[] stripes;
+        private final int n;
+        private final long[] idOf;
+        private final long[] hashes;
+        /** Stripe s's ids are order[start[s] .. start[s + 1]), in the order they came. */
+        private final int[] start;
+        private final int[] order;
+        /** rowAt[k]: the row of id order[k]; each owner fills and reads only its own stripes' part. */
+        private final int[] rowAt;
+        /** Whether each owner has found its rows; written and read by that owner alone. */
+        private final boolean[] found;
+        private final boolean[] busy;
+        private final int parts;
+
+        private Lookup(SparseStripe[] stripes, int n, long[] idOf, long[] hashes, int[] start, int[] order,
+                       boolean[] busy, int parts) {
+            this.stripes = stripes;
+            this.n = n;
+            this.idOf = idOf;
+            this.hashes = hashes;
+            this.start = start;
+            this.order = order;
+            this.rowAt = new int[n];
+            this.found = new boolean[busy.length];
+            this.busy = busy;
+            this.parts = parts;
+        }
+
+        private boolean holds(SparseStripe[] current, MemorySegment ids, int count) {
+            return stripes == current && n == count
+                    && MemorySegment.mismatch(MemorySegment.ofArray(idOf), 0, (long) n * Long.BYTES, ids, 0,
+                    (long) n * Long.BYTES) < 0;
+        }
+    }
+
+    /** Pushes so far that used their pull's {@link Lookup} instead of finding their rows again. */
+    long reusedLookups() {
+        return reusedLookups.sum();
     }
 
     /** Rows held now. */
@@ -175,7 +253,7 @@ public final class SparseTable {
         MemorySegment all = MemorySegment.ofArray(records);
         MemorySegment idSegment = MemorySegment.ofArray(Arrays.copyOf(ids, n));
         long recordBytes = recordFloats * Float.BYTES;
-        ShardOwners.join(forEachByStripe(idSegment, n, PUT, all, recordBytes));
+        ShardOwners.join(forEachByStripe(group(idSegment, n), PUT, all, recordBytes));
     }
 
     /** Row {@code id}'s record copied out, or null when the table has no such row (nothing is created). */
@@ -212,19 +290,8 @@ public final class SparseTable {
     private static final int PUSH = 1;
     private static final int PUT = 2;
 
-    /**
-     * Groups the ids by stripe (a counting sort, here on the caller's thread, stable: a stripe's ids keep their order)
-     * and has each owner do {@code op} to the rows of its stripes' ids, one task per owner with work (in place when
-     * the caller is that owner's thread, see {@link ShardOwners}). Id {@code i}'s part of {@code data} is the
-     * {@code stride} bytes at {@code i * stride}: the row pulled into, the gradient pushed, or the whole record put.
-     * Per stripe, first every id's row is found ({@link SparseStripe#touchSlots} ahead of each 64), then a push checks
-     * the rows for repeats ({@link SparseStripe#repeatsAny}: a bit per row, where a hash set per push cost 15 % of the
-     * table's time), then each op runs ({@link SparseStripe#touchRows} ahead of each 64). One loop with a switch
-     * rather than a callback per op, so that the per-row work does not depend on how many ops share the call site;
-     * with only pull and push in play the two measured the same (SparseTableStepBench), and a pull here copies from the
-     * row chunk without a slice.
-     */
-    private CompletableFuture<Void> forEachByStripe(MemorySegment ids, int n, int op, MemorySegment data, long stride) {
+    /** Groups the ids by stripe: a counting sort on the caller's thread, stable (a stripe's ids keep their order). */
+    private Lookup group(MemorySegment ids, int n) {
         SparseStripe[] stripes = this.stripes;
         long[] idOf = new long[n];
         long[] hashes = new long[n];
@@ -250,32 +317,61 @@ public final class SparseTable {
                 parts++;
             }
         }
+        return new Lookup(stripes, n, idOf, hashes, start, order, busy, parts);
+    }
+
+    /**
+     * Has each owner with ids in {@code lookup} do {@code op} to the rows of its stripes' ids, one task per owner (in
+     * place when the caller is that owner's thread, see {@link ShardOwners}). Id {@code i}'s part of {@code data} is
+     * the {@code stride} bytes at {@code i * stride}: the row pulled into, the gradient pushed, or the whole record
+     * put. Per stripe, first every id's row is found (unless a pull of the same lookup found them;
+     * {@link SparseStripe#touchSlots} ahead of each 64), then a push checks the rows for repeats
+     * ({@link SparseStripe#repeatsAny}: a bit per row, where a hash set per push cost 15 % of the table's time), then
+     * each op runs ({@link SparseStripe#touchRows} ahead of each 64). One loop with a switch rather than a callback
+     * per op, so that the per-row work does not depend on how many ops share the call site; with only pull and push
+     * in play the two measured the same (SparseTableStepBench), and a pull here copies from the row chunk without a
+     * slice.
+     */
+    private CompletableFuture<Void> forEachByStripe(Lookup lookup, int op, MemorySegment data, long stride) {
+        SparseStripe[] stripes = lookup.stripes;
+        int[] start = lookup.start;
+        int[] order = lookup.order;
+        int[] rowAt = lookup.rowAt;
+        long[] idOf = lookup.idOf;
+        long[] hashes = lookup.hashes;
         ServerOptimizer optimizer = config.optimizer();
         long width = config.dim();
-        // rowAt[k]: the row of id order[k]; each owner fills and reads only its own stripes' part
-        int[] rowAt = new int[n];
-        ShardOwners.Parts request = new ShardOwners.Parts(parts);
-        for (int o = 0; o < busy.length; o++) {
-            if (!busy[o]) {
+        ShardOwners.Parts request = new ShardOwners.Parts(lookup.parts);
+        for (int o = 0; o < lookup.busy.length; o++) {
+            if (!lookup.busy[o]) {
                 continue;
             }
             int owner = o;
             request.run(owners, owner, () -> {
                 long touched = 0;
+                if (!lookup.found[owner]) {
+                    for (int s = 0; s < stripes.length; s++) {
+                        SparseStripe stripe = stripes[s];
+                        if (stripe.owner != owner) {
+                            continue;
+                        }
+                        for (int from = start[s]; from < start[s + 1]; from += TOUCH_AHEAD) {
+                            int to = Math.min(from + TOUCH_AHEAD, start[s + 1]);
+                            touched += stripe.touchSlots(hashes, order, from, to);
+                            for (int k = from; k < to; k++) {
+                                int i = order[k];
+                                rowAt[k] = stripe.findOrCreateRow(idOf[i], hashes[i]);
+                            }
+                        }
+                    }
+                    lookup.found[owner] = true;
+                }
                 for (int s = 0; s < stripes.length; s++) {
                     SparseStripe stripe = stripes[s];
                     int lo = start[s];
                     int hi = start[s + 1];
                     if (stripe.owner != owner || lo == hi) {
                         continue;
-                    }
-                    for (int from = lo; from < hi; from += TOUCH_AHEAD) {
-                        int to = Math.min(from + TOUCH_AHEAD, hi);
-                        touched += stripe.touchSlots(hashes, order, from, to);
-                        for (int k = from; k < to; k++) {
-                            int i = order[k];
-                            rowAt[k] = stripe.findOrCreateRow(idOf[i], hashes[i]);
-                        }
                     }
                     if (op == PUSH && stripe.repeatsAny(rowAt, lo, hi)) {
                         pushRepeated(stripe, order, rowAt, lo, hi, data, stride, optimizer, width);

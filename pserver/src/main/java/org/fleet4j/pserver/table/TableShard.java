@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.concurrent.Executor;
 
 /**
@@ -207,17 +208,33 @@ public final class TableShard {
 
     /** As {@link #pullSparse}, split over the owners of the ids' stripes. */
     public CompletableFuture<Void> pullSparseAsync(String table, MemorySegment ids, int n, MemorySegment out) {
+        return pullSparseAsync(table, ids, n, out, null);
+    }
+
+    /** As {@link #pullSparseAsync(String, MemorySegment, int, MemorySegment)}, handing {@code keep} its lookup. */
+    public CompletableFuture<Void> pullSparseAsync(String table, MemorySegment ids, int n, MemorySegment out,
+                                                   Consumer<SparseTable.Lookup> keep) {
         SparseTable t = sparseTable(table);
         requireOwned(table, ids, n);
-        return t.pullAsync(ids, n, out);
+        return t.pullAsync(ids, n, out, keep);
     }
 
     /** As {@link #pushSparse}; the future is done when the gradients are taken. */
     public CompletableFuture<Void> pushSparseAsync(String table, MemorySegment ids, int n, MemorySegment grads) {
+        return pushSparseAsync(table, ids, n, grads, null);
+    }
+
+    /**
+     * As {@link #pushSparseAsync(String, MemorySegment, int, MemorySegment)}, reusing {@code pulled} (a pull's
+     * lookup, or null) where it holds exactly these ids ({@link SparseTable#pushAsync(MemorySegment, int,
+     * MemorySegment, SparseTable.Lookup)}); a sync step's pushes are summed first and use none.
+     */
+    public CompletableFuture<Void> pushSparseAsync(String table, MemorySegment ids, int n, MemorySegment grads,
+                                                   SparseTable.Lookup pulled) {
         SparseTable t = sparseTable(table);
         requireOwned(table, ids, n);
         StepAggregation s = sync;
-        return s != null ? s.pushSparse(t, ids, n, grads) : t.pushAsync(ids, n, grads);
+        return s != null ? s.pushSparse(t, ids, n, grads) : t.pushAsync(ids, n, grads, pulled);
     }
 
     /** A misrouted id would live on two servers at once and one copy would win at the next load. */

@@ -137,6 +137,48 @@ class SparseTableTest {
     }
 
     @Test
+    void aPushReusesItsPullsLookupOnlyForTheSameIdsAndStripes() {
+        ServerOptimizer sgd = new ServerOptimizer.Sgd(0.5f);
+        TableShard reuse = shard(sgd, RowInitializer.uniform(-1f, 1f, 5), 8);
+        TableShard plain = shard(sgd, RowInitializer.uniform(-1f, 1f, 5), 8);
+        SparseTable t = reuse.sparseTable("emb");
+        long[] a = new long[300];
+        long[] b = new long[300];
+        float[] g = new float[300 * DIM];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = i * 17L;
+            b[i] = i * 17L + 5;
+            for (int j = 0; j < DIM; j++) {
+                g[i * DIM + j] = (i % 7 - 3) * 0.25f + j;
+            }
+        }
+        List<SparseTable.Lookup> kept = new java.util.ArrayList<>();
+        MemorySegment out = Rows.zeros((long) a.length * DIM);
+        ShardOwners.join(t.pullAsync(Rows.ids(a), a.length, out, kept::add));
+        pull(plain, a);
+        // the same ids: the pull's rows are used, and the push lands where a plain push does
+        ShardOwners.join(t.pushAsync(Rows.ids(a), a.length, MemorySegment.ofArray(g), kept.getLast()));
+        plain.pushSparse("emb", Rows.ids(a), a.length, MemorySegment.ofArray(g));
+        assertEquals(1, t.reusedLookups());
+        // other ids of the same count given the same lookup: compared, not trusted, so found afresh
+        ShardOwners.join(t.pushAsync(Rows.ids(b), b.length, MemorySegment.ofArray(g), kept.getLast()));
+        plain.pushSparse("emb", Rows.ids(b), b.length, MemorySegment.ofArray(g));
+        assertEquals(1, t.reusedLookups(), "a lookup of other ids is not used");
+        // new stripes (the owners changed) between the pull and the push: found afresh
+        ShardOwners.join(t.pullAsync(Rows.ids(a), a.length, out, kept::add));
+        reuse.runOn(List.<java.util.concurrent.Executor>of(Runnable::run, Runnable::run, Runnable::run));
+        ShardOwners.join(t.pushAsync(Rows.ids(a), a.length, MemorySegment.ofArray(g), kept.getLast()));
+        plain.pushSparse("emb", Rows.ids(a), a.length, MemorySegment.ofArray(g));
+        assertEquals(1, t.reusedLookups(), "a lookup of old stripes is not used");
+        for (long id : a) {
+            assertArrayEquals(plain.sparseTable("emb").peekRecord(id), t.peekRecord(id), "id " + id);
+        }
+        for (long id : b) {
+            assertArrayEquals(plain.sparseTable("emb").peekRecord(id), t.peekRecord(id), "id " + id);
+        }
+    }
+
+    @Test
     void manyRowsSurviveTheIndexGrowing() {
         TableShard s = shard(new ServerOptimizer.Sgd(1f), RowInitializer.constant(0f), 4);
         int n = 50_000;
