@@ -25,11 +25,13 @@ import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.Fleet;
+import org.fleet4j.fleet.cli.LogLevelOption;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.LossCurve;
 import org.fleet4j.fleet.metrics.ProgressBar;
 import org.fleet4j.fleet.metrics.Summary;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -76,8 +78,8 @@ public final class Ctr implements Callable<Integer> {
     @Option(names = "--load_checkpoint", description = "start from the state that --save_checkpoint wrote; in parameter-server"
             + " mode the training resumes after the last epoch saved")
     Path loadCheckpoint;
-    @Option(names = "--log_level", description = "info or debug (debug shows stack traces)")
-    String logLevel = "info";
+    @Mixin
+    LogLevelOption logLevel;
 
     public static void main(String[] args) {
         System.exit(ProgramMain.run("ctr", new Ctr(), args));

@@ -16,9 +16,11 @@ import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.zip.GZIPOutputStream;
 import org.fleet4j.core.data.CriteoRow;
+import org.fleet4j.fleet.cli.LogLevelOption;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -42,8 +44,8 @@ public final class CtrData implements Callable<Integer> {
     boolean gzip;
     @Option(names = "--seed", description = "seed of the planted model and the rows (default ${DEFAULT-VALUE})")
     long seed = 1;
-    @Option(names = "--log_level", description = "info or debug (debug shows stack traces)")
-    String logLevel = "info";
+    @Mixin
+    LogLevelOption logLevel;
 
     public static void main(String[] args) {
         System.exit(ProgramMain.run("ctr_data", new CtrData(), args));

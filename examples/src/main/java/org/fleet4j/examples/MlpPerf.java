@@ -23,12 +23,14 @@ import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.ExecutionSettings;
 import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.Timeline;
+import org.fleet4j.fleet.cli.LogLevelOption;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -59,8 +61,8 @@ public final class MlpPerf implements Callable<Integer> {
     @Option(names = "--compare_strategy", description = "also time the network compiled and run with this strategy file,"
             + " taking turns with the job's strategy in the same run")
     Path compareStrategy;
-    @Option(names = "--log_level", description = "info or debug")
-    String logLevel = "info";
+    @Mixin
+    LogLevelOption logLevel;
 
     private static final int ROUND = 5;
 

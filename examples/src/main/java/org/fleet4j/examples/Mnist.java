@@ -24,12 +24,14 @@ import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.InferenceModel;
 import org.fleet4j.fleet.Timeline;
+import org.fleet4j.fleet.cli.LogLevelOption;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.LossCurve;
 import org.fleet4j.fleet.metrics.ProgressBar;
 import org.fleet4j.fleet.metrics.Summary;
 import org.fleet4j.fleet.onnx.OnnxExporter;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -73,8 +75,8 @@ public final class Mnist implements Callable<Integer> {
     Path exportOnnx;
     @Option(names = "--timeline", description = "write a Chrome trace of the training steps; rank N writes FILE with .rankN before the extension")
     Path timelineFile;
-    @Option(names = "--log_level", description = "info or debug (debug shows stack traces)")
-    String logLevel = "info";
+    @Mixin
+    LogLevelOption logLevel;
 
     public static void main(String[] args) {
         System.exit(ProgramMain.run("mnist", new Mnist(), args));

@@ -16,6 +16,7 @@ import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.Fleet;
+import org.fleet4j.fleet.cli.LogLevelOption;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
 import org.fleet4j.pserver.compile.CommunicatorSettings;
@@ -40,6 +41,7 @@ import org.fleet4j.strategy.Mode;
 import org.fleet4j.strategy.Protocol;
 import org.fleet4j.strategy.StrategySchema;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -92,8 +94,8 @@ public final class PsPerf implements Callable<Integer> {
     long seed = 1;
     @Option(names = "--log_dir", description = "where summary.json goes (default: FLEET_LOG_DIR or log)")
     String logDir;
-    @Option(names = "--log_level", description = "info or debug (debug shows stack traces)")
-    String logLevel = "info";
+    @Mixin
+    LogLevelOption logLevel;
 
     public static void main(String[] args) {
         System.exit(ProgramMain.run("ps_perf", new PsPerf(), args));

@@ -10,10 +10,15 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
 import org.fleet4j.core.tensor.OffHeapMemory;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.launch.LogLevel;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 
-/** A program that cannot get its memory ends in one line and exit code 2, on the heap and off it. */
+/**
+ * A program that cannot get its memory ends in one line and exit code 2, on the heap and off it; a bad --log_level is
+ * a bad flag.
+ */
 class ProgramMainTest {
     @Command(name = "heap")
     static final class HeapHog implements Callable<Integer> {
@@ -32,18 +37,38 @@ class ProgramMainTest {
         }
     }
 
+    @Command(name = "quiet")
+    static final class Quiet implements Callable<Integer> {
+        @Mixin
+        LogLevelOption log;
+
+        @Override
+        public Integer call() {
+            return log.level() == LogLevel.WARN ? 0 : 1;
+        }
+    }
+
     private record Result(int code, String err) {
     }
 
-    private static Result run(Callable<Integer> program) {
+    private static Result run(Callable<Integer> program, String... args) {
         PrintStream saved = System.err;
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
         try {
-            return new Result(ProgramMain.run("prog", program, new String[0]), err.toString(StandardCharsets.UTF_8));
+            return new Result(ProgramMain.run("prog", program, args), err.toString(StandardCharsets.UTF_8));
         } finally {
             System.setErr(saved);
         }
+    }
+
+    @Test
+    void theLogLevelIsOneOfThreeAndAnyOtherIsABadFlag() {
+        assertEquals(0, run(new Quiet(), "--log_level", "Warn").code(), "warn, in any case, is taken");
+        Result r = run(new Quiet(), "--log_level", "loud");
+        assertEquals(2, r.code(), r.err());
+        assertTrue(r.err().startsWith("prog: Invalid value for option '--log_level'"), r.err());
+        assertTrue(r.err().contains("DEBUG, INFO, WARN") && r.err().contains("'loud'"), r.err());
     }
 
     @Test

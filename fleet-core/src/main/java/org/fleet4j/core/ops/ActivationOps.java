@@ -45,10 +45,7 @@ final class ActivationOps {
                 .build());
         OpRegistry.register(OpSpec.builder("sign")
                 .in("X").out("Out")
-                .shape(ctx -> {
-                    ctx.requireFloat("X");
-                    ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
-                })
+                .shape(ActivationOps::sameAsFloatX)
                 .kernel(op -> a -> {
                     Tensor x = a.in("X");
                     Tensor out = a.outLike("Out", x);
@@ -69,13 +66,16 @@ final class ActivationOps {
         void apply(MemorySegment x, MemorySegment out, MemorySegment g, MemorySegment gx, long n);
     }
 
+    /** The shape function of a float op whose Out is X's shape and type. */
+    private static void sameAsFloatX(InferContext ctx) {
+        ctx.requireFloat("X");
+        ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
+    }
+
     private static void unary(String type, Fn fn, GradFn grad) {
         OpRegistry.register(OpSpec.builder(type)
                 .in("X").out("Out")
-                .shape(ctx -> {
-                    ctx.requireFloat("X");
-                    ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
-                })
+                .shape(ActivationOps::sameAsFloatX)
                 .kernel(op -> a -> {
                     Tensor x = a.in("X");
                     Tensor out = a.outLike("Out", x);
