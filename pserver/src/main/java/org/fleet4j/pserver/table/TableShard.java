@@ -8,8 +8,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
 import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 
 /**
  * Server {@code server} of {@code servers}: its blocks of every dense table and its share of every sparse table. This
