@@ -171,7 +171,7 @@ public final class SparseTable {
      */
     public static final class Lookup {
         private final SparseStripe[] stripes;
-        private final int n;
+        /** The ids, one per position of the request (their count is the request's). */
         private final long[] idOf;
         private final long[] hashes;
         /** Stripe s's ids are order[start[s] .. start[s + 1]), in the order they came. */
@@ -184,24 +184,23 @@ public final class SparseTable {
         private final boolean[] busy;
         private final int parts;
 
-        private Lookup(SparseStripe[] stripes, int n, long[] idOf, long[] hashes, int[] start, int[] order,
-                       boolean[] busy, int parts) {
+        private Lookup(SparseStripe[] stripes, long[] idOf, long[] hashes, int[] start, int[] order, boolean[] busy,
+                       int parts) {
             this.stripes = stripes;
-            this.n = n;
             this.idOf = idOf;
             this.hashes = hashes;
             this.start = start;
             this.order = order;
-            this.rowAt = new int[n];
+            this.rowAt = new int[idOf.length];
             this.found = new boolean[busy.length];
             this.busy = busy;
             this.parts = parts;
         }
 
         private boolean holds(SparseStripe[] current, MemorySegment ids, int count) {
-            return stripes == current && n == count
-                    && MemorySegment.mismatch(MemorySegment.ofArray(idOf), 0, (long) n * Long.BYTES, ids, 0,
-                    (long) n * Long.BYTES) < 0;
+            return stripes == current && idOf.length == count
+                    && MemorySegment.mismatch(MemorySegment.ofArray(idOf), 0, (long) count * Long.BYTES, ids, 0,
+                    (long) count * Long.BYTES) < 0;
         }
     }
 
@@ -317,7 +316,7 @@ public final class SparseTable {
                 parts++;
             }
         }
-        return new Lookup(stripes, n, idOf, hashes, start, order, busy, parts);
+        return new Lookup(stripes, idOf, hashes, start, order, busy, parts);
     }
 
     /**
