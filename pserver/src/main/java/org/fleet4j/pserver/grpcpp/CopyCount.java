@@ -6,15 +6,18 @@ import java.util.concurrent.atomic.LongAdder;
  * What one end of grpc++ copied on the way between the socket and a table or a worker's buffer, apart from the one
  * copy every pull makes (rows into the reply, and out of it): bytes that went through the Java heap (a caller's
  * heap buffer, a received body not in direct memory: zero on the off-heap path), bytes gathered off-heap to route
- * a request over several network threads, and received bodies that arrived over several socket reads and were put
- * together, off-heap, into one buffer (a table reads a body as one piece of memory; a body that came in one read is
- * used where it lies).
+ * a request over several network threads, and the bytes of received bodies copied together, off-heap, into one
+ * buffer (a table reads a body as one piece of memory: a body that came in one read is used where it lies; of one
+ * spread over reads only what came with its header is copied, the later reads go straight into its buffer).
+ * Also counted, though not copies: bodies read in place, and large frames given a connection's kept buffer again.
  */
 final class CopyCount {
     private final LongAdder heapBytes = new LongAdder();
     private final LongAdder gatheredBytes = new LongAdder();
     private final LongAdder reassembledBytes = new LongAdder();
     private final LongAdder receivedBodyBytes = new LongAdder();
+    private final LongAdder keptAgainBytes = new LongAdder();
+    private final LongAdder readInPlaceBytes = new LongAdder();
 
     void heap(long bytes) {
         heapBytes.add(bytes);
@@ -24,12 +27,31 @@ final class CopyCount {
         gatheredBytes.add(bytes);
     }
 
-    /** A received body of {@code bytes}; {@code reassembled} when it came over several reads and was copied together. */
-    void received(long bytes, boolean reassembled) {
+    /**
+     * A received body of {@code bytes}, of which {@code copiedBytes} were copied into its buffer from reads that began
+     * before it (the rest was used where it lay, or written there by the socket).
+     */
+    void received(long bytes, long copiedBytes) {
         receivedBodyBytes.add(bytes);
-        if (reassembled) {
-            reassembledBytes.add(bytes);
-        }
+        reassembledBytes.add(copiedBytes);
+    }
+
+    /** {@code bytes} of a body the socket wrote into the body's own buffer ({@link InPlaceReads}). */
+    void readInPlace(long bytes) {
+        readInPlaceBytes.add(bytes);
+    }
+
+    long readInPlaceBytes() {
+        return readInPlaceBytes.sum();
+    }
+
+    /** A large frame of {@code bytes} was given its connection's kept buffer again, not a new one ({@link KeptBuffer}). */
+    void keptAgain(long bytes) {
+        keptAgainBytes.add(bytes);
+    }
+
+    long keptAgainBytes() {
+        return keptAgainBytes.sum();
     }
 
     long reassembledBytes() {

@@ -68,7 +68,9 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
                 .handler(new ChannelInitializer<>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(new FrameAssembler(Frames.REPLY_HEADER, self, copies), self);
+                        FrameAssembler frames = new FrameAssembler(Frames.REPLY_HEADER, self, copies);
+                        InPlaceReads.install(ch, frames);
+                        ch.pipeline().addLast(frames, self);
                     }
                 });
         channel = bootstrap.connect(address).syncUninterruptibly().channel();

@@ -67,8 +67,10 @@ final class DataServer implements DataPort, AutoCloseable {
                     @Override
                     protected void initChannel(Channel ch) {
                         ServerCalls calls = new ServerCalls(DataServer.this);
+                        FrameAssembler frames = new FrameAssembler(Frames.REQUEST_HEADER, calls, copies);
+                        InPlaceReads.install(ch, frames);
                         ch.pipeline().addLast(new IdleStateHandler(deadline.toMillis(), 0, 0, TimeUnit.MILLISECONDS),
-                                new FrameAssembler(Frames.REQUEST_HEADER, calls, copies), calls);
+                                frames, calls);
                     }
                 });
         try {

@@ -53,10 +53,18 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
      * thread touches it.
      */
     private final Map<String, SparseTable.Lookup> pulled = new HashMap<>();
+    /** The buffer this connection's large replies (a fused step's rows and dense values) are written into. */
+    private final KeptBuffer keptReply;
 
     ServerCalls(DataServer server) {
         this.server = server;
         this.shard = server.shard();
+        this.keptReply = new KeptBuffer(server.copies());
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        keptReply.release();
     }
 
     @Override
@@ -379,7 +387,7 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
                     + Frames.MAX_FRAME);
         }
         int size = (int) (Frames.LENGTH_BYTES + Frames.REPLY_HEADER + bytes);
-        ByteBuf reply = ctx.alloc().directBuffer(size, size);
+        ByteBuf reply = keptReply.take(ctx.alloc(), size);
         Frames.writeReplyHeader(reply, call, Frames.OK, sequence, bytes);
         return reply;
     }
