@@ -12,8 +12,12 @@
 #   assembly, the step loop) only after thousands of steps; ps_perf's own progress lines (rate per 3,000 steps, from
 #   step 0) settle at about step 12,000 for every protocol (star_server 3.6, 1.8, 1.4, 0.81, 0.75, 0.76, 0.73 ms per
 #   step; grpc 6.2, 2.0, 1.7, 1.6, 1.3, 1.4, 1.4), where 3,000 steps of warm-up timed a mix of both.
-#   The dense variant runs STEPS/40 timed steps after WARMUP/40 (each step moves ~11 MB a worker); DENSE=0 in the
-#   environment leaves it out (for a second run with other WORKERS).
+#   The dense variant runs STEPS/20 timed steps after WARMUP/8 (each step moves ~11 MB a worker): a fused step makes
+#   2 calls where an unfused one makes 202, so its once-a-call code reaches C2 a hundred times later in steps; grpc++
+#   fused, ms per step over windows of 240 steps from step 0 (2026-11-28): 39, 21, 18, 17, 15, 16, 14, 14, 13, 12.5,
+#   where unfused was level after 480. (Before 2026-11-28 it was STEPS/40 after WARMUP/40: 300 steps of warm-up
+#   timed fused steps well before their steady state.) DENSE=0 in the environment leaves it out (for a second run
+#   with other WORKERS).
 #   (after ./mvnw -q package -DskipTests; the peer needs python3-torch, scripts/install-deps.sh)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,8 +25,8 @@ rounds=${1:-3}
 steps=${2:-6000}
 warmup=${3:-12000}
 workers=${4:-"2 4"}
-dense_steps=$(( steps / 40 > 0 ? steps / 40 : 1 ))
-dense_warmup=$(( warmup / 40 ))
+dense_steps=$(( steps / 20 > 0 ? steps / 20 : 1 ))
+dense_warmup=$(( warmup / 8 ))
 py=/usr/bin/python3
 out=$(mktemp -d)
 cc -O2 -o "$out/loopback_bw" scripts/peers/loopback_bw.c
