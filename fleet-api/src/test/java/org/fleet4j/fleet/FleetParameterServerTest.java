@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -16,7 +17,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.Role;
@@ -50,22 +53,14 @@ class FleetParameterServerTest {
 
     @Test
     void aWorkerTrainsAgainstAServerThatServesUntilTheWorkerStopsIt() throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        List<String> endpoints = List.of("127.0.0.1:" + port);
         ByteArrayOutputStream serverLog = new ByteArrayOutputStream();
-        CompletableFuture<Void> serving = CompletableFuture.runAsync(() -> {
-            Role role = Role.server(0, endpoints, 1, "ps-test", "test");
-            try (Fleet server = Fleet.init(() -> role, SYNC, QUICK,
-                    new PrintStream(serverLog, true, StandardCharsets.UTF_8), false, TOKEN)) {
-                PsTestNet net = PsTestNet.build();
-                server.distributedOptimizer(new SGD(0.5)).minimize(net.loss());
-                server.initServer(null);
-                server.runServer();
-            }
+        Serving serving = serve(serverLog, server -> {
+            PsTestNet net = PsTestNet.build();
+            server.distributedOptimizer(new SGD(0.5)).minimize(net.loss());
+            server.initServer(null);
         });
+        List<String> endpoints = serving.endpoints();
+        int port = serving.port();
 
         Role role = Role.single().withServerEndpoints(endpoints);
         try (Fleet worker = Fleet.init(() -> role, SYNC, QUICK, new PrintStream(new ByteArrayOutputStream()), false, TOKEN)) {
@@ -88,7 +83,7 @@ class FleetParameterServerTest {
             }
             worker.stopWorker();
         }
-        serving.get(20, TimeUnit.SECONDS);
+        serving.done().get(20, TimeUnit.SECONDS);
         String log = serverLog.toString(StandardCharsets.UTF_8);
         assertTrue(log.contains("fleet: server 0 serves 2 dense and 0 sparse table(s) on 127.0.0.1:" + port
                 + " over grpc (sync mode, 1 worker(s))"), log);
@@ -171,20 +166,12 @@ class FleetParameterServerTest {
 
     /** One server (from {@code checkpoint} when not null) and one worker over grpc; returns what {@code steps} returns. */
     private static float serveAndRun(Path checkpoint, WorkerSteps steps) throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        List<String> endpoints = List.of("127.0.0.1:" + port);
-        PrintStream quiet = new PrintStream(new ByteArrayOutputStream());
-        CompletableFuture<Void> serving = CompletableFuture.runAsync(() -> {
-            Role role = Role.server(0, endpoints, 1, "ps-test", "test");
-            try (Fleet server = Fleet.init(() -> role, SYNC, QUICK, quiet, false, TOKEN)) {
-                server.distributedOptimizer(new Adagrad(0.3)).minimize(SparseNet.build().loss());
-                server.initServer(checkpoint);
-                server.runServer();
-            }
+        Serving serving = serve(new ByteArrayOutputStream(), server -> {
+            server.distributedOptimizer(new Adagrad(0.3)).minimize(SparseNet.build().loss());
+            server.initServer(checkpoint);
         });
+        List<String> endpoints = serving.endpoints();
+        PrintStream quiet = new PrintStream(new ByteArrayOutputStream());
         Role role = Role.single().withServerEndpoints(endpoints);
         float result;
         try (Fleet worker = Fleet.init(() -> role, SYNC, QUICK, quiet, false, TOKEN)) {
@@ -198,7 +185,60 @@ class FleetParameterServerTest {
             }
             worker.stopWorker();
         }
-        serving.get(20, TimeUnit.SECONDS);
+        serving.done().get(20, TimeUnit.SECONDS);
         return result;
+    }
+
+    /** A server serving on {@code endpoints} (one, port {@code port}); {@code done} ends when the workers stop it. */
+    private record Serving(List<String> endpoints, int port, CompletableFuture<Void> done) {
+    }
+
+    /**
+     * Starts one grpc server on a free port, {@code init} making its tables, and returns once it listens (its log's
+     * "serves" line), so a worker started afterwards cannot take the port for a socket of its own (its store's, say)
+     * in between. A port some other socket took after it was picked fails the server's listen: then another port.
+     */
+    private static Serving serve(ByteArrayOutputStream log, Consumer<Fleet> init) throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            int port;
+            try (ServerSocket s = new ServerSocket(0)) {
+                port = s.getLocalPort();
+            }
+            List<String> endpoints = List.of("127.0.0.1:" + port);
+            CompletableFuture<Void> listening = new CompletableFuture<>();
+            PrintStream watched = new PrintStream(new OutputStream() {
+                @Override
+                public synchronized void write(int b) {
+                    log.write(b);
+                    if (b == '\n' && log.toString(StandardCharsets.UTF_8).contains("fleet: server 0 serves ")) {
+                        listening.complete(null);
+                    }
+                }
+            }, true, StandardCharsets.UTF_8);
+            CompletableFuture<Void> done = CompletableFuture.runAsync(() -> {
+                Role role = Role.server(0, endpoints, 1, "ps-test", "test");
+                try (Fleet server = Fleet.init(() -> role, SYNC, QUICK, watched, false, TOKEN)) {
+                    init.accept(server);
+                    server.runServer();
+                }
+            });
+            try {
+                CompletableFuture.anyOf(listening, done).get(60, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                // the server failed before it listened: looked at below
+            }
+            if (listening.isDone()) {
+                return new Serving(endpoints, port, done);
+            }
+            try {
+                done.get();
+                throw new IllegalStateException("the server on " + endpoints + " ended before it served");
+            } catch (ExecutionException e) {
+                if (attempt == 3 || !String.valueOf(e.getCause().getMessage()).contains("cannot listen")) {
+                    throw e;
+                }
+                log.reset();
+            }
+        }
     }
 }
