@@ -45,13 +45,13 @@ final class StepAggregation {
 
     CompletableFuture<Void> pushDense(DenseBlock block, MemorySegment grad) {
         DenseSum sum = dense.get(block);
-        if (grad.byteSize() < sum.numel * Float.BYTES) {
+        if (grad.byteSize() < sum.values.byteSize()) {
             throw new TableException("dense block " + block.spec() + ": a gradient of " + grad.byteSize()
-                    + " bytes is short of its " + sum.numel + " floats");
+                    + " bytes is short of its " + sum.values.byteSize() / Float.BYTES + " floats");
         }
         return block.onOwner(() -> {
             MemorySegment acc = sum.values;
-            long n = sum.numel;
+            long n = acc.byteSize() / Float.BYTES;
             for (long i = 0; i < n; i++) {
                 acc.setAtIndex(F, i, acc.getAtIndex(F, i) + grad.getAtIndex(F, i));
             }
@@ -128,11 +128,9 @@ final class StepAggregation {
     /** One dense block's sum of this step's gradients, in native memory, as the update rules read gradients. */
     private static final class DenseSum {
         final MemorySegment values;
-        final long numel;
         int pushes;
 
         DenseSum(long numel) {
-            this.numel = numel;
             values = Arena.ofAuto().allocate(numel * Float.BYTES, 64);
         }
     }
