@@ -42,7 +42,7 @@ final class KeptBuffer {
             if (kept != null) {
                 kept.release();
             }
-            int size = (int) Math.min(MAX_BYTES, ((long) bytes + GRAIN - 1) / GRAIN * GRAIN);
+            int size = (bytes + GRAIN - 1) / GRAIN * GRAIN; // at most MAX_BYTES, a multiple of GRAIN
             kept = alloc.directBuffer(size, size);
         } else {
             counts.keptAgain(bytes);
