@@ -1,8 +1,6 @@
 package org.fleet4j.collective;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +26,7 @@ public final class RankProcesses implements AutoCloseable {
     public RankProcesses(int world, Class<?> main, List<String> args, Map<String, String> extraEnv, Path logDir, int[] nodeOf,
                   List<List<String>> prefix, String[] hosts) throws IOException {
         String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        int port = freePort();
+        int port = FreePorts.one();
         Files.createDirectories(logDir);
         String job = "proc-test-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
         String token = JobToken.random().text();
@@ -82,12 +80,6 @@ public final class RankProcesses implements AutoCloseable {
 
     public RankProcesses(int world, Class<?> main, List<String> args, Map<String, String> extraEnv, Path logDir) throws IOException {
         this(world, main, args, extraEnv, logDir, null, null, null);
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
     }
 
     public Process process(int rank) {

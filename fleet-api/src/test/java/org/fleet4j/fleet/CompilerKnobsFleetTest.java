@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -15,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.FreePorts;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.core.drift.TrainingDrift;
 import org.fleet4j.core.drift.TrainingRecord;
@@ -44,10 +43,7 @@ class CompilerKnobsFleetTest {
             throws Exception {
         Path strategy = Files.writeString(dir.resolve("strategy.yaml"), strategyYaml);
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        int port;
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = s.getLocalPort();
-        }
+        int port = FreePorts.one();
         int world = nodes * perNode;
         String job = "knobs-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
         String token = JobToken.random().text();

@@ -9,11 +9,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.fleet4j.collective.FreePorts;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ProcessGroup;
@@ -33,12 +33,6 @@ class FleetInitTest {
 
     private PrintStream log() {
         return new PrintStream(log, true, StandardCharsets.UTF_8);
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 
     @Test
@@ -76,7 +70,7 @@ class FleetInitTest {
 
     @Test
     void rankZeroWaitingForAMissingRankFailsNamingIt() throws IOException {
-        String master = "127.0.0.1:" + freePort();
+        String master = "127.0.0.1:" + FreePorts.one();
         RuntimeException e = assertThrows(RuntimeException.class, () -> Fleet.init(
                 UserDefinedRoleMaker.oneHost(0, 2, master, "lonely"), new DistributedStrategy(), QUICK, log(), false, TOKEN));
         assertTrue(e.getMessage().startsWith("Fleet.init: rank 0 of 2 could not rendezvous at " + master + ": "), e.getMessage());
@@ -85,7 +79,7 @@ class FleetInitTest {
 
     @Test
     void aRankWhoseMasterNeverAppearsFailsNamingTheMaster() throws IOException {
-        String master = "127.0.0.1:" + freePort();
+        String master = "127.0.0.1:" + FreePorts.one();
         RuntimeException e = assertThrows(RuntimeException.class, () -> Fleet.init(
                 UserDefinedRoleMaker.oneHost(1, 2, master, "lonely"), new DistributedStrategy(), QUICK, log(), false, TOKEN));
         assertTrue(e.getMessage().startsWith("Fleet.init: rank 1 of 2 could not rendezvous at " + master + ": no rendezvous"
@@ -94,7 +88,7 @@ class FleetInitTest {
 
     @Test
     void aRankOfSeveralWithoutAJobTokenIsRefusedBeforeTheRendezvous() throws IOException {
-        String master = "127.0.0.1:" + freePort();
+        String master = "127.0.0.1:" + FreePorts.one();
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Fleet.init(
                 UserDefinedRoleMaker.oneHost(1, 2, master, "lonely"), new DistributedStrategy(), QUICK, log(), false, Map.of()));
         assertTrue(e.getMessage().startsWith("no job token: a job of 2 ranks needs the same secret in every rank"), e.getMessage());

@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import org.fleet4j.collective.FreePorts;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.Role;
@@ -200,10 +200,7 @@ class FleetParameterServerTest {
      */
     private static Serving serve(ByteArrayOutputStream log, Consumer<Fleet> init) throws Exception {
         for (int attempt = 1; ; attempt++) {
-            int port;
-            try (ServerSocket s = new ServerSocket(0)) {
-                port = s.getLocalPort();
-            }
+            int port = FreePorts.one();
             List<String> endpoints = List.of("127.0.0.1:" + port);
             CompletableFuture<Void> listening = new CompletableFuture<>();
             PrintStream watched = new PrintStream(new OutputStream() {

@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.FreePorts;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.Role;
@@ -39,7 +39,7 @@ class LaunchBarrierTest {
 
     @Test
     void withoutTheBarrierAWorkerStartsBeforeItsServerAndTrainsOnceItIsUp() throws Exception {
-        List<String> endpoints = List.of("127.0.0.1:" + freePort());
+        List<String> endpoints = List.of("127.0.0.1:" + FreePorts.one());
         GroupOptions options = GroupOptions.defaults().withTimeout(Duration.ofSeconds(30));
         Role role = Role.single().withServerEndpoints(endpoints);
         try (Fleet worker = Fleet.init(() -> role, strategy(false), options, QUIET, false, TOKEN)) {
@@ -60,7 +60,7 @@ class LaunchBarrierTest {
 
     @Test
     void withoutTheBarrierTheFirstCallToAServerThatNeverComesFailsAtItsDeadlineNamingIt() throws Exception {
-        String endpoint = "127.0.0.1:" + freePort();
+        String endpoint = "127.0.0.1:" + FreePorts.one();
         Role role = Role.single().withServerEndpoints(List.of(endpoint));
         try (Fleet worker = Fleet.init(() -> role, strategy(false), GroupOptions.defaults().withTimeout(SHORT), QUIET,
                 false, TOKEN)) {
@@ -84,7 +84,7 @@ class LaunchBarrierTest {
 
     @Test
     void withTheBarrierInitWorkerWaitsAtMostTheTimeoutAndNamesTheServerThatDidNotAnswer() throws Exception {
-        String endpoint = "127.0.0.1:" + freePort();
+        String endpoint = "127.0.0.1:" + FreePorts.one();
         Role role = Role.single().withServerEndpoints(List.of(endpoint));
         try (Fleet worker = Fleet.init(() -> role, strategy(true), GroupOptions.defaults().withTimeout(SHORT), QUIET,
                 false, TOKEN)) {
@@ -118,9 +118,4 @@ class LaunchBarrierTest {
         return s.toString();
     }
 
-    private static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 }

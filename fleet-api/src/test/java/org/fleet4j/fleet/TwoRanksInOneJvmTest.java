@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,6 +18,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.FreePorts;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ProcessGroup;
@@ -59,7 +59,7 @@ class TwoRanksInOneJvmTest {
 
     /** Both ranks on threads of this JVM, with one job token and a store at a free port; every wait is bounded. */
     private static Properties[] inOneJvm() throws Exception {
-        String master = "127.0.0.1:" + freePort();
+        String master = "127.0.0.1:" + FreePorts.one();
         Map<String, String> env = Map.of(JobToken.ENV, JobToken.random().text());
         GroupOptions options = GroupOptions.defaults().withTimeout(Duration.ofSeconds(30));
         ExecutorService ranks = Executors.newFixedThreadPool(2);
@@ -87,9 +87,4 @@ class TwoRanksInOneJvmTest {
         }
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 }

@@ -4,14 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.FreePorts;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.core.drift.RoundingNoise;
 import org.fleet4j.core.drift.TrainingDrift;
@@ -74,10 +73,7 @@ class AmpTwoRankTest {
 
     private static void launch(Path dir) throws Exception {
         String javaBin = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        int port;
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = s.getLocalPort();
-        }
+        int port = FreePorts.one();
         String job = "amp-test-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
         String token = JobToken.random().text();
         List<Process> ranks = new ArrayList<>();

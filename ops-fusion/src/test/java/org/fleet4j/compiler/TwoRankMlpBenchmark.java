@@ -1,7 +1,5 @@
 package org.fleet4j.compiler;
 
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -12,6 +10,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.fleet4j.collective.DataType;
+import org.fleet4j.collective.FreePorts;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ProcessGroup;
@@ -59,10 +58,7 @@ public final class TwoRankMlpBenchmark {
 
     private static void launch(String passes) throws Exception {
         String javaBin = ProcessHandle.current().info().command().orElseThrow();
-        int port;
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = s.getLocalPort();
-        }
+        int port = FreePorts.one();
         Path dir = Files.createTempDirectory("two-rank-mlp");
         String job = "mlp-bench-" + ProcessHandle.current().pid();
         String token = JobToken.random().text();

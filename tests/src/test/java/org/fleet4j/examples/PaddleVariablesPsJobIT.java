@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -12,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.FreePorts;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,7 +29,8 @@ class PaddleVariablesPsJobIT {
     @Test
     void aJobWithOnlyPaddlesVariablesTrains() throws Exception {
         Path jar = ProgramJar.of(SyncPsProgram.class, work.resolve("jar/sync-ps.jar"));
-        int[] ports = freePorts(3);
+        int first = FreePorts.consecutive(3);
+        int[] ports = {first, first + 1, first + 2};
         String server = "127.0.0.1:" + ports[0];
         String trainers = "127.0.0.1:" + ports[1] + ",127.0.0.1:" + ports[2];
         Map<String, String> common = Map.of("PADDLE_PSERVERS_IP_PORT_LIST", server, "PADDLE_TRAINERS_NUM", "2",
@@ -55,22 +56,6 @@ class PaddleVariablesPsJobIT {
             assertEquals(6, Files.readAllLines(work.resolve("result.txt")).stream().filter(l -> l.startsWith("loss ")).count());
         } finally {
             processes.forEach(Process::destroyForcibly);
-        }
-    }
-
-    private static int[] freePorts(int n) throws IOException {
-        List<ServerSocket> held = new ArrayList<>();
-        try {
-            int[] ports = new int[n];
-            for (int i = 0; i < n; i++) {
-                held.add(new ServerSocket(0));
-                ports[i] = held.get(i).getLocalPort();
-            }
-            return ports;
-        } finally {
-            for (ServerSocket s : held) {
-                s.close();
-            }
         }
     }
 }

@@ -5,13 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.FreePorts;
 import org.fleet4j.collective.JobToken;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -101,10 +101,7 @@ class PsServerKillIT {
     @Test
     void aWorkerStartedByHandFailsWithinTenSecondsNamingTheServersEndpoint() throws Exception {
         Path dir = Files.createDirectories(work.resolve("by-hand"));
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        int port = FreePorts.one();
         String endpoint = "127.0.0.1:" + port;
         String token = JobToken.random().text();
         Map<String, String> common = Map.of("PADDLE_PSERVERS_IP_PORT_LIST", endpoint, "PADDLE_TRAINERS_NUM", "1",

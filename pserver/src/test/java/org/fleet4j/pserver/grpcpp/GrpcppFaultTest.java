@@ -20,6 +20,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import org.fleet4j.collective.FreePorts;
 import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.TcpStore;
 import org.fleet4j.pserver.grpc.GrpcTransport;
@@ -182,10 +183,7 @@ class GrpcppFaultTest {
     @Test
     void aMappedPortNobodyListensOnIsNamed() throws Exception {
         PsOptions options = new PsOptions("127.0.0.1:0", Duration.ofMillis(1500), JobToken.random());
-        int nobody;
-        try (ServerSocket free = new ServerSocket(0)) {
-            nobody = free.getLocalPort();
-        }
+        int nobody = FreePorts.one();
         try (GrpcppServer server = Loopback.serve(Shards.shard(), options, TWO_THREADS)) {
             GrpcppTransport worker = new GrpcppTransport(EndpointMap.parse(List.of(server.endpoint() + "=127.0.0.1:"
                     + nobody), ".endpoint_map"), null, TWO_THREADS);
@@ -204,10 +202,7 @@ class GrpcppFaultTest {
     void aKilledServerProcessFailsTheNextCallWithinTheDeadlineNamingIt() throws Exception {
         JobToken token = JobToken.random();
         PsOptions options = new PsOptions("127.0.0.1:0", Duration.ofSeconds(5), token);
-        int dataPort;
-        try (ServerSocket free = new ServerSocket(0)) {
-            dataPort = free.getLocalPort();
-        }
+        int dataPort = FreePorts.one();
         String data = "127.0.0.1:" + dataPort;
         try (ServerProcess process = ServerProcess.start(token, GrpcppTransport.PROTOCOL,
                 Map.of(EndpointMap.ENV, "127.0.0.1:0=" + data, "NETWORK_PS_CORE_NUMBER", "2"))) {
