@@ -107,6 +107,11 @@ public final class PsPerf implements Callable<Integer> {
         DistributedStrategy strategy = strategy();
         String transportName = protocol != null ? protocol : strategy.get(StrategySchema.PROTOCOL);
         PsTransport transport = transport(transportName);
+        // the flags go into the strategy Fleet.init gets, so that its effective strategy and transport lines say what runs
+        strategy.set(StrategySchema.PROTOCOL, transport.protocol());
+        if (tensorFuse != null) {
+            strategy.tensorFuse(Boolean.parseBoolean(tensorFuse));
+        }
         ServerOptimizer update = serverOptimizer();
         try (Fleet fleet = Fleet.init(strategy)) {
             Role role = fleet.role();
@@ -161,12 +166,16 @@ public final class PsPerf implements Callable<Integer> {
         }
     }
 
-    /** The job's strategy (fleetrun --strategy) in parameter-server mode; ps_perf itself runs no training mode. */
+    /**
+     * The job's strategy (fleetrun --strategy) in parameter-server mode with {@code a_sync: true}: ps_perf runs no
+     * training mode, its plan is async (pushes applied as they come, no barriers), and the effective strategy that
+     * Fleet.init prints says so.
+     */
     private static DistributedStrategy strategy() {
         String file = System.getenv("FLEET_STRATEGY");
         DistributedStrategy s = file == null || file.isBlank() ? new DistributedStrategy()
                 : DistributedStrategy.load(Path.of(file));
-        return s.mode(Mode.PS).aSync(false);
+        return s.mode(Mode.PS).aSync(true);
     }
 
     /** As the PS compile step decides for a program: tensor_fuse, or a star protocol's pull/push semantics. */

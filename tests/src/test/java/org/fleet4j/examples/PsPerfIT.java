@@ -83,6 +83,11 @@ class PsPerfIT {
         assertTrue(pull >= payload && pull <= 1.1 * payload, "a fused pull's wire bytes " + pull + " against its"
                 + " payload of rows and dense tensors " + payload + ": " + s);
         assertTrue(s.get("wire_bytes_per_step").asDouble() >= 2 * payload, "the push carries as much again: " + s);
+        // --protocol reaches the strategy Fleet.init prints, so the logs name the transport that ran, not the default
+        String worker = Files.readString(job.logDir().resolve("workerlog.0"));
+        assertTrue(worker.contains("  protocol = star_server (code)") && worker.contains("fleet: transport: star_server "),
+                worker);
+        assertFalse(worker.contains("a_sync = false"), "ps_perf's plan is async, so is its strategy: " + worker);
     }
 
     @Test
