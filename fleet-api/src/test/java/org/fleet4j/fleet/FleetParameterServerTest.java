@@ -196,7 +196,8 @@ class FleetParameterServerTest {
     /**
      * Starts one grpc server on a free port, {@code init} making its tables, and returns once it listens (its log's
      * "serves" line), so a worker started afterwards cannot take the port for a socket of its own (its store's, say)
-     * in between. A port some other socket took after it was picked fails the server's listen: then another port.
+     * in between. A port some other socket took after it was picked (FreePorts picks below the ephemeral range, so only
+     * another listener could) fails the server's listen: then another port. The log is watched a line at a time.
      */
     private static Serving serve(ByteArrayOutputStream log, Consumer<Fleet> init) throws Exception {
         for (int attempt = 1; ; attempt++) {
@@ -204,12 +205,19 @@ class FleetParameterServerTest {
             List<String> endpoints = List.of("127.0.0.1:" + port);
             CompletableFuture<Void> listening = new CompletableFuture<>();
             PrintStream watched = new PrintStream(new OutputStream() {
+                private final ByteArrayOutputStream line = new ByteArrayOutputStream();
+
                 @Override
                 public synchronized void write(int b) {
                     log.write(b);
-                    if (b == '\n' && log.toString(StandardCharsets.UTF_8).contains("fleet: server 0 serves ")) {
+                    if (b != '\n') {
+                        line.write(b);
+                        return;
+                    }
+                    if (line.toString(StandardCharsets.UTF_8).contains("fleet: server 0 serves ")) {
                         listening.complete(null);
                     }
+                    line.reset();
                 }
             }, true, StandardCharsets.UTF_8);
             CompletableFuture<Void> done = CompletableFuture.runAsync(() -> {
