@@ -22,8 +22,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * socket, and the listener's bind then fails. Linux never hands a port below the range
  * ({@code /proc/sys/net/ipv4/ip_local_port_range}, 32768-60999 by default) to a connection, so a run picked there can
  * be taken only by another explicit bind. Ports from {@value #LOWEST} up to the range are tried at random, each run
- * bound whole before it is returned; without room there (a range that starts low) or without the file (not Linux),
- * the run starts at a port the kernel picks, as before.
+ * bound whole before it is returned; without room there (a range that starts low), without the file (not Linux), or
+ * when 100 random runs were all taken, the run starts at a port the kernel picks, as before.
  */
 public final class FreePorts {
     /** The lowest port tried: above the ports well-known services are registered on in their thousands. */
@@ -42,44 +42,57 @@ public final class FreePorts {
     /**
      * First port of {@code count} consecutive ports that were all free a moment ago.
      *
-     * @throws IllegalStateException when 100 tries found no such run
+     * @throws IllegalStateException when 200 tries found no such run
      * @throws UncheckedIOException when no TCP socket can be opened at all
      */
     public static int consecutive(int count) {
         return consecutive(count, ephemeralLow());
     }
 
-    /** As {@link #consecutive(int)}, with the ephemeral range starting at {@code ephemeralLow} (empty: unknown). */
+    /**
+     * As {@link #consecutive(int)}, with the ephemeral range starting at {@code ephemeralLow} (empty: unknown): 100
+     * random runs below the range where it leaves room, then 100 that start where the kernel's bind(0) says.
+     */
     static int consecutive(int count, OptionalInt ephemeralLow) {
-        if (count < 1 || count > 1000) {
-            throw new IllegalArgumentException("a run of " + count + " ports: expected 1 to 1000");
+        if (count < 1) {
+            throw new IllegalArgumentException("a run of " + count + " ports: expected at least 1");
         }
-        boolean below = ephemeralLow.isPresent() && ephemeralLow.getAsInt() - count >= LOWEST;
-        for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
-            List<ServerSocket> held = new ArrayList<>();
-            try {
-                int start;
-                if (below) {
-                    start = ThreadLocalRandom.current().nextInt(LOWEST, ephemeralLow.getAsInt() - count + 1);
-                } else {
-                    ServerSocket first = new ServerSocket(0);
-                    held.add(first);
-                    start = first.getLocalPort();
-                    if (start + count - 1 > 65535) {
-                        continue;
-                    }
-                }
-                if (bindRun(start + held.size(), count - held.size(), held)) {
+        if (ephemeralLow.isPresent() && ephemeralLow.getAsInt() - count >= LOWEST) {
+            for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+                int start = ThreadLocalRandom.current().nextInt(LOWEST, ephemeralLow.getAsInt() - count + 1);
+                if (runFree(start, count)) {
                     return start;
                 }
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot open a TCP socket on this machine to find a free port", e);
-            } finally {
-                held.forEach(FreePorts::closeQuietly);
             }
         }
-        throw new IllegalStateException("found no " + count + " consecutive free TCP ports after " + ATTEMPTS
+        for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+            int start;
+            try (ServerSocket first = new ServerSocket(0)) {
+                start = first.getLocalPort();
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot open a TCP socket on this machine to find a free port", e);
+            }
+            if (start + count - 1 <= 65535 && runFree(start, count)) {
+                return start;
+            }
+        }
+        throw new IllegalStateException("found no " + count + " consecutive free TCP ports after " + 2 * ATTEMPTS
                 + " tries");
+    }
+
+    /** Whether ports {@code start .. start + count - 1} can all be bound now (each bound, then all closed). */
+    private static boolean runFree(int start, int count) {
+        List<ServerSocket> held = new ArrayList<>();
+        try {
+            for (int port = start; port < start + count; port++) {
+                held.add(new ServerSocket(port));
+            }
+            return true;
+        } catch (IOException taken) {
+            return false;
+        } finally {
+            held.forEach(FreePorts::closeQuietly);
+        }
     }
 
     /** The first port of the kernel's ephemeral range, if this is Linux and the file reads as two numbers. */
@@ -95,17 +108,6 @@ public final class FreePorts {
         } catch (IOException | NumberFormatException | SecurityException e) {
             return OptionalInt.empty();
         }
-    }
-
-    private static boolean bindRun(int from, int count, List<ServerSocket> held) {
-        for (int port = from; port < from + count; port++) {
-            try {
-                held.add(new ServerSocket(port));
-            } catch (IOException taken) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private static void closeQuietly(ServerSocket socket) {
