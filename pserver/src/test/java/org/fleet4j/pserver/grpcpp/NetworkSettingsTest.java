@@ -17,15 +17,27 @@ import org.junit.jupiter.api.Test;
 /** DeepRec's variables: defaults, values, bad values named with what is allowed; threads really pinned. */
 class NetworkSettingsTest {
     @Test
-    void defaultsAreDeepRecs() {
+    void defaultsAreDeepRecsWhereTheCpusAllow() {
         assertEquals(new NetworkSettings(8, false, true),
-                NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.SERVER, 20));
+                NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.SERVER, 20, 64));
         assertEquals(new NetworkSettings(3, false, true),
-                NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.SERVER, 3));
+                NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.SERVER, 3, 64));
         assertEquals(new NetworkSettings(2, false, true),
-                NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.WORKER, 5));
+                NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.WORKER, 5, 64));
         assertEquals(new NetworkSettings(1, false, true),
-                NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.WORKER, 1));
+                NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.WORKER, 1, 64));
+    }
+
+    @Test
+    void theDefaultIsNoMoreThreadsThanCpusButASetVariableWins() {
+        assertEquals(2, NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.SERVER, 4, 2).threads());
+        assertEquals(1, NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.WORKER, 4, 1).threads());
+        assertEquals(5, NetworkSettings.fromEnvironment(Map.of("NETWORK_PS_CORE_NUMBER", "5"),
+                NetworkSettings.Side.SERVER, 8, 2).threads());
+        int cpus = Runtime.getRuntime().availableProcessors();
+        assertEquals(Math.min(8, cpus),
+                NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.SERVER, 20).threads(),
+                "the CPUs this JVM may run on: " + cpus);
     }
 
     @Test
