@@ -56,7 +56,9 @@ for r in $(seq 1 "$rounds"); do
           *"ps_perf: step $first/$steps "*) snap "$dir.a" ;;
           *"ps_perf: step $last/$steps "*) snap "$dir.b" ;;
         esac
-      done
+      done || { echo "ps_cpu_split: the $p run of round $r failed; its logs: $dir" >&2; exit 1; }
+    [[ -f $dir.a && -f $dir.b ]] || { echo "ps_cpu_split: the $p run of round $r printed no progress line for"\
+      "step $first or $last of $steps; its logs: $dir" >&2; exit 1; }
   done
   echo "round $r done: $(date -u +%H:%M:%S) UTC"
 done

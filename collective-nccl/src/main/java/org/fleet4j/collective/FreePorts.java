@@ -81,7 +81,7 @@ public final class FreePorts {
     }
 
     /** Whether ports {@code start .. start + count - 1} can all be bound now (each bound, then all closed). */
-    private static boolean runFree(int start, int count) {
+    static boolean runFree(int start, int count) {
         List<ServerSocket> held = new ArrayList<>();
         try {
             for (int port = start; port < start + count; port++) {

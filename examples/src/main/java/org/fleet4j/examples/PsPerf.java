@@ -38,7 +38,6 @@ import org.fleet4j.pserver.transport.PsTransport;
 import org.fleet4j.pserver.worker.PsWorker;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
-import org.fleet4j.strategy.Protocol;
 import org.fleet4j.strategy.StrategySchema;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -119,7 +118,7 @@ public final class PsPerf implements Callable<Integer> {
                 throw new IllegalArgumentException("ps_perf needs parameter servers: run it as bin/fleetrun"
                         + " --server_num 1 --worker_num 2 ps_perf");
             }
-            boolean fused = fuses(strategy, transport.protocol());
+            boolean fused = fuses(strategy);
             PsPlan plan = plan(role.serverNum(), update, transport.protocol(), fused,
                     CommunicatorSettings.of(strategy));
             if (fleet.isDryRun()) {
@@ -178,10 +177,12 @@ public final class PsPerf implements Callable<Integer> {
         return s.mode(Mode.PS).aSync(true);
     }
 
-    /** As the PS compile step decides for a program: tensor_fuse, or a star protocol's pull/push semantics. */
-    private boolean fuses(DistributedStrategy strategy, String protocolName) {
-        return PsCompiler.fuses(Protocol.of(protocolName),
-                tensorFuse != null ? Boolean.parseBoolean(tensorFuse) : strategy.tensorFuse());
+    /**
+     * As the PS compile step decides for a program: tensor_fuse, or a star protocol's pull/push semantics (the
+     * strategy holds --protocol and --tensor_fuse by now).
+     */
+    private static boolean fuses(DistributedStrategy strategy) {
+        return PsCompiler.fuses(strategy.protocol(), strategy.tensorFuse());
     }
 
     private static PsTransport transport(String name) {
