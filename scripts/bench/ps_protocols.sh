@@ -17,7 +17,7 @@
 #   fused, ms per step over windows of 240 steps from step 0 (2026-11-28): 39, 21, 18, 17, 15, 16, 14, 14, 13, 12.5,
 #   where unfused was level after 480. (Before 2026-11-28 it was STEPS/40 after WARMUP/40: 300 steps of warm-up
 #   timed fused steps well before their steady state.) DENSE=0 in the environment leaves it out (for a second run
-#   with other WORKERS).
+#   with other WORKERS); SPARSE=0 leaves out the sparse runs (the dense-heavy variant alone).
 #   (after ./mvnw -q package -DskipTests; the peer needs python3-torch, scripts/install-deps.sh)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,6 +25,7 @@ rounds=${1:-3}
 steps=${2:-6000}
 warmup=${3:-12000}
 workers=${4:-"2 4"}
+[[ ${SPARSE:-1} == 0 ]] && workers=""
 dense_steps=$(( steps / 20 > 0 ? steps / 20 : 1 ))
 dense_warmup=$(( warmup / 8 ))
 py=/usr/bin/python3

@@ -5,6 +5,8 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.buffer.ByteBufAllocator;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
@@ -76,6 +78,7 @@ final class GrpcPsConnection implements PsConnection {
                 .usePlaintext()
                 .channelFactory(wire.channels())
                 .eventLoopGroup(loop)
+                .withOption(ChannelOption.ALLOCATOR, GrpcTransport.BUFFERS)
                 .directExecutor()
                 .offloadExecutor(offload)
                 .maxInboundMessageSize(GrpcTransport.MAX_MESSAGE_BYTES)
@@ -255,6 +258,11 @@ final class GrpcPsConnection implements PsConnection {
     /** The size of each dense block the server holds, by {@link ControlConnection#blockKey}. */
     Map<String, Long> denseNumel() {
         return denseNumel;
+    }
+
+    /** The buffer allocator of this connection's socket (null before it connected). */
+    ByteBufAllocator socketAllocator() {
+        return wire.allocator();
     }
 
     /** Counted at the socket end of this connection's Netty pipeline ({@link WireByteCounter}). */

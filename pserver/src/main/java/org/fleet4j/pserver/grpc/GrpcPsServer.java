@@ -3,6 +3,7 @@ package org.fleet4j.pserver.grpc;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import java.io.IOException;
@@ -58,6 +59,7 @@ final class GrpcPsServer implements PsServer {
                 .channelType(NioServerSocketChannel.class)
                 .bossEventLoopGroup(loops)
                 .workerEventLoopGroup(loops)
+                .withChildOption(ChannelOption.ALLOCATOR, GrpcTransport.BUFFERS)
                 .maxInboundMessageSize(GrpcTransport.MAX_MESSAGE_BYTES)
                 .handshakeTimeout(options.deadline().toMillis(), TimeUnit.MILLISECONDS)
                 .maxConnectionIdle(GrpcTransport.IDLE_CONNECTION.toMillis(), TimeUnit.MILLISECONDS);

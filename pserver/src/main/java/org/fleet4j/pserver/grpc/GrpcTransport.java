@@ -1,5 +1,7 @@
 package org.fleet4j.pserver.grpc;
 
+import io.grpc.netty.shaded.io.netty.buffer.AdaptiveByteBufAllocator;
+import io.grpc.netty.shaded.io.netty.buffer.ByteBufAllocator;
 import java.time.Duration;
 import java.util.Map;
 import org.fleet4j.pserver.table.TableShard;
@@ -18,6 +20,14 @@ public final class GrpcTransport implements PsTransport {
     static final int MAX_MESSAGE_BYTES = 1 << 30;
     /** A connection with no call under way for this long is closed (a worker's channel reconnects on its next call). */
     static final Duration IDLE_CONNECTION = Duration.ofMinutes(5);
+    /**
+     * The buffers of every grpc socket in the process, servers' and workers': Netty's adaptive allocator (direct
+     * memory), not the pool of 2 MiB chunks grpc-java installs by default. A message of several MiB (a fused step's
+     * dense tensors) holds its received frames until it is whole; in 2 MiB chunks that emptied several chunks a
+     * message, which the pool then freed and allocated again, zeroed, for the next one (`perf`: 4.9 % of a fused
+     * dense grpc run in {@code PoolArena.newChunk} alone). docs/PERFORMANCE.md has the figures.
+     */
+    static final ByteBufAllocator BUFFERS = new AdaptiveByteBufAllocator(true, false);
 
     @Override
     public String protocol() {

@@ -1,6 +1,7 @@
 package org.fleet4j.pserver.grpc;
 
 import io.grpc.netty.shaded.io.netty.buffer.ByteBuf;
+import io.grpc.netty.shaded.io.netty.buffer.ByteBufAllocator;
 import io.grpc.netty.shaded.io.netty.channel.ChannelDuplexHandler;
 import io.grpc.netty.shaded.io.netty.channel.ChannelFactory;
 import io.grpc.netty.shaded.io.netty.channel.ChannelHandler;
@@ -17,6 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
 @ChannelHandler.Sharable
 final class WireByteCounter extends ChannelDuplexHandler {
     private final AtomicLong bytes = new AtomicLong();
+    /** The buffer allocator of the channel that connected last (null before one has). */
+    private volatile ByteBufAllocator allocator;
 
     /** Plain NIO socket channels, each with this counter first in its pipeline. */
     ChannelFactory<NioSocketChannel> channels() {
@@ -29,6 +32,16 @@ final class WireByteCounter extends ChannelDuplexHandler {
 
     long bytes() {
         return bytes.get();
+    }
+
+    ByteBufAllocator allocator() {
+        return allocator;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        allocator = ctx.alloc();
+        ctx.fireChannelActive();
     }
 
     @Override

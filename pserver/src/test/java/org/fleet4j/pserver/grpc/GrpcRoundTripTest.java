@@ -4,6 +4,7 @@ import static org.fleet4j.pserver.grpc.Shards.pullDense;
 import static org.fleet4j.pserver.grpc.Shards.pullSparse;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -258,5 +259,18 @@ class GrpcRoundTripTest {
         List<String> left = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
                 .filter(n -> n.startsWith("ps-grpc")).toList();
         assertEquals(List.of(), left, "threads of the transport left after close");
+    }
+
+    /**
+     * The worker's socket takes its buffers from the process's adaptive allocator, not grpc-java's default pool of
+     * 2 MiB chunks (which freed and zeroed chunks again for every multi-MiB message: PERFORMANCE.md).
+     */
+    @Test
+    void aWorkersSocketUsesTheTransportsAllocator() {
+        PsOptions options = Shards.options(JobToken.random());
+        try (PsServer server = Shards.GRPC.serve(Shards.shard(), options);
+             PsConnection c = Shards.GRPC.connect(server.endpoint(), options)) {
+            assertSame(GrpcTransport.BUFFERS, ((GrpcPsConnection) c).socketAllocator());
+        }
     }
 }
