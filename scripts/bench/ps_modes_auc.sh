@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ctr in the parameter-server modes against one process, on ROWS rows from ctr_data (issue 14: 1M rows, 2 servers x 4
 # workers, each mode's test AUC within 0.01 of the single process's and within 0.02 of the planted model's).
-# The same runs as tests/.../PsModesAucIT (which uses 200,000 rows to fit CI): Adagrad at lr 0.05, one epoch; the single
+# The same runs as tests/.../PsModesAucIT (which uses 300,000 rows to fit CI): Adagrad at lr 0.05, one epoch; the single
 # process and async/half-async take batches of 512 per update, geo 128 per worker (its 4 workers' local steps are
 # averaged into the servers). Prints one line per run and the checks; the per-run logs stay in the printed folder.
 # Usage: scripts/bench/ps_modes_auc.sh [ROWS=1000000]   (after ./mvnw -q package -DskipTests)
