@@ -164,25 +164,65 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
      * own thread (its buffers may be confined to it) and releases it.
      */
     CompletableFuture<ByteBuf> send(ByteBuf frame) {
+        return send(frame, null);
+    }
+
+    /**
+     * As {@link #send(ByteBuf)}; {@code written} (when not null) completes once the frame has been handed to the
+     * socket, after which the memory it wraps may be written over, or fails as the write did.
+     */
+    CompletableFuture<ByteBuf> send(ByteBuf frame, CompletableFuture<Void> written) {
         CompletableFuture<ByteBuf> done = new CompletableFuture<>();
         String closed = closedBecause;
         if (closed != null) {
             frame.release();
-            done.completeExceptionally(new PsException(closed));
+            fail(done, written, closed);
             return done;
         }
         long seq = frame.getLong(Frames.LENGTH_BYTES + 8 + CallProof.SESSION_BYTES);
         channel.eventLoop().execute(() -> {
             if (closedBecause != null) {
                 frame.release();
-                done.completeExceptionally(new PsException(closedBecause));
+                fail(done, written, closedBecause);
                 return;
             }
             pending.add(new Pending(seq, done));
             wireBytes.add(frame.readableBytes());
-            channel.writeAndFlush(frame);
+            if (written == null) {
+                channel.writeAndFlush(frame);
+                return;
+            }
+            channel.writeAndFlush(frame).addListener(f -> {
+                if (f.isSuccess()) {
+                    written.complete(null);
+                } else {
+                    written.completeExceptionally(new PsException("the write failed: " + f.cause()));
+                }
+            });
         });
         return done;
+    }
+
+    private static void fail(CompletableFuture<ByteBuf> done, CompletableFuture<Void> written, String why) {
+        done.completeExceptionally(new PsException(why));
+        if (written != null) {
+            written.completeExceptionally(new PsException(why));
+        }
+    }
+
+    /** Waits until {@code written} (from {@link #send(ByteBuf, CompletableFuture)}) is done, at most {@code deadline}. */
+    void awaitWritten(CompletableFuture<Void> written, String what, Duration deadline) {
+        try {
+            written.get(deadline.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            throw new PsException(what + " on " + where + ": not written to the socket within " + deadline.toMillis()
+                    + " ms; is the server alive and reading?", e);
+        } catch (ExecutionException e) {
+            throw new PsException(what + " on " + where + " failed: " + e.getCause().getMessage(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new PsException(what + " on " + where + ": interrupted", e);
+        }
     }
 
     /** Requests sent and not yet answered (asked on the connection's own thread, where the queue lives). */

@@ -8,6 +8,7 @@ import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +40,15 @@ import org.fleet4j.pserver.transport.PsOptions;
  * that thread hands each entry to its owner. With {@code overlapPushes} (star_server_lite) a push is copied and held,
  * and goes out right behind the next pull, both in flight at once: the server answers the pull first, so it does not
  * see that push (one step stale). Any other call sends a held push first and waits for it.
+ *
+ * <p>Otherwise, where the server applies pushes as they come (not a sync-mode server), a push returns once its frames
+ * are written to the socket (so the caller may write over its ids and gradients), not once answered: the next pull
+ * goes out behind it without a round trip between them. Reads still follow this worker's writes: a fused push and the
+ * next fused pull share the home connection, and a single push and the next single pull of the same ids or block
+ * share their owner's connection; the server reads a connection's frames in order, and its owners run each one's
+ * parts in order (one queue per owner), so the push is applied before the pull is served. The push's answer is
+ * awaited later: its failure is thrown by the next call that finds it (naming the push). A call that could overtake
+ * it (another connection's, a barrier, save, stats, stop) first waits for every push; so does {@link #awaitPushes}.
  */
 final class GrpcppConnection implements PsConnection {
     private static final System.Logger LOG = System.getLogger(GrpcppConnection.class.getName());
@@ -53,6 +63,10 @@ final class GrpcppConnection implements PsConnection {
     private final LongAdder wireBytes = new LongAdder();
     /** star_server_lite: the last push's frame body, a copy, not yet sent. */
     private final AtomicReference<ByteBuf> heldPush = new AtomicReference<>();
+    /** Pushes written and not yet answered, oldest first (see the class comment); guarded by itself. */
+    private final ArrayDeque<Unanswered> unanswered = new ArrayDeque<>();
+    /** True when a push returns once written: not star_server_lite, and the server is not in sync mode. */
+    private boolean pipelines;
     private final PsConnection control;
     private String dataEndpoint;
     private StepFrames.Sizes sizes;
@@ -80,6 +94,7 @@ final class GrpcppConnection implements PsConnection {
             }
             connectData(options.token(), settings);
             sizes = new StepFrames.Sizes(hello.denseNumel(), sparseDims);
+            pipelines = !overlapPushes && syncWorkers == 0;
         } catch (RuntimeException e) {
             close();
             throw e;
@@ -152,6 +167,11 @@ final class GrpcppConnection implements PsConnection {
         return channels.size();
     }
 
+    /** True when a push returns once written, its answer awaited later (see the class comment). */
+    boolean pipelines() {
+        return pipelines;
+    }
+
     /** The server thread this worker's fused steps go to. */
     int home() {
         return home;
@@ -164,25 +184,33 @@ final class GrpcppConnection implements PsConnection {
     @Override
     public void pullDense(String param, int block, MemorySegment out) {
         sendHeldPush();
+        awaitPushesBut(Behind.OWNERS);
         finish(sendPullDense(param, block, out));
+        finishAnswered();
     }
 
     @Override
     public void pushDense(String param, int block, MemorySegment grad) {
         sendHeldPush();
-        finish(sendPushDense(param, block, grad));
+        awaitPushesBut(Behind.OWNERS);
+        List<CompletableFuture<Void>> written = pipelines ? new ArrayList<>() : null;
+        pushed(Behind.OWNERS, sendPushDense(param, block, grad, written), written);
     }
 
     @Override
     public void pullSparse(String table, MemorySegment ids, int n, MemorySegment out) {
         sendHeldPush();
+        awaitPushesBut(Behind.OWNERS);
         finish(sendPullSparse(table, ids, n, out));
+        finishAnswered();
     }
 
     @Override
     public void pushSparse(String table, MemorySegment ids, int n, MemorySegment grads) {
         sendHeldPush();
-        finish(sendPushSparse(table, ids, n, grads));
+        awaitPushesBut(Behind.OWNERS);
+        List<CompletableFuture<Void>> written = pipelines ? new ArrayList<>() : null;
+        pushed(Behind.OWNERS, sendPushSparse(table, ids, n, grads, written), written);
     }
 
     /**
@@ -195,23 +223,26 @@ final class GrpcppConnection implements PsConnection {
                 + " sparse tables)";
         String here = what + " on parameter server " + endpoint;
         DataChannel c = channels.get(home);
+        awaitPushesBut(Behind.FUSED);
         ByteBuf body = StepFrames.pullBody(c, batch, here);
-        Sent pull = new Sent(what, List.of(send(c, Frames.Call.PULL_MANY, body)),
+        Sent pull = new Sent(what, List.of(send(c, Frames.Call.PULL_MANY, body, null)),
                 bodies -> StepFrames.scatter(bodies.getFirst(), batch, sizes, here));
         ByteBuf push = heldPush.getAndSet(null);
         if (push == null) {
             finish(pull);
+            finishAnswered();
             return;
         }
         Sent pushed = new Sent("pushMany (the previous step's, sent behind " + what + ")",
-                List.of(send(c, Frames.Call.PUSH_MANY, push)), bodies -> { });
+                List.of(send(c, Frames.Call.PUSH_MANY, push, null)), bodies -> { });
         finishAll(List.of(pull, pushed));
     }
 
     /**
      * The step's gradients for this server as one PUSH_MANY frame to the home thread, from the caller's memory;
-     * answered once the server has applied every entry, so the next pull sees them. star_server_lite instead copies
-     * the frame's body and holds it for the next pull.
+     * answered once the server has applied every entry, which the next pull on the home connection follows (where
+     * pushes pipeline, it returns once written). star_server_lite instead copies the frame's body and holds it for
+     * the next pull.
      */
     @Override
     public void pushMany(PsBatch batch) {
@@ -219,9 +250,12 @@ final class GrpcppConnection implements PsConnection {
                 + " sparse tables)";
         DataChannel c = channels.get(home);
         sendHeldPush();
+        awaitPushesBut(Behind.FUSED);
         ByteBuf body = StepFrames.pushBody(c, batch, sizes, what + " for parameter server " + endpoint);
         if (!overlapPushes) {
-            finish(new Sent(what, List.of(send(c, Frames.Call.PUSH_MANY, body)), bodies -> { }));
+            List<CompletableFuture<Void>> written = pipelines ? new ArrayList<>() : null;
+            pushed(Behind.FUSED, new Sent(what, List.of(send(c, Frames.Call.PUSH_MANY, body, written)),
+                    bodies -> { }), written);
             return;
         }
         try {
@@ -232,10 +266,25 @@ final class GrpcppConnection implements PsConnection {
         }
     }
 
-    /** A request of {@code call} with {@code body} (released once written), signed as it goes out. */
-    private CompletableFuture<ByteBuf> send(DataChannel c, Frames.Call call, ByteBuf body) {
+    /**
+     * A request of {@code call} with {@code body} (released once written), signed as it goes out; where
+     * {@code written} is not null, a future done once it is written is added to it.
+     */
+    private CompletableFuture<ByteBuf> send(DataChannel c, Frames.Call call, ByteBuf body,
+                                            List<CompletableFuture<Void>> written) {
         ByteBuf header = c.header(call, body.readableBytes(), 0);
-        return c.send(Unpooled.wrappedBuffer(header, body));
+        return send(c, Unpooled.wrappedBuffer(header, body), written);
+    }
+
+    /** {@code frame} on {@code c}; where {@code written} is not null, a future done once it is written is added to it. */
+    private static CompletableFuture<ByteBuf> send(DataChannel c, ByteBuf frame,
+                                                   List<CompletableFuture<Void>> written) {
+        if (written == null) {
+            return c.send(frame);
+        }
+        CompletableFuture<Void> w = new CompletableFuture<>();
+        written.add(w);
+        return c.send(frame, w);
     }
 
     /** Sends a held push and waits for it, so that the call after it sees it applied. */
@@ -243,8 +292,89 @@ final class GrpcppConnection implements PsConnection {
         ByteBuf push = heldPush.getAndSet(null);
         if (push != null) {
             finish(new Sent("pushMany (held for the next pull)", List.of(send(channels.get(home),
-                    Frames.Call.PUSH_MANY, push)), bodies -> { }));
+                    Frames.Call.PUSH_MANY, push, null)), bodies -> { }));
         }
+    }
+
+    /** Which calls may go out behind an unanswered push: fused ones on the home connection, or single ones. */
+    private enum Behind { FUSED, OWNERS }
+
+    /** A push written and not yet answered, and which calls may go out behind it. */
+    private record Unanswered(Behind kind, Sent sent) {
+    }
+
+    /** The most pushes left unanswered at once; the oldest is awaited beyond it. */
+    private static final int MAX_UNANSWERED = 16;
+
+    /**
+     * A push's frames are on their way: where pushes pipeline, waits until they are written (the caller may then write
+     * over its buffers) and leaves the answer for later; otherwise waits for the answer.
+     */
+    private void pushed(Behind kind, Sent sent, List<CompletableFuture<Void>> written) {
+        if (written == null) {
+            finish(sent);
+            return;
+        }
+        try {
+            channels.get(0).awaitWritten(CompletableFuture.allOf(written.toArray(CompletableFuture[]::new)),
+                    sent.what(), deadline);
+        } catch (RuntimeException e) {
+            releaseWhenDone(List.of(sent));
+            throw e;
+        }
+        Sent later = new Sent(sent.what() + " (answered after it returned)", sent.replies(), sent.onReplies());
+        List<Sent> oldest = new ArrayList<>();
+        synchronized (unanswered) {
+            unanswered.add(new Unanswered(kind, later));
+            while (unanswered.size() > MAX_UNANSWERED) {
+                oldest.add(unanswered.poll().sent());
+            }
+        }
+        finishAll(oldest);
+    }
+
+    /**
+     * Waits for every unanswered push unless all are of kind {@code allowed} (null: waits for all), so that a call that
+     * is not ordered behind them on the server cannot overtake them.
+     */
+    private void awaitPushesBut(Behind allowed) {
+        List<Sent> wait = new ArrayList<>();
+        synchronized (unanswered) {
+            if (unanswered.isEmpty() || allowed != null
+                    && unanswered.stream().allMatch(u -> u.kind() == allowed)) {
+                return;
+            }
+            unanswered.forEach(u -> wait.add(u.sent()));
+            unanswered.clear();
+        }
+        finishAll(wait);
+    }
+
+    /** Hands on the unanswered pushes whose answers have come (a pull behind them on their connection has returned). */
+    private void finishAnswered() {
+        List<Sent> done = new ArrayList<>();
+        synchronized (unanswered) {
+            for (var it = unanswered.iterator(); it.hasNext(); ) {
+                Unanswered u = it.next();
+                if (u.sent().replies().stream().allMatch(CompletableFuture::isDone)) {
+                    done.add(u.sent());
+                    it.remove();
+                }
+            }
+        }
+        finishAll(done);
+    }
+
+    /** The pushes written and not yet answered; star_server_lite's held push stays held (one step stale on purpose). */
+    @Override
+    public void awaitPushes() {
+        awaitPushesBut(null);
+    }
+
+    /** Before a call that nothing orders behind the pushes on the server: sends a held push, waits for every push. */
+    private void settlePushes() {
+        sendHeldPush();
+        awaitPushesBut(null);
     }
 
     /** Requests on their way and what their replies' bodies are for (nothing for a push). */
@@ -294,14 +424,14 @@ final class GrpcppConnection implements PsConnection {
         return new Sent(what, List.of(c.send(frame)), bodies -> receive(what, bodies.getFirst(), out, 0));
     }
 
-    private Sent sendPushDense(String param, int block, MemorySegment grad) {
+    private Sent sendPushDense(String param, int block, MemorySegment grad, List<CompletableFuture<Void>> written) {
         String what = "pushDense(" + param + ", block " + block + ")";
         DataChannel c = channels.get(KeyHash.ownerOfBlock(param, block, threads()));
         int head = Frames.nameBytes(param) + 4;
         ByteBuf frame = c.header(Frames.Call.PUSH_DENSE, head + grad.byteSize(), head);
         Frames.writeName(frame, param);
         frame.writeInt(block);
-        return new Sent(what, List.of(c.send(Unpooled.wrappedBuffer(frame, c.wrap(grad, grad.byteSize())))),
+        return new Sent(what, List.of(send(c, Unpooled.wrappedBuffer(frame, c.wrap(grad, grad.byteSize())), written)),
                 bodies -> { });
     }
 
@@ -339,7 +469,8 @@ final class GrpcppConnection implements PsConnection {
         });
     }
 
-    private Sent sendPushSparse(String table, MemorySegment ids, int n, MemorySegment grads) {
+    private Sent sendPushSparse(String table, MemorySegment ids, int n, MemorySegment grads,
+                                List<CompletableFuture<Void>> written) {
         String what = "pushSparse(" + table + ", " + n + " ids)";
         requireBytes(what, "ids", ids, (long) n * Long.BYTES);
         if (n == 0 && syncWorkers == 0) {
@@ -367,7 +498,7 @@ final class GrpcppConnection implements PsConnection {
             } else {
                 request.addComponents(true, split.ids(c, ids, t, copies), split.rows(c, grads, rowBytes, t, copies));
             }
-            replies.add(c.send(request));
+            replies.add(send(c, request, written));
         }
         return new Sent(what, replies, bodies -> { });
     }
@@ -393,31 +524,31 @@ final class GrpcppConnection implements PsConnection {
 
     @Override
     public void barrier(String name, int worker, int workers, Duration timeout) {
-        sendHeldPush();
+        settlePushes();
         control.barrier(name, worker, workers, timeout);
     }
 
     @Override
     public void save(Path dir) {
-        sendHeldPush();
+        settlePushes();
         control.save(dir);
     }
 
     @Override
     public void load(Path dir) {
-        sendHeldPush();
+        settlePushes();
         control.load(dir);
     }
 
     @Override
     public List<TableStats> stats() {
-        sendHeldPush();
+        settlePushes();
         return control.stats();
     }
 
     @Override
     public void stop() {
-        sendHeldPush();
+        settlePushes();
         control.stop();
     }
 
@@ -429,12 +560,16 @@ final class GrpcppConnection implements PsConnection {
 
     @Override
     public void close() {
-        if (heldPush.get() != null) {
+        boolean unsettled;
+        synchronized (unanswered) {
+            unsettled = !unanswered.isEmpty();
+        }
+        if (heldPush.get() != null || unsettled) {
             try {
-                sendHeldPush();
+                settlePushes();
             } catch (PsException e) {
                 LOG.log(System.Logger.Level.WARNING, "closing the connection to parameter server " + endpoint
-                        + ": the last push was not delivered: " + e.getMessage());
+                        + ": the last push was not applied: " + e.getMessage());
             }
         }
         channels.forEach(DataChannel::close);

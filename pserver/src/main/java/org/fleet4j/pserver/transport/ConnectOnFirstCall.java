@@ -103,6 +103,17 @@ public final class ConnectOnFirstCall implements PsConnection {
     }
 
     @Override
+    public void awaitPushes() {
+        PsConnection c;
+        synchronized (this) {
+            c = opened;
+        }
+        if (c != null) {
+            c.awaitPushes();
+        }
+    }
+
+    @Override
     public synchronized long wireBytes() {
         return opened == null ? 0 : opened.wireBytes();
     }

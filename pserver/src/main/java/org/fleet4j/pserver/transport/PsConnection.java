@@ -55,6 +55,17 @@ public interface PsConnection extends AutoCloseable {
     }
 
     /**
+     * Returns once the server has applied every push this connection has sent, and throws the failure of any of them.
+     * A push may return once its frame is on its way, before the server has applied it (grpc++ and star_server with
+     * servers that apply pushes as they come: the connection's next pull goes out behind it, and the server applies
+     * the push first, so this worker still reads its own writes). Where another process must see the update (a barrier
+     * between workers, a check of the server's tables), call this first. This default has nothing to wait for: its
+     * pushes return applied.
+     */
+    default void awaitPushes() {
+    }
+
+    /**
      * Waits until all {@code workers} workers have reached barrier {@code name} on this server, or fails naming
      * those that did not come within {@code timeout}.
      */

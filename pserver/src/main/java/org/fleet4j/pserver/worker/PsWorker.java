@@ -219,13 +219,20 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
     }
 
     /**
-     * Sync and half-async: waits at server 0 until every worker has finished this step's pushes: each worker's pushes
-     * return once the servers have taken them, so past the barrier every server has applied the step's update. The
-     * barrier fails naming the workers that did not come within the deadline.
+     * Sync and half-async: waits until every server has applied this worker's pushes ({@link PsConnection#awaitPushes}:
+     * a push may return once written), then at server 0 until every worker has done so, so past the barrier every
+     * server has applied the step's update. The barrier fails naming the workers that did not come within the
+     * deadline.
      */
     @Override
     public void sendBarrier() {
-        if (!barrier || workers == 1) {
+        if (!barrier) {
+            return;
+        }
+        for (PsConnection server : servers) {
+            server.awaitPushes();
+        }
+        if (workers == 1) {
             return;
         }
         perServerZero("send_barrier", () -> servers.get(0).barrier("step", worker, workers, deadline));

@@ -47,6 +47,7 @@ class GrpcppWireBytesTest {
                      "test"), null, one).connect(server.endpoint(), options)) {
             c.pullMany(batch);
             c.pushMany(batch);
+            c.awaitPushes(); // a push returns once written (pushes pipeline); its reply is counted when it comes
             long relayed = relay.bytes();
             long counted = c.wireBytes();
             for (int i = 0; i < CALLS; i++) {
@@ -67,6 +68,7 @@ class GrpcppWireBytesTest {
             for (int i = 0; i < CALLS; i++) {
                 c.pushMany(batch);
             }
+            c.awaitPushes();
             double perPush = (relay.bytes() - relayed) / (double) CALLS;
             assertEquals(perPush, (c.wireBytes() - counted) / (double) CALLS, 0.005 * perPush,
                     "the connection's wireBytes against the relay's count");
