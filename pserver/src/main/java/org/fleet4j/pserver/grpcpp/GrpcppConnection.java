@@ -52,6 +52,8 @@ import org.fleet4j.pserver.transport.PsOptions;
  */
 final class GrpcppConnection implements PsConnection {
     private static final System.Logger LOG = System.getLogger(GrpcppConnection.class.getName());
+    /** The most pushes left unanswered at once; the oldest is awaited beyond it. */
+    private static final int MAX_UNANSWERED = 16;
 
     private final String protocol;
     private final String endpoint;
@@ -303,15 +305,12 @@ final class GrpcppConnection implements PsConnection {
     private record Unanswered(Behind kind, Sent sent) {
     }
 
-    /** The most pushes left unanswered at once; the oldest is awaited beyond it. */
-    private static final int MAX_UNANSWERED = 16;
-
     /**
      * A push's frames are on their way: where pushes pipeline, waits until they are written (the caller may then write
      * over its buffers) and leaves the answer for later; otherwise waits for the answer.
      */
     private void pushed(Behind kind, Sent sent, List<CompletableFuture<Void>> written) {
-        if (written == null) {
+        if (written == null || sent.replies().isEmpty()) {
             finish(sent);
             return;
         }
