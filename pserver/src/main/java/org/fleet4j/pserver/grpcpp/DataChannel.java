@@ -212,11 +212,16 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
 
     /** Waits until {@code written} (from {@link #send(ByteBuf, CompletableFuture)}) is done, at most {@code deadline}. */
     void awaitWritten(CompletableFuture<Void> written, String what, Duration deadline) {
+        await(written, what, deadline, "not written to the socket within " + deadline.toMillis()
+                + " ms; is the server alive and reading?");
+    }
+
+    /** Waits for {@code f} at most {@code deadline}; a timeout says {@code late}, a failure names {@code what}. */
+    private void await(CompletableFuture<?> f, String what, Duration deadline, String late) {
         try {
-            written.get(deadline.toNanos(), TimeUnit.NANOSECONDS);
+            f.get(deadline.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            throw new PsException(what + " on " + where + ": not written to the socket within " + deadline.toMillis()
-                    + " ms; is the server alive and reading?", e);
+            throw new PsException(what + " on " + where + ": " + late, e);
         } catch (ExecutionException e) {
             throw new PsException(what + " on " + where + " failed: " + e.getCause().getMessage(), e.getCause());
         } catch (InterruptedException e) {
@@ -236,21 +241,13 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
      */
     List<ByteBuf> awaitAll(List<CompletableFuture<ByteBuf>> replies, String what, Duration deadline) {
         try {
-            CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new))
-                    .get(deadline.toNanos(), TimeUnit.NANOSECONDS);
-            return replies.stream().map(CompletableFuture::join).toList();
-        } catch (TimeoutException e) {
+            await(CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new)), what, deadline,
+                    "no answer within " + deadline.toMillis() + " ms; is the server alive and reachable?");
+        } catch (PsException e) {
             releaseWhenDone(replies);
-            throw new PsException(what + " on " + where + ": no answer within " + deadline.toMillis()
-                    + " ms; is the server alive and reachable?", e);
-        } catch (ExecutionException e) {
-            releaseWhenDone(replies);
-            throw new PsException(what + " on " + where + " failed: " + e.getCause().getMessage(), e.getCause());
-        } catch (InterruptedException e) {
-            releaseWhenDone(replies);
-            Thread.currentThread().interrupt();
-            throw new PsException(what + " on " + where + ": interrupted", e);
+            throw e;
         }
+        return replies.stream().map(CompletableFuture::join).toList();
     }
 
     private static void releaseWhenDone(List<CompletableFuture<ByteBuf>> replies) {
