@@ -18,6 +18,8 @@
 #   where unfused was level after 480. (Before 2026-11-28 it was STEPS/40 after WARMUP/40: 300 steps of warm-up
 #   timed fused steps well before their steady state.) DENSE=0 in the environment leaves it out (for a second run
 #   with other WORKERS); SPARSE=0 leaves out the sparse runs (the dense-heavy variant alone).
+#   A side "P/0" is protocol P with NETWORK_WORKER_CORE_NUMBER=0 (no worker network threads: the calling threads do
+#   the I/O); SIDES="..." in the environment replaces the sparse runs' list of sides.
 #   (after ./mvnw -q package -DskipTests; the peer needs python3-torch, scripts/install-deps.sh)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,9 +35,9 @@ out=$(mktemp -d)
 cc -O2 -o "$out/loopback_bw" scripts/peers/loopback_bw.c
 cc -O2 -o "$out/memcpy_bw" scripts/peers/memcpy_bw.c
 
-sides="grpc grpc++ star_server star_server_lite torch"
+sides=${SIDES:-"grpc grpc++ grpc++/0 star_server star_server/0 star_server_lite torch"}
 # protocol:tensor_fuse for the dense-heavy variant (the star protocols fuse whatever tensor_fuse says)
-dense_sides="grpc:true grpc:false grpc++:true grpc++:false star_server:true star_server_lite:true"
+dense_sides="grpc:true grpc:false grpc++:true grpc++:false grpc++/0:true star_server:true star_server/0:true star_server_lite:true"
 
 . scripts/bench/rotate.sh
 
@@ -49,8 +51,10 @@ for r in $(seq 1 "$rounds"); do
         $py scripts/peers/torch_rpc_ps_perf.py --workers "$w" --steps "$steps" --warmup "$warmup" \
           --out "$out/torch.$w.$r.json" >/dev/null 2>&1
       else
-        bin/fleetrun --server_num 1 --worker_num "$w" --log_dir "$out/$side.$w.$r" ps_perf --protocol "$side" \
-          --steps "$steps" --warmup "$warmup" >/dev/null 2>&1
+        threads=()
+        [[ $side == */0 ]] && threads=(NETWORK_WORKER_CORE_NUMBER=0)
+        env "${threads[@]}" bin/fleetrun --server_num 1 --worker_num "$w" --log_dir "$out/${side/\/0/+0}.$w.$r" \
+          ps_perf --protocol "${side%/0}" --steps "$steps" --warmup "$warmup" >/dev/null 2>&1
       fi
     done
   done
@@ -58,8 +62,11 @@ for r in $(seq 1 "$rounds"); do
   for dense in $(rotate "$r" "$dense_sides"); do
     protocol=${dense%:*}
     fuse=${dense#*:}
-    bin/fleetrun --server_num 1 --worker_num 2 --log_dir "$out/dense.$protocol.$fuse.$r" ps_perf --protocol "$protocol" \
-      --dense 100 --tensor_fuse "$fuse" --steps "$dense_steps" --warmup "$dense_warmup" >/dev/null 2>&1
+    threads=()
+    [[ $protocol == */0 ]] && threads=(NETWORK_WORKER_CORE_NUMBER=0)
+    env "${threads[@]}" bin/fleetrun --server_num 1 --worker_num 2 --log_dir "$out/dense.${protocol/\/0/+0}.$fuse.$r" \
+      ps_perf --protocol "${protocol%/0}" --dense 100 --tensor_fuse "$fuse" --steps "$dense_steps" \
+      --warmup "$dense_warmup" >/dev/null 2>&1
   done
   echo "round $r done: $(date -u +%H:%M:%S) UTC, $(uptime | sed 's/.*load/load/')"
 done
@@ -71,6 +78,7 @@ workers, sides = [int(w) for w in sys.argv[3].split()], sys.argv[4].split()
 dense_sides = [tuple(d.split(":")) for d in sys.argv[5].split()]
 med = statistics.median
 def run(name):
+    name = name.replace("/0", "+0")
     return json.load(open(f"{out}/{name}.json" if name.startswith("torch") else f"{out}/{name}/summary.json"))
 def runs(side, w):
     return [run(f"{side}.{w}.{r}") for r in range(1, rounds + 1)]

@@ -1,20 +1,13 @@
 package org.fleet4j.pserver.grpcpp;
 
-import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoopGroup;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,62 +23,50 @@ import org.fleet4j.pserver.transport.PsException;
 
 /**
  * A worker's connection to one network thread of a grpc++ server. Requests go out in order and the server answers
- * them in order on that thread, so replies are matched to the requests waiting for them first in, first out; the
- * queue is touched only on this connection's event loop. A closed connection fails every request waiting on it.
+ * them in order on that thread, so replies are matched to the requests waiting for them first in, first out. A
+ * closed connection fails every request waiting on it. Two kinds: {@link LoopDataChannel}, served by a network
+ * thread of the worker (a Netty event loop), and {@link CallerDataChannel}, whose calling threads write their
+ * requests and read the replies themselves ({@code NETWORK_WORKER_CORE_NUMBER=0}).
  */
-final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAssembler.Sink {
+abstract class DataChannel {
     /** What Hello told the worker. */
     record Hello(int threads, int syncWorkers, byte[] session, byte[] serverProof, Map<String, Integer> sparseDims,
                  int home) {
     }
 
-    private record Pending(long sequence, CompletableFuture<ByteBuf> reply) {
+    /** A request sent and not yet answered: its sequence number and its reply's future. */
+    record Pending(long sequence, CompletableFuture<ByteBuf> reply) {
     }
 
-    private final String where;
-    private final Channel channel;
-    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
-    private final AtomicLong sequence = new AtomicLong();
-    private final CopyCount copies;
+    final String where;
+    final CopyCount copies;
     /** Bytes of frames sent and received, the connection's share of {@code PsConnection.wireBytes}. */
-    private final LongAdder wireBytes;
+    final LongAdder wireBytes;
+    private final AtomicLong sequence = new AtomicLong();
     private JobToken token;
     private byte[] session;
-    private volatile String closedBecause;
-    private short status;
-    private long replySequence;
+    /** Why the connection no longer serves, or null while it does. */
+    volatile String closedBecause;
 
-    private DataChannel(String where, EventLoopGroup loop, InetSocketAddress address, Duration deadline,
-                        CopyCount copies, LongAdder wireBytes) {
+    DataChannel(String where, CopyCount copies, LongAdder wireBytes) {
         this.where = where;
         this.copies = copies;
         this.wireBytes = wireBytes;
-        DataChannel self = this;
-        Bootstrap bootstrap = new Bootstrap().group(loop).channel(NetworkLoops.socketChannel())
-                .option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, deadline.toMillis()))
-                .handler(new ChannelInitializer<>() {
-                    @Override
-                    protected void initChannel(Channel ch) {
-                        FrameAssembler frames = new FrameAssembler(Frames.REPLY_HEADER, self, copies);
-                        InPlaceReads.install(ch, frames);
-                        ch.pipeline().addLast(frames, self);
-                    }
-                });
-        channel = bootstrap.connect(address).syncUninterruptibly().channel();
     }
 
     /**
-     * Connects to the server at {@code address}, retrying until {@code deadline} while
-     * nobody listens yet; its frames' bytes are added to {@code wireBytes}.
+     * Connects to the server at {@code address}, retrying until {@code deadline} while nobody listens yet; its frames'
+     * bytes are added to {@code wireBytes}. With {@code loops} its I/O runs on one of their threads, without (null) on
+     * the threads that call it, reading replies by busy polling when {@code busyPoll}.
      */
-    static DataChannel open(String where, EventLoopGroup loop, InetSocketAddress address, Duration deadline,
-                            JobToken token, CopyCount copies, LongAdder wireBytes) {
+    static DataChannel open(String where, NetworkLoops loops, boolean busyPoll, InetSocketAddress address,
+                            Duration deadline, JobToken token, CopyCount copies, LongAdder wireBytes) {
         long end = System.nanoTime() + deadline.toNanos();
         while (true) {
             try {
-                DataChannel c = new DataChannel(where, loop, address, deadline, copies, wireBytes);
+                DataChannel c = loops != null
+                        ? new LoopDataChannel(where, loops.group(), address, deadline, copies, wireBytes)
+                        : new CallerDataChannel(where, address, deadline, busyPoll, copies, wireBytes);
                 c.token = token;
                 return c;
             } catch (Exception e) { // Netty rethrows the connect's IOException unchecked
@@ -105,8 +86,8 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
     }
 
     /** Hello for network thread {@code thread}: the server's answer, its proof not yet checked. */
-    Hello hello(int thread, byte[] nonce, Duration deadline) {
-        ByteBuf frame = channel.alloc().directBuffer();
+    final Hello hello(int thread, byte[] nonce, Duration deadline) {
+        ByteBuf frame = PooledByteBufAllocator.DEFAULT.directBuffer();
         Frames.writeRequestHeader(frame, Frames.Call.HELLO, 36, new byte[CallProof.HEADER_BYTES]);
         frame.writeBytes(nonce).writeInt(thread);
         ByteBuf body = awaitAll(List.of(send(frame)), "connect", deadline).getFirst();
@@ -130,25 +111,26 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
     }
 
     /** From now on every request proves the token with {@code session} (null: no token). */
-    void useSession(byte[] session) {
+    final void useSession(byte[] session) {
         this.session = session;
     }
 
     /** A request's length and header, signed for {@code call}, for a body of {@code bodyBytes}. */
-    ByteBuf header(Frames.Call call, long bodyBytes, int extraBytes) {
+    final ByteBuf header(Frames.Call call, long bodyBytes, int extraBytes) {
         byte[] proof = token == null || session == null ? new byte[CallProof.HEADER_BYTES]
                 : CallProof.header(token, session, sequence.getAndIncrement(), call.method);
-        ByteBuf header = channel.alloc().directBuffer(Frames.LENGTH_BYTES + Frames.REQUEST_HEADER + extraBytes);
+        ByteBuf header = PooledByteBufAllocator.DEFAULT.directBuffer(
+                Frames.LENGTH_BYTES + Frames.REQUEST_HEADER + extraBytes);
         Frames.writeRequestHeader(header, call, bodyBytes, proof);
         return header;
     }
 
-    ByteBuf alloc(int bytes) {
-        return channel.alloc().directBuffer(bytes, bytes);
+    final ByteBuf alloc(int bytes) {
+        return PooledByteBufAllocator.DEFAULT.directBuffer(bytes, bytes);
     }
 
     /** The first {@code bytes} of {@code segment} as a buffer over the same memory; copied only from the heap. */
-    ByteBuf wrap(MemorySegment segment, long bytes) {
+    final ByteBuf wrap(MemorySegment segment, long bytes) {
         MemorySegment part = segment.asSlice(0, bytes);
         if (part.isNative()) {
             return Unpooled.wrappedBuffer(part.asByteBuffer());
@@ -159,11 +141,16 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
         return copy.writerIndex((int) bytes);
     }
 
+    /** The sequence number a request frame (length prefix first) was signed with. */
+    static long sequenceOf(ByteBuf frame) {
+        return frame.getLong(Frames.LENGTH_BYTES + 8 + CallProof.SESSION_BYTES);
+    }
+
     /**
      * Sends {@code frame} (released once written); the reply's body, retained for the caller, who reads it on its
-     * own thread (its buffers may be confined to it) and releases it.
+     * own thread and releases it.
      */
-    CompletableFuture<ByteBuf> send(ByteBuf frame) {
+    final CompletableFuture<ByteBuf> send(ByteBuf frame) {
         return send(frame, null);
     }
 
@@ -171,39 +158,9 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
      * As {@link #send(ByteBuf)}; {@code written} (when not null) completes once the frame has been handed to the
      * socket, after which the memory it wraps may be written over, or fails as the write did.
      */
-    CompletableFuture<ByteBuf> send(ByteBuf frame, CompletableFuture<Void> written) {
-        CompletableFuture<ByteBuf> done = new CompletableFuture<>();
-        String closed = closedBecause;
-        if (closed != null) {
-            frame.release();
-            fail(done, written, closed);
-            return done;
-        }
-        long seq = frame.getLong(Frames.LENGTH_BYTES + 8 + CallProof.SESSION_BYTES);
-        channel.eventLoop().execute(() -> {
-            if (closedBecause != null) {
-                frame.release();
-                fail(done, written, closedBecause);
-                return;
-            }
-            pending.add(new Pending(seq, done));
-            wireBytes.add(frame.readableBytes());
-            if (written == null) {
-                channel.writeAndFlush(frame);
-                return;
-            }
-            channel.writeAndFlush(frame).addListener(f -> {
-                if (f.isSuccess()) {
-                    written.complete(null);
-                } else {
-                    written.completeExceptionally(new PsException("the write failed: " + f.cause()));
-                }
-            });
-        });
-        return done;
-    }
+    abstract CompletableFuture<ByteBuf> send(ByteBuf frame, CompletableFuture<Void> written);
 
-    private static void fail(CompletableFuture<ByteBuf> done, CompletableFuture<Void> written, String why) {
+    static void fail(CompletableFuture<ByteBuf> done, CompletableFuture<Void> written, String why) {
         done.completeExceptionally(new PsException(why));
         if (written != null) {
             written.completeExceptionally(new PsException(why));
@@ -211,15 +168,18 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
     }
 
     /** Waits until {@code written} (from {@link #send(ByteBuf, CompletableFuture)}) is done, at most {@code deadline}. */
-    void awaitWritten(CompletableFuture<Void> written, String what, Duration deadline) {
-        await(written, what, deadline, "not written to the socket within " + deadline.toMillis()
-                + " ms; is the server alive and reading?");
+    final void awaitWritten(CompletableFuture<Void> written, String what, Duration deadline) {
+        await(written, what, System.nanoTime() + deadline.toNanos(), "not written to the socket within "
+                + deadline.toMillis() + " ms; is the server alive and reading?");
     }
 
-    /** Waits for {@code f} at most {@code deadline}; a timeout says {@code late}, a failure names {@code what}. */
-    private void await(CompletableFuture<?> f, String what, Duration deadline, String late) {
+    /** Waits for {@code f} until {@code end}; a timeout says {@code late}, a failure names {@code what}. */
+    final void await(CompletableFuture<?> f, String what, long end, String late) {
         try {
-            f.get(deadline.toNanos(), TimeUnit.NANOSECONDS);
+            if (f instanceof CallerDataChannel.Reply r) {
+                r.channel().readUntil(r, end);
+            }
+            f.get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             throw new PsException(what + " on " + where + ": " + late, e);
         } catch (ExecutionException e) {
@@ -230,32 +190,35 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
         }
     }
 
-    /** Requests sent and not yet answered (asked on the connection's own thread, where the queue lives). */
-    int inFlight() {
-        return channel.eventLoop().submit(pending::size).syncUninterruptibly().getNow();
-    }
+    /** Requests sent and not yet answered. */
+    abstract int inFlight();
 
     /**
      * Every reply's body within {@code deadline}, to be released; if one fails, the others are released, and the
-     * failure names {@code what} and the server.
+     * failure names {@code what} and the server. A reply of another connection is awaited there, and named so.
      */
-    List<ByteBuf> awaitAll(List<CompletableFuture<ByteBuf>> replies, String what, Duration deadline) {
+    final List<ByteBuf> awaitAll(List<CompletableFuture<ByteBuf>> replies, String what, Duration deadline) {
+        long end = System.nanoTime() + deadline.toNanos();
+        String late = "no answer within " + deadline.toMillis() + " ms; is the server alive and reachable?";
         try {
-            await(CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new)), what, deadline,
-                    "no answer within " + deadline.toMillis() + " ms; is the server alive and reachable?");
+            for (CompletableFuture<ByteBuf> r : replies) {
+                DataChannel on = r instanceof CallerDataChannel.Reply c ? c.channel() : this;
+                on.await(r, what, end, late);
+            }
         } catch (PsException e) {
-            releaseWhenDone(replies);
+            replies.forEach(r -> r.thenAccept(ByteBuf::release));
             throw e;
         }
-        return replies.stream().map(CompletableFuture::join).toList();
+        List<ByteBuf> bodies = new ArrayList<>(replies.size());
+        replies.forEach(r -> bodies.add(r.join()));
+        return bodies;
     }
 
-    private static void releaseWhenDone(List<CompletableFuture<ByteBuf>> replies) {
-        replies.forEach(r -> r.thenAccept(ByteBuf::release));
-    }
-
-    @Override
-    public long bodyBytes(ChannelHandlerContext ctx, ByteBuf header) throws FrameException {
+    /**
+     * The body's length of a reply whose {@code header} (length prefix included) is complete; throws for one that
+     * breaks the protocol.
+     */
+    static long replyBodyBytes(ByteBuf header) throws FrameException {
         long length = Integer.toUnsignedLong(header.getInt(0));
         if (header.getInt(4) != Frames.MAGIC || header.getByte(8) != Frames.VERSION) {
             throw new FrameException("the server does not speak grpc++ version " + Frames.VERSION);
@@ -264,59 +227,40 @@ final class DataChannel extends ChannelInboundHandlerAdapter implements FrameAss
             throw new FrameException("a reply claims " + length + " bytes, outside [" + Frames.REPLY_HEADER + ", "
                     + Frames.MAX_FRAME + "]");
         }
-        status = header.getShort(10);
-        replySequence = header.getLong(12);
         return length - Frames.REPLY_HEADER;
     }
 
-    @Override
-    public void frame(ChannelHandlerContext ctx, ByteBuf header, ByteBuf body) {
+    /**
+     * Hands a whole reply ({@code header} and {@code body}, which the caller releases) to {@code p}, the request
+     * waiting first; false when none was waiting or its sequence number differs (the connection is then broken).
+     */
+    final boolean answer(Pending p, ByteBuf header, ByteBuf body) {
         wireBytes.add(header.readableBytes() + body.readableBytes());
         if (!body.isDirect()) {
             copies.heap(body.readableBytes());
         }
-        Pending p = pending.poll();
+        short status = header.getShort(10);
+        long replySequence = header.getLong(12);
         if (p == null || p.sequence() != replySequence) {
-            fail("the server sent a reply nobody asked for (sequence " + replySequence + ")");
-            ctx.close();
-            return;
+            String why = "the server sent a reply nobody asked for (sequence " + replySequence + ")";
+            if (p != null) {
+                p.reply().completeExceptionally(new PsException(why));
+            }
+            closeBecause(why);
+            return false;
         }
         if (status != Frames.OK) {
             String message = body.toString(StandardCharsets.UTF_8);
             p.reply().completeExceptionally(new PsException(status == Frames.REFUSED ? "refused: " + message
                     : message));
-            return;
+            return true;
         }
         p.reply().complete(body.retain());
+        return true;
     }
 
-    @Override
-    public void dropped(ChannelHandlerContext ctx, String why) {
-        fail("the connection broke: " + why);
-    }
+    /** The connection no longer serves, for {@code why}: every request waiting fails with it. */
+    abstract void closeBecause(String why);
 
-    @Override
-    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-        fail("the server closed the connection (is it alive?)");
-        super.channelInactive(ctx);
-    }
-
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        fail("the connection failed: " + cause.getMessage());
-        ctx.close();
-    }
-
-    private void fail(String why) {
-        if (closedBecause == null) {
-            closedBecause = why;
-        }
-        for (Pending p = pending.poll(); p != null; p = pending.poll()) {
-            p.reply().completeExceptionally(new PsException(why));
-        }
-    }
-
-    void close() {
-        channel.close().syncUninterruptibly();
-    }
+    abstract void close();
 }

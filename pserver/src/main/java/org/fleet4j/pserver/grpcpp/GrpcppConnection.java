@@ -108,18 +108,24 @@ final class GrpcppConnection implements PsConnection {
         return new GrpcppConnection(protocol, endpoint, dataEndpoint, options, settings, overlapPushes);
     }
 
-    /** Thread 0 first, which tells how many threads the server has; then one connection to each of the others. */
+    /**
+     * Thread 0 first, which tells how many threads the server has; then one connection to each of the others. With no
+     * network threads ({@code NETWORK_WORKER_CORE_NUMBER=0}) the callers do their connections' I/O themselves.
+     */
     private void connectData(JobToken token, NetworkSettings settings) {
         InetSocketAddress address = TcpStore.parseHostPort(dataEndpoint, "grpc++ data endpoint of " + endpoint);
-        NetworkLoops first = new NetworkLoops(new NetworkSettings(1, settings.busyPoll(), settings.pinCores()),
-                "ps-grpcpp-client-io", 0);
-        loops.add(first);
-        DataChannel.Hello hello = connect(first, address, 0, token);
+        NetworkLoops first = settings.threads() == 0 ? null
+                : new NetworkLoops(new NetworkSettings(1, settings.busyPoll(), settings.pinCores()),
+                        "ps-grpcpp-client-io", 0);
+        if (first != null) {
+            loops.add(first);
+        }
+        DataChannel.Hello hello = connect(first, settings.busyPoll(), address, 0, token);
         int threads = hello.threads();
         syncWorkers = hello.syncWorkers();
         sparseDims = hello.sparseDims();
         home = hello.home();
-        NetworkLoops rest = threads > 1 && settings.threads() > 1
+        NetworkLoops rest = first != null && threads > 1 && settings.threads() > 1
                 ? new NetworkLoops(new NetworkSettings(Math.min(settings.threads() - 1, threads - 1),
                         settings.busyPoll(), settings.pinCores()), "ps-grpcpp-client-io", 1)
                 : first;
@@ -127,16 +133,17 @@ final class GrpcppConnection implements PsConnection {
             loops.add(rest);
         }
         for (int t = 1; t < threads; t++) {
-            connect(rest, address, t, token);
+            connect(rest, settings.busyPoll(), address, t, token);
         }
     }
 
     /** Opens the data connection to thread {@code thread}, says Hello and checks the server's proof. */
-    private DataChannel.Hello connect(NetworkLoops on, InetSocketAddress address, int thread, JobToken token) {
+    private DataChannel.Hello connect(NetworkLoops on, boolean busyPoll, InetSocketAddress address, int thread,
+                                      JobToken token) {
         // grpc++ names its data port and thread; the star_server protocols, which had one port before, the server
         String where = GrpcppTransport.PROTOCOL.equals(protocol) ? "parameter server " + endpoint
                 + " (grpc++ data port " + dataEndpoint + ", thread " + thread + ")" : "parameter server " + endpoint;
-        DataChannel c = DataChannel.open(where, on.group(), address, deadline, token, copies, wireBytes);
+        DataChannel c = DataChannel.open(where, on, busyPoll, address, deadline, token, copies, wireBytes);
         channels.add(c);
         byte[] nonce = JobToken.nonce();
         DataChannel.Hello hello = c.hello(thread, nonce, deadline);

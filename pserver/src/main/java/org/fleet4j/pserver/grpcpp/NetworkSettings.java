@@ -18,27 +18,30 @@ public record NetworkSettings(int threads, boolean busyPoll, boolean pinCores) {
     static final int MAX_THREADS = 256;
 
     public NetworkSettings {
-        if (threads < 1 || threads > MAX_THREADS) {
-            throw new IllegalArgumentException("grpc++ network threads must be in [1, " + MAX_THREADS + "], got "
+        if (threads < 0 || threads > MAX_THREADS) {
+            throw new IllegalArgumentException("grpc++ network threads must be in [0, " + MAX_THREADS + "], got "
                     + threads);
         }
     }
 
     /** The side of a connection, with its variables' names and its default thread cap. */
     public enum Side {
-        SERVER("NETWORK_PS_CORE_NUMBER", "PS_ENABLE_POLLING", "PS_DISABLE_PIN_CORES", 8),
-        WORKER("NETWORK_WORKER_CORE_NUMBER", "WORKER_ENABLE_POLLING", "WORKER_DISABLE_PIN_CORES", 2);
+        SERVER("NETWORK_PS_CORE_NUMBER", "PS_ENABLE_POLLING", "PS_DISABLE_PIN_CORES", 8, 1),
+        /** A worker may run no network threads (0): its calling threads then do their connections' I/O. */
+        WORKER("NETWORK_WORKER_CORE_NUMBER", "WORKER_ENABLE_POLLING", "WORKER_DISABLE_PIN_CORES", 2, 0);
 
         final String threadsVar;
         final String pollingVar;
         final String noPinVar;
         final int defaultCap;
+        final int minThreads;
 
-        Side(String threadsVar, String pollingVar, String noPinVar, int defaultCap) {
+        Side(String threadsVar, String pollingVar, String noPinVar, int defaultCap, int minThreads) {
             this.threadsVar = threadsVar;
             this.pollingVar = pollingVar;
             this.noPinVar = noPinVar;
             this.defaultCap = defaultCap;
+            this.minThreads = minThreads;
         }
     }
 
@@ -56,24 +59,25 @@ public record NetworkSettings(int threads, boolean busyPoll, boolean pinCores) {
         int threads = Math.max(1, Math.min(Math.min(side.defaultCap, connections), cpus));
         String t = env.get(side.threadsVar);
         if (t != null && !t.isBlank()) {
-            threads = parseThreads(side.threadsVar, t);
+            threads = parseThreads(side.threadsVar, t, side.minThreads);
         }
         boolean polling = parseBool(side.pollingVar, env.get(side.pollingVar), false);
         boolean noPin = parseBool(side.noPinVar, env.get(side.noPinVar), false);
         return new NetworkSettings(threads, polling, !noPin);
     }
 
-    private static int parseThreads(String var, String value) {
+    private static int parseThreads(String var, String value, int min) {
         try {
             int n = Integer.parseInt(value.trim());
-            if (n >= 1 && n <= MAX_THREADS) {
+            if (n >= min && n <= MAX_THREADS) {
                 return n;
             }
         } catch (NumberFormatException e) {
             // reported below with the allowed values
         }
         throw new IllegalArgumentException(var + "='" + value + "' is not a number of network threads; allowed: a"
-                + " whole number from 1 to " + MAX_THREADS);
+                + " whole number from " + min + " to " + MAX_THREADS
+                + (min == 0 ? " (0: no network threads, the calling threads do the I/O)" : ""));
     }
 
     private static boolean parseBool(String var, String value, boolean unset) {
@@ -90,6 +94,10 @@ public record NetworkSettings(int threads, boolean busyPoll, boolean pinCores) {
 
     /** E.g. {@code 4 network threads, busy polling, pinned to cores}, for logs and the dry run. */
     public String describe() {
+        if (threads == 0) {
+            return "no network threads (each calling thread does its own I/O), "
+                    + (busyPoll ? "busy polling" : "sleeping in epoll");
+        }
         return threads + " network thread" + (threads == 1 ? "" : "s") + ", "
                 + (busyPoll ? "busy polling" : "sleeping in epoll") + ", "
                 + (pinCores ? "pinned to cores" : "not pinned");

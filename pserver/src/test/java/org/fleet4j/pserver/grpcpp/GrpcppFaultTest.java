@@ -38,6 +38,8 @@ import org.fleet4j.pserver.transport.PsTransport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Strangers and failures on a grpc++ data port; after each the server still serves a worker correctly. */
 class GrpcppFaultTest {
@@ -198,8 +200,9 @@ class GrpcppFaultTest {
         }
     }
 
-    @Test
-    void aKilledServerProcessFailsTheNextCallWithinTheDeadlineNamingIt() throws Exception {
+    @ParameterizedTest(name = "worker network threads: {0}")
+    @ValueSource(ints = {2, 0})
+    void aKilledServerProcessFailsTheNextCallWithinTheDeadlineNamingIt(int workerThreads) throws Exception {
         JobToken token = JobToken.random();
         PsOptions options = new PsOptions("127.0.0.1:0", Duration.ofSeconds(5), token);
         int dataPort = FreePorts.one();
@@ -207,7 +210,7 @@ class GrpcppFaultTest {
         try (ServerProcess process = ServerProcess.start(token, GrpcppTransport.PROTOCOL,
                 Map.of(EndpointMap.ENV, "127.0.0.1:0=" + data, "NETWORK_PS_CORE_NUMBER", "2"))) {
             GrpcppTransport worker = new GrpcppTransport(EndpointMap.parse(List.of(process.endpoint() + "=" + data),
-                    "test"), null, TWO_THREADS);
+                    "test"), null, new NetworkSettings(workerThreads, false, false));
             try (PsConnection c = worker.connect(process.endpoint(), options)) {
                 assertEquals(2, ((GrpcppConnection) c).threads(), "NETWORK_PS_CORE_NUMBER=2 on the server");
                 long[] spread = {1, 2, 3, 4, 5, 6, 7, 8};

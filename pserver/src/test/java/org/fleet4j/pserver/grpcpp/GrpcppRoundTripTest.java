@@ -24,6 +24,8 @@ import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
 import org.fleet4j.pserver.transport.PsTransport;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * grpc++ on loopback against grpc: the same pulls and pushes, dense and sparse, through a grpc server and a grpc++
@@ -32,8 +34,9 @@ import org.junit.jupiter.api.Test;
 class GrpcppRoundTripTest {
     private static final int DIM = Shards.DIM;
 
-    @Test
-    void pullsAndPushesEqualTheGrpcProtocolsBitForBit() {
+    @ParameterizedTest(name = "worker network threads: {0}")
+    @ValueSource(ints = {2, 0})
+    void pullsAndPushesEqualTheGrpcProtocolsBitForBit(int workerThreads) {
         TableShard overGrpc = Shards.shard();
         TableShard overGrpcpp = Shards.shard();
         TableShard direct = Shards.shard();
@@ -42,7 +45,7 @@ class GrpcppRoundTripTest {
         try (PsServer grpcServer = Shards.GRPC.serve(overGrpc, options);
              GrpcppServer server = Loopback.serve(overGrpcpp, options, new NetworkSettings(4, false, false));
              PsConnection grpc = Shards.GRPC.connect(grpcServer.endpoint(), options);
-             PsConnection fast = Loopback.connect(server, options)) {
+             PsConnection fast = Loopback.connect(server, options, workerThreads)) {
             assertEquals(4, ((GrpcppConnection) fast).threads(), "one data connection per server network thread");
             for (int step = 0; step < 6; step++) {
                 long[] raw = new long[200];

@@ -21,6 +21,11 @@ final class Loopback {
     }
 
     static PsConnection connect(GrpcppServer server, PsOptions options) {
-        return workerOf(server, new NetworkSettings(2, false, false)).connect(server.endpoint(), options);
+        return connect(server, options, 2);
+    }
+
+    /** A worker's connection with {@code workerThreads} network threads (0: its callers do the I/O). */
+    static PsConnection connect(GrpcppServer server, PsOptions options, int workerThreads) {
+        return workerOf(server, new NetworkSettings(workerThreads, false, false)).connect(server.endpoint(), options);
     }
 }

@@ -54,11 +54,22 @@ class NetworkSettingsTest {
     }
 
     @Test
+    void aWorkerMayRunNoNetworkThreads() {
+        NetworkSettings none = NetworkSettings.fromEnvironment(Map.of("NETWORK_WORKER_CORE_NUMBER", "0",
+                "WORKER_ENABLE_POLLING", "1"), NetworkSettings.Side.WORKER, 4);
+        assertEquals(new NetworkSettings(0, true, true), none);
+        assertEquals("no network threads (each calling thread does its own I/O), busy polling", none.describe());
+    }
+
+    @Test
     void aBadValueNamesTheVariableAndTheAllowedValues() {
         assertEquals("NETWORK_PS_CORE_NUMBER='four' is not a number of network threads; allowed: a whole number from 1"
                 + " to 256", bad(Map.of("NETWORK_PS_CORE_NUMBER", "four"), NetworkSettings.Side.SERVER));
-        assertEquals("NETWORK_WORKER_CORE_NUMBER='0' is not a number of network threads; allowed: a whole number from"
-                + " 1 to 256", bad(Map.of("NETWORK_WORKER_CORE_NUMBER", "0"), NetworkSettings.Side.WORKER));
+        assertEquals("NETWORK_PS_CORE_NUMBER='0' is not a number of network threads; allowed: a whole number from 1"
+                + " to 256", bad(Map.of("NETWORK_PS_CORE_NUMBER", "0"), NetworkSettings.Side.SERVER));
+        assertEquals("NETWORK_WORKER_CORE_NUMBER='-1' is not a number of network threads; allowed: a whole number from"
+                + " 0 to 256 (0: no network threads, the calling threads do the I/O)",
+                bad(Map.of("NETWORK_WORKER_CORE_NUMBER", "-1"), NetworkSettings.Side.WORKER));
         assertEquals("WORKER_ENABLE_POLLING='yes' is not allowed; allowed: true, false, 1 or 0",
                 bad(Map.of("WORKER_ENABLE_POLLING", "yes"), NetworkSettings.Side.WORKER));
         assertEquals("PS_DISABLE_PIN_CORES='2' is not allowed; allowed: true, false, 1 or 0",

@@ -28,6 +28,9 @@ import org.fleet4j.pserver.transport.PsOptions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Pipelined pushes (grpc++ and star_server against a server that applies pushes as they come): a push returns once
@@ -36,8 +39,14 @@ import org.junit.jupiter.api.Test;
  * behind it on the home connection, a single push before the single pull behind it on the owner's connection, and a
  * call on another connection waits for the push's answer first. A push the server refuses fails the next call, naming
  * the push. "wide" is SGD with learning rate 1 from 0: a row is minus the sum of the pushes applied before the read.
+ * Each test runs with the worker's network threads (2) and without (0: the calling thread writes and reads).
  */
+@ParameterizedClass(name = "worker network threads: {0}")
+@ValueSource(ints = {2, 0})
 class PipelinedPushTest {
+    @Parameter
+    int workerThreads;
+
     private static final int THREADS = 2;
     private static final long[] RAW = LongStream.range(0, 16).toArray();
 
@@ -52,7 +61,7 @@ class PipelinedPushTest {
     @BeforeEach
     void serve() {
         server = Loopback.serve(shard, options, new NetworkSettings(THREADS, false, false));
-        c = (GrpcppConnection) Loopback.connect(server, options);
+        c = (GrpcppConnection) Loopback.connect(server, options, workerThreads);
         assertEquals(THREADS, c.threads());
         ids = Shards.ids(RAW);
         assertTrue(Arrays.stream(RAW).anyMatch(id -> KeyHash.threadOf(id, THREADS) == 0)

@@ -10,24 +10,26 @@ import org.fleet4j.collective.JobToken;
 import org.fleet4j.pserver.grpc.Shards;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsOptions;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Copies on grpc++'s pull and push paths, counted by both ends: with off-heap buffers nothing goes through the Java
  * heap (no byte[] anywhere between the socket and the table or the worker's buffer), a request for one network
  * thread is sent from the caller's own memory without even an off-heap gather, and of a received body that came over
  * several socket reads only the part that came with its header is copied (off-heap): the socket writes the rest into
- * the body's buffer.
+ * the body's buffer. Both with the worker's network threads and without (0: the calling threads read and write).
  */
 class ZeroCopyTest {
     private static final int DIM = Shards.DIM;
 
-    @Test
-    void offHeapPullsAndPushesCopyNothingThroughTheHeap() {
+    @ParameterizedTest(name = "worker network threads: {0}")
+    @ValueSource(ints = {2, 0})
+    void offHeapPullsAndPushesCopyNothingThroughTheHeap(int workerThreads) {
         PsOptions options = Shards.options(JobToken.random());
         Random random = new Random(1);
         try (GrpcppServer server = Loopback.serve(Shards.shard(), options, new NetworkSettings(1, false, false));
-             PsConnection c = Loopback.connect(server, options)) {
+             PsConnection c = Loopback.connect(server, options, workerThreads)) {
             GrpcppConnection fast = (GrpcppConnection) c;
             long[] raw = new long[4096];
             for (int i = 0; i < raw.length; i++) {
@@ -69,11 +71,12 @@ class ZeroCopyTest {
         }
     }
 
-    @Test
-    void requestsSpreadOverThreadsAreGatheredOffHeapOnly() {
+    @ParameterizedTest(name = "worker network threads: {0}")
+    @ValueSource(ints = {2, 0})
+    void requestsSpreadOverThreadsAreGatheredOffHeapOnly(int workerThreads) {
         PsOptions options = Shards.options(JobToken.random());
         try (GrpcppServer server = Loopback.serve(Shards.shard(), options, new NetworkSettings(4, false, false));
-             PsConnection c = Loopback.connect(server, options)) {
+             PsConnection c = Loopback.connect(server, options, workerThreads)) {
             GrpcppConnection fast = (GrpcppConnection) c;
             long[] raw = new long[1000];
             for (int i = 0; i < raw.length; i++) {
