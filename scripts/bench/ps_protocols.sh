@@ -19,7 +19,8 @@
 #   timed fused steps well before their steady state.) DENSE=0 in the environment leaves it out (for a second run
 #   with other WORKERS); SPARSE=0 leaves out the sparse runs (the dense-heavy variant alone).
 #   A side "P/0" is protocol P with NETWORK_WORKER_CORE_NUMBER=0 (no worker network threads: the calling threads do
-#   the I/O); SIDES="..." in the environment replaces the sparse runs' list of sides.
+#   the I/O); SIDES="..." in the environment replaces the sparse runs' list of sides, DENSE_SIDES="P:FUSE ..." the
+#   dense-heavy variant's (the ratios are against grpc:false, which it must hold).
 #   (after ./mvnw -q package -DskipTests; the peer needs python3-torch, scripts/install-deps.sh)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,7 +38,7 @@ cc -O2 -o "$out/memcpy_bw" scripts/peers/memcpy_bw.c
 
 sides=${SIDES:-"grpc grpc++ grpc++/0 star_server star_server/0 star_server_lite torch"}
 # protocol:tensor_fuse for the dense-heavy variant (the star protocols fuse whatever tensor_fuse says)
-dense_sides="grpc:true grpc:false grpc++:true grpc++:false grpc++/0:true star_server:true star_server/0:true star_server_lite:true"
+dense_sides=${DENSE_SIDES:-"grpc:true grpc:false grpc++:true grpc++:false grpc++/0:true star_server:true star_server/0:true star_server_lite:true"}
 
 . scripts/bench/rotate.sh
 

@@ -33,19 +33,6 @@ final class CallerDataChannel extends DataChannel {
     private static final int READ_BYTES = 64 << 10;
     private static final int HEADER_BYTES = Frames.LENGTH_BYTES + Frames.REPLY_HEADER;
 
-    /** A reply's future, awaited by reading its connection ({@link #readUntil}). */
-    static final class Reply extends CompletableFuture<ByteBuf> {
-        private final CallerDataChannel channel;
-
-        Reply(CallerDataChannel channel) {
-            this.channel = channel;
-        }
-
-        CallerDataChannel channel() {
-            return channel;
-        }
-    }
-
     private final SocketChannel socket;
     private final boolean busyPoll;
     private final Duration deadline;
@@ -112,7 +99,8 @@ final class CallerDataChannel extends DataChannel {
             if (written != null) {
                 written.complete(null);
             }
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
+            // a frame cut short leaves the stream unusable: the connection ends, failing every request waiting
             closeBecause("the connection failed: " + e.getMessage());
         } finally {
             writing.unlock();
@@ -162,6 +150,7 @@ final class CallerDataChannel extends DataChannel {
      * Reads replies until {@code reply} is complete or {@code end} (System.nanoTime) has passed, completing every
      * reply before it on the way; another thread reading meanwhile may complete it instead.
      */
+    @Override
     void readUntil(Reply reply, long end) throws TimeoutException, InterruptedException {
         while (!reply.isDone()) {
             long left = end - System.nanoTime();
@@ -171,6 +160,9 @@ final class CallerDataChannel extends DataChannel {
             try {
                 while (!reply.isDone()) {
                     if (!readFrame(end)) {
+                        if (Thread.interrupted()) {
+                            throw new InterruptedException();
+                        }
                         throw new TimeoutException();
                     }
                 }
@@ -259,13 +251,16 @@ final class CallerDataChannel extends DataChannel {
         }
     }
 
-    /** Waits until the socket has bytes to read; false when {@code end} passed first. */
+    /**
+     * Waits until the socket has bytes to read; false when {@code end} passed first or the thread was interrupted (a
+     * selector does not wait for an interrupted thread), the read resumable either way.
+     */
     private boolean await(long end) throws IOException {
         if (closedBecause != null) {
             throw new IOException(closedBecause);
         }
         long left = end - System.nanoTime();
-        if (left <= 0) {
+        if (left <= 0 || Thread.currentThread().isInterrupted()) {
             return false;
         }
         if (busyPoll) {

@@ -34,6 +34,19 @@ abstract class DataChannel {
                  int home) {
     }
 
+    /** A reply's future, which knows its connection: a wait for it is named after that one, and may read it. */
+    static final class Reply extends CompletableFuture<ByteBuf> {
+        private final DataChannel channel;
+
+        Reply(DataChannel channel) {
+            this.channel = channel;
+        }
+
+        DataChannel channel() {
+            return channel;
+        }
+    }
+
     /** A request sent and not yet answered: its sequence number and its reply's future. */
     record Pending(long sequence, CompletableFuture<ByteBuf> reply) {
     }
@@ -176,7 +189,7 @@ abstract class DataChannel {
     /** Waits for {@code f} until {@code end}; a timeout says {@code late}, a failure names {@code what}. */
     final void await(CompletableFuture<?> f, String what, long end, String late) {
         try {
-            if (f instanceof CallerDataChannel.Reply r) {
+            if (f instanceof Reply r) {
                 r.channel().readUntil(r, end);
             }
             f.get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -190,19 +203,26 @@ abstract class DataChannel {
         }
     }
 
+    /**
+     * Where the calling thread does the connection's reads: reads until {@code reply} is complete or {@code end}
+     * (System.nanoTime) has passed. Otherwise nothing: another thread completes it.
+     */
+    void readUntil(Reply reply, long end) throws TimeoutException, InterruptedException {
+    }
+
     /** Requests sent and not yet answered. */
     abstract int inFlight();
 
     /**
      * Every reply's body within {@code deadline}, to be released; if one fails, the others are released, and the
-     * failure names {@code what} and the server. A reply of another connection is awaited there, and named so.
+     * failure names {@code what} and the server. A reply of another connection is awaited there, and named after it.
      */
     final List<ByteBuf> awaitAll(List<CompletableFuture<ByteBuf>> replies, String what, Duration deadline) {
         long end = System.nanoTime() + deadline.toNanos();
         String late = "no answer within " + deadline.toMillis() + " ms; is the server alive and reachable?";
         try {
             for (CompletableFuture<ByteBuf> r : replies) {
-                DataChannel on = r instanceof CallerDataChannel.Reply c ? c.channel() : this;
+                DataChannel on = r instanceof Reply c ? c.channel() : this;
                 on.await(r, what, end, late);
             }
         } catch (PsException e) {

@@ -46,7 +46,7 @@ final class LoopDataChannel extends DataChannel {
 
     @Override
     CompletableFuture<ByteBuf> send(ByteBuf frame, CompletableFuture<Void> written) {
-        CompletableFuture<ByteBuf> done = new CompletableFuture<>();
+        Reply done = new Reply(this);
         String closed = closedBecause;
         if (closed != null) {
             frame.release();

@@ -217,6 +217,45 @@ class CallerDataChannelTest {
     }
 
     @Test
+    void aWaitInterruptedInEpollEndsAtOnceAndTheConnectionServesOn() throws Exception {
+        Future<Peer> accepted = accept();
+        DataChannel c = open(Duration.ofSeconds(60));
+        Peer p = peer(accepted);
+        byte[] first = random(8, 10);
+        CompletableFuture<ByteBuf> r = c.send(request(c, first));
+        p.request();
+        ExecutorService waiter = Executors.newSingleThreadExecutor();
+        try {
+            Thread[] thread = new Thread[1];
+            Future<PsException> waited = waiter.submit(() -> {
+                thread[0] = Thread.currentThread();
+                return assertThrows(PsException.class, () -> c.awaitAll(List.of(r), "pullSparse",
+                        Duration.ofSeconds(60)));
+            });
+            // interrupt it once it waits in the connection's selector (not before: that path is the JDK's own)
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while ((thread[0] == null || Arrays.stream(thread[0].getStackTrace())
+                    .noneMatch(f -> f.getMethodName().contains("select"))) && System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+            long start = System.nanoTime();
+            thread[0].interrupt();
+            assertEquals("pullSparse on test server: interrupted", waited.get(10, TimeUnit.SECONDS).getMessage());
+            assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5), "ended at once, not at the deadline");
+        } finally {
+            waiter.shutdownNow();
+        }
+        byte[] second = random(8, 11);
+        CompletableFuture<ByteBuf> next = c.send(request(c, second));
+        p.request();
+        for (byte[] body : List.of(first, second)) {
+            byte[] reply = Peer.reply(0, Frames.OK, body);
+            p.write(reply, 0, reply.length);
+        }
+        assertArrayEquals(second, bytes(c.awaitAll(List.of(next), "the next call", Duration.ofSeconds(30)).getFirst()));
+    }
+
+    @Test
     void aReplyNobodyAskedForBreaksTheConnectionNamingIt() throws Exception {
         Future<Peer> accepted = accept();
         DataChannel c = open(Duration.ofSeconds(30));
