@@ -135,6 +135,12 @@ final class GrpcPsConnection implements PsConnection {
         return endpoint;
     }
 
+    /** Every call carries a gRPC deadline: the connection's, or a barrier's timeout plus it. */
+    @Override
+    public boolean boundsItsCalls() {
+        return true;
+    }
+
     @Override
     public void pullDense(String param, int block, MemorySegment out) {
         String what = "pullDense(" + param + ", block " + block + ")";

@@ -172,6 +172,12 @@ final class GrpcppConnection implements PsConnection {
         return endpoint;
     }
 
+    /** Every wait for the server (a write, a reply) is bounded by the connection's deadline, and so is connecting. */
+    @Override
+    public boolean boundsItsCalls() {
+        return true;
+    }
+
     int threads() {
         return channels.size();
     }

@@ -47,6 +47,12 @@ public final class ConnectOnFirstCall implements PsConnection {
         return endpoint;
     }
 
+    /** As the opened connection says; false before the first call (connecting runs under the caller's bound). */
+    @Override
+    public synchronized boolean boundsItsCalls() {
+        return opened != null && opened.boundsItsCalls();
+    }
+
     @Override
     public void pullDense(String param, int block, MemorySegment out) {
         connection().pullDense(param, block, out);

@@ -66,6 +66,15 @@ public interface PsConnection extends AutoCloseable {
     }
 
     /**
+     * True when every call of this connection ends by itself within its own deadline (failing, naming the call and
+     * the server, when the server does not answer), so that a caller may run it on its own thread with no bounded wait
+     * of its own around it. This default says false: a call may block for as long as the server lets it.
+     */
+    default boolean boundsItsCalls() {
+        return false;
+    }
+
+    /**
      * Waits until all {@code workers} workers have reached barrier {@code name} on this server, or fails naming
      * those that did not come within {@code timeout}.
      */

@@ -28,7 +28,9 @@ import org.fleet4j.pserver.transport.PsException;
  * as they are; with several, ids and rows are staged in reused {@link RoutedIds} buffers, so the steady state
  * allocates no off-heap memory). The calls to different servers run at once, one virtual thread each, and every
  * wait for a server is bounded by the connection's deadline (plus a second, so the transport's own deadline error,
- * which names the call, comes first) and names the server.
+ * which names the call, comes first) and names the server. The last server's call (with one server, every call) runs
+ * on the caller's thread instead where its connection bounds its own calls ({@link PsConnection#boundsItsCalls}):
+ * grpc, grpc++ and the star_server protocols.
  */
 public final class PsWorker implements PsCommunicator, AutoCloseable {
     private static final Duration GRACE = Duration.ofSeconds(1);
@@ -262,6 +264,10 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
     }
 
     private void perServerZero(String what, Runnable call) {
+        if (servers.get(0).boundsItsCalls()) {
+            runHere(what, 0, call);
+            return;
+        }
         Future<?> f = calls.submit(call);
         try {
             awaitServer(what, 0, f, System.nanoTime() + wait.toNanos());
@@ -270,19 +276,44 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
         }
     }
 
+    /**
+     * A call on this thread, for a connection that bounds its own calls: no hand-off to a virtual thread and back,
+     * which cost two thread wake-ups a call. Fails as {@link #awaitServer} does.
+     */
+    private void runHere(String what, int server, Runnable call) {
+        try {
+            call.run();
+        } catch (PsException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new PsException(what + ": server " + server + " (" + servers.get(server).endpoint() + ") failed: "
+                    + e.getMessage(), e);
+        }
+    }
+
     private interface ServerCall {
         void run(int server);
     }
 
-    /** Runs {@code call} for every server at once and waits for all, each wait bounded and naming its server. */
+    /**
+     * Runs {@code call} for every server at once and waits for all, each wait bounded and naming its server. The last
+     * server's call runs on this thread when its connection bounds its own calls (with one server, the only call).
+     */
     private void perServer(String what, ServerCall call) {
+        int last = servers.size() - 1;
+        int here = servers.get(last).boundsItsCalls() ? last : -1;
         List<Future<?>> pending = new ArrayList<>();
-        for (int s = 0; s < servers.size(); s++) {
+        for (int s = 0; s <= last; s++) {
             int server = s;
-            pending.add(calls.submit(() -> call.run(server)));
+            if (s != here) {
+                pending.add(calls.submit(() -> call.run(server)));
+            }
         }
-        long until = System.nanoTime() + wait.toNanos();
         try {
+            if (here >= 0) {
+                runHere(what, here, () -> call.run(here));
+            }
+            long until = System.nanoTime() + wait.toNanos();
             for (int s = 0; s < pending.size(); s++) {
                 awaitServer(what, s, pending.get(s), until);
             }

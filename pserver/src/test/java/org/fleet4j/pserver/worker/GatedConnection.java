@@ -27,6 +27,11 @@ final class GatedConnection implements PsConnection {
     final Semaphore arrivals = new Semaphore(0);
     /** The dense parameters pulled, in order. */
     final Queue<String> densePulls = new ConcurrentLinkedQueue<>();
+    /** The threads that ran the sparse pulls, in order. */
+    final Queue<Thread> sparsePullThreads = new ConcurrentLinkedQueue<>();
+    /** What {@link #boundsItsCalls} says; a sparse pull throws {@link #failure} when set. */
+    volatile boolean bounds;
+    volatile RuntimeException failure;
 
     GatedConnection(PsConnection server, boolean closed) {
         this.server = server;
@@ -53,6 +58,11 @@ final class GatedConnection implements PsConnection {
     }
 
     @Override
+    public boolean boundsItsCalls() {
+        return bounds;
+    }
+
+    @Override
     public String endpoint() {
         return server.endpoint();
     }
@@ -72,6 +82,10 @@ final class GatedConnection implements PsConnection {
 
     @Override
     public void pullSparse(String table, MemorySegment ids, int n, MemorySegment out) {
+        sparsePullThreads.add(Thread.currentThread());
+        if (failure != null) {
+            throw failure;
+        }
         server.pullSparse(table, ids, n, out);
     }
 

@@ -104,6 +104,38 @@ class PsWorkerTest {
     }
 
     @Test
+    void theLastServersCallRunsOnTheCallersThreadWhereItsConnectionBoundsItsCalls() {
+        List<GatedConnection> gated = new ArrayList<>();
+        connections().forEach(c -> gated.add(new GatedConnection(c, false)));
+        String table = plan.sparseTables().getFirst().name();
+        int dim = plan.sparseTables().getFirst().dim();
+        long[] ids = new long[64];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = i * 7919L;
+        }
+        Tensor rows = Tensor.zeros(DType.F32, ids.length, dim);
+        try (PsWorker worker = new PsWorker(plan, List.copyOf(gated), OPTIONS.deadline())) {
+            Runnable pull = () -> worker.pullSparse(table, Tensor.ofLongs(ids, ids.length).segment(), ids.length,
+                    rows.segment());
+            pull.run();
+            for (GatedConnection g : gated) {
+                assertTrue(g.sparsePullThreads.poll().isVirtual(), "no connection bounds its calls: all on virtual"
+                        + " threads, each wait bounded here");
+            }
+            gated.forEach(g -> g.bounds = true);
+            pull.run();
+            for (int s = 0; s < SERVERS - 1; s++) {
+                assertTrue(gated.get(s).sparsePullThreads.poll().isVirtual(), "server " + s + ": a virtual thread");
+            }
+            assertEquals(Thread.currentThread(), gated.get(SERVERS - 1).sparsePullThreads.poll(),
+                    "the last server's call runs on the caller's thread");
+            gated.get(SERVERS - 1).failure = new IllegalStateException("broken");
+            PsException e = assertThrows(PsException.class, pull::run);
+            assertEquals("pull_sparse of " + table + ": server 2 (server-2) failed: broken", e.getMessage());
+        }
+    }
+
+    @Test
     void aServerThatDoesNotAnswerIsNamedWithinTheDeadline() {
         List<PsConnection> c = connections();
         c.set(2, transport.silent(2));
