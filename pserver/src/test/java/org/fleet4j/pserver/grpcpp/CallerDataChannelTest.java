@@ -77,6 +77,17 @@ class CallerDataChannelTest {
         }
     }
 
+    /** The connection under test and the hand-made server's end of it. */
+    private DataChannel c;
+    private Peer p;
+
+    /** Opens {@link #c} with {@code deadline} for its waits, and takes the server's end as {@link #p}. */
+    private void connect(Duration deadline) throws Exception {
+        Future<Peer> accepted = accept();
+        c = open(deadline);
+        p = peer(accepted);
+    }
+
     private Future<Peer> accept() {
         return serverThread.submit(() -> {
             Socket s = listener.accept();
@@ -93,6 +104,13 @@ class CallerDataChannelTest {
                 (InetSocketAddress) listener.getLocalSocketAddress(), deadline, null, copies, new LongAdder());
         opened.add(c);
         return c;
+    }
+
+    /** Sends a request carrying {@code body}, which the server then reads. */
+    private CompletableFuture<ByteBuf> sentAndRead(byte[] body) throws IOException {
+        CompletableFuture<ByteBuf> reply = c.send(request(c, body));
+        assertArrayEquals(body, p.request());
+        return reply;
     }
 
     /** A request frame carrying {@code body} (no job token: every request's sequence is 0). */
@@ -115,9 +133,7 @@ class CallerDataChannelTest {
 
     @Test
     void repliesCutAnywhereArriveWholeInOrderAndALargeOneIsReadInPlace() throws Exception {
-        Future<Peer> accepted = accept();
-        DataChannel c = open(Duration.ofSeconds(30));
-        Peer p = peer(accepted);
+        connect(Duration.ofSeconds(30));
         byte[][] bodies = {random(10, 1), new byte[0], random(3 << 20, 2), random(70_000, 3), random(5, 4)};
         List<CompletableFuture<ByteBuf>> replies = new ArrayList<>();
         for (byte[] body : bodies) {
@@ -149,12 +165,9 @@ class CallerDataChannelTest {
 
     @Test
     void aReplyTimedOutHalfWayIsResumedByTheNextWait() throws Exception {
-        Future<Peer> accepted = accept();
-        DataChannel c = open(Duration.ofSeconds(30));
-        Peer p = peer(accepted);
+        connect(Duration.ofSeconds(30));
         byte[] first = random(100_000, 5);
-        CompletableFuture<ByteBuf> late = c.send(request(c, first));
-        p.request();
+        CompletableFuture<ByteBuf> late = sentAndRead(first);
         byte[] reply = Peer.reply(0, Frames.OK, first);
         p.write(reply, 0, 30_000);
         PsException e = assertThrows(PsException.class,
@@ -174,9 +187,7 @@ class CallerDataChannelTest {
 
     @Test
     void threadsSharingTheConnectionEachGetTheirOwnReplies() throws Exception {
-        Future<Peer> accepted = accept();
-        DataChannel c = open(Duration.ofSeconds(60));
-        Peer p = peer(accepted);
+        connect(Duration.ofSeconds(60));
         int threads = 4;
         int calls = 300;
         ExecutorService echo = Executors.newSingleThreadExecutor();
@@ -218,12 +229,9 @@ class CallerDataChannelTest {
 
     @Test
     void aWaitInterruptedInEpollEndsAtOnceAndTheConnectionServesOn() throws Exception {
-        Future<Peer> accepted = accept();
-        DataChannel c = open(Duration.ofSeconds(60));
-        Peer p = peer(accepted);
+        connect(Duration.ofSeconds(60));
         byte[] first = random(8, 10);
-        CompletableFuture<ByteBuf> r = c.send(request(c, first));
-        p.request();
+        CompletableFuture<ByteBuf> r = sentAndRead(first);
         ExecutorService waiter = Executors.newSingleThreadExecutor();
         try {
             Thread[] thread = new Thread[1];
@@ -246,8 +254,7 @@ class CallerDataChannelTest {
             waiter.shutdownNow();
         }
         byte[] second = random(8, 11);
-        CompletableFuture<ByteBuf> next = c.send(request(c, second));
-        p.request();
+        CompletableFuture<ByteBuf> next = sentAndRead(second);
         for (byte[] body : List.of(first, second)) {
             byte[] reply = Peer.reply(0, Frames.OK, body);
             p.write(reply, 0, reply.length);
@@ -257,11 +264,8 @@ class CallerDataChannelTest {
 
     @Test
     void aReplyNobodyAskedForBreaksTheConnectionNamingIt() throws Exception {
-        Future<Peer> accepted = accept();
-        DataChannel c = open(Duration.ofSeconds(30));
-        Peer p = peer(accepted);
-        CompletableFuture<ByteBuf> r = c.send(request(c, random(8, 7)));
-        p.request();
+        connect(Duration.ofSeconds(30));
+        CompletableFuture<ByteBuf> r = sentAndRead(random(8, 7));
         byte[] wrong = Peer.reply(7, Frames.OK, new byte[4]);
         p.write(wrong, 0, wrong.length);
         PsException e = assertThrows(PsException.class, () -> c.awaitAll(List.of(r), "pullSparse", Duration.ofSeconds(30)));
@@ -274,13 +278,9 @@ class CallerDataChannelTest {
 
     @Test
     void theServerClosingMidReplyFailsEveryCallWaitingNamingIt() throws Exception {
-        Future<Peer> accepted = accept();
-        DataChannel c = open(Duration.ofSeconds(30));
-        Peer p = peer(accepted);
-        CompletableFuture<ByteBuf> a = c.send(request(c, random(8, 8)));
-        CompletableFuture<ByteBuf> b = c.send(request(c, random(8, 9)));
-        p.request();
-        p.request();
+        connect(Duration.ofSeconds(30));
+        CompletableFuture<ByteBuf> a = sentAndRead(random(8, 8));
+        CompletableFuture<ByteBuf> b = sentAndRead(random(8, 9));
         byte[] half = Peer.reply(0, Frames.OK, new byte[1000]);
         p.write(half, 0, 500);
         p.socket().close();
@@ -294,9 +294,7 @@ class CallerDataChannelTest {
 
     @Test
     void aServerThatReadsNothingTimesTheWriteOutNamingIt() throws Exception {
-        Future<Peer> accepted = accept();
-        DataChannel c = open(Duration.ofMillis(500));
-        peer(accepted); // accepted and never read
+        connect(Duration.ofMillis(500));
         CompletableFuture<Void> written = new CompletableFuture<>();
         CompletableFuture<ByteBuf> r = c.send(request(c, new byte[64 << 20]), written);
         PsException e = assertThrows(PsException.class, () -> c.awaitWritten(written, "pushDense(w, block 0)",
