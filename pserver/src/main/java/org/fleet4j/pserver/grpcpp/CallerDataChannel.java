@@ -195,7 +195,7 @@ final class CallerDataChannel extends DataChannel {
             while (body.isWritable()) {
                 int n = body.writeBytes(socket, body.writableBytes());
                 if (n < 0) {
-                    throw new IOException("the server closed the connection in the middle of a reply");
+                    throw new ServerClosed("the server closed the connection in the middle of a reply");
                 }
                 copies.readInPlace(n);
                 if (n == 0 && !await(end)) {
@@ -209,10 +209,19 @@ final class CallerDataChannel extends DataChannel {
         } catch (FrameException e) {
             closeBecause("the connection broke: " + e.getMessage());
             return true;
-        } catch (IOException e) {
-            closeBecause(e.getMessage() != null && e.getMessage().startsWith("the server closed") ? e.getMessage()
-                    : "the connection failed: " + e.getMessage());
+        } catch (ServerClosed e) {
+            closeBecause(e.getMessage());
             return true;
+        } catch (IOException e) {
+            closeBecause("the connection failed: " + e.getMessage());
+            return true;
+        }
+    }
+
+    /** The server ended the connection (end of stream): its message is the reason as it stands. */
+    private static final class ServerClosed extends IOException {
+        ServerClosed(String why) {
+            super(why);
         }
     }
 
@@ -238,7 +247,7 @@ final class CallerDataChannel extends DataChannel {
         while (true) {
             int n = in.writeBytes(socket, in.writableBytes());
             if (n < 0) {
-                throw new IOException(bodyBytes >= 0 || in.isReadable()
+                throw new ServerClosed(bodyBytes >= 0 || in.isReadable()
                         ? "the server closed the connection in the middle of a reply"
                         : "the server closed the connection (is it alive?)");
             }

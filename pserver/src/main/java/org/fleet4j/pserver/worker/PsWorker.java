@@ -283,12 +283,18 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
     private void runHere(String what, int server, Runnable call) {
         try {
             call.run();
-        } catch (PsException e) {
-            throw e;
         } catch (RuntimeException e) {
-            throw new PsException(what + ": server " + server + " (" + servers.get(server).endpoint() + ") failed: "
-                    + e.getMessage(), e);
+            throw failure(what, server, e);
         }
+    }
+
+    /** A server's call failed with {@code cause}: a PsException as it is (it names the call), else named here. */
+    private PsException failure(String what, int server, Throwable cause) {
+        if (cause instanceof PsException pe) {
+            return pe;
+        }
+        return new PsException(what + ": server " + server + " (" + servers.get(server).endpoint() + ") failed: "
+                + cause.getMessage(), cause);
     }
 
     private interface ServerCall {
@@ -332,11 +338,7 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
             Thread.currentThread().interrupt();
             throw new PsException(what + ": interrupted while waiting for " + who, e);
         } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof PsException pe) {
-                throw pe;
-            }
-            throw new PsException(what + ": " + who + " failed: " + cause.getMessage(), cause);
+            throw failure(what, server, e.getCause());
         }
     }
 
