@@ -72,6 +72,22 @@ public final class ShardOwners {
         owners = executors.toArray(Executor[]::new);
     }
 
+    /**
+     * The owner whose thread is the calling thread (a transport's network thread that owns parts), or -1. A request
+     * split over owners queues the other owners' parts before it runs this one's in place, so that they run at the
+     * same time as it rather than after it.
+     */
+    int ownerHere() {
+        Thread[] all = threads;
+        Thread me = Thread.currentThread();
+        for (int i = 0; i < all.length; i++) {
+            if (all[i] == me) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
     /** Runs {@code task} as owner {@code owner}: here when this is the owner's thread, else queued to it. */
     void execute(int owner, Runnable task) {
         if (threads[owner] == Thread.currentThread()) {

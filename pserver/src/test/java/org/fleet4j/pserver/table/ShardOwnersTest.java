@@ -14,6 +14,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -97,6 +99,49 @@ class ShardOwnersTest {
             shard.pullSparse("emb", Rows.ids(IDS), IDS.length, Rows.zeros((long) IDS.length * DIM));
             assertTrue(handedOff.get() > 0, "a caller on another thread hands its parts to the owners");
         } finally {
+            shard.runOnOwnThreads();
+            threads.forEach(ExecutorService::shutdownNow);
+        }
+    }
+
+    /**
+     * A request that an owner's thread splits over owners hands the other owners their parts before it runs its own
+     * in place, so that the parts run at the same time (before, its own part ran first and the others' only after it,
+     * one after the other). Seen from the other owner's executor: when it is handed its part, this thread's row has
+     * not been updated yet. Fails with the old order (the row already pushed, -0.5).
+     */
+    @Test
+    void anOwnersThreadQueuesTheOtherOwnersPartsBeforeItRunsItsOwn() throws Exception {
+        TableShard shard = shard();
+        int owners = 2;
+        long mine = Arrays.stream(IDS).filter(id -> KeyHash.threadOf(id, owners) == 0).findFirst().orElseThrow();
+        long theirs = Arrays.stream(IDS).filter(id -> KeyHash.threadOf(id, owners) == 1).findFirst().orElseThrow();
+        List<ExecutorService> threads = executors(owners);
+        AtomicBoolean watching = new AtomicBoolean();
+        List<Float> mineWhenQueued = new CopyOnWriteArrayList<>();
+        Executor other = task -> {
+            if (watching.get()) {
+                // on owner 0's thread (the one handing the part over), so the peek runs there in place
+                mineWhenQueued.add(shard.sparseTable("emb").peekRecord(mine)[0]);
+            }
+            threads.get(1).execute(task);
+        };
+        try {
+            shard.runOn(List.of(threads.get(0), other));
+            shard.pullSparse("emb", Rows.ids(mine, theirs), 2, Rows.zeros(2L * DIM));
+            watching.set(true);
+            float[] rows = threads.get(0).submit(() -> {
+                shard.pushSparse("emb", Rows.ids(mine, theirs), 2, Rows.floats(1, 1, 1, 1, 1, 1, 1, 1));
+                MemorySegment out = Rows.zeros(2L * DIM);
+                shard.pullSparse("emb", Rows.ids(mine, theirs), 2, out);
+                return Rows.toArray(out);
+            }).get(30, TimeUnit.SECONDS);
+            assertEquals(List.of(0.5f, -0.5f), mineWhenQueued, "owner 0's row when owner 1 was handed its part of the"
+                    + " push (0.5: not pushed yet; -0.5: owner 0 had run its part first) and then of the pull (pushed)");
+            assertArrayEquals(new float[]{-0.5f, -0.5f, -0.5f, -0.5f, -0.5f, -0.5f, -0.5f, -0.5f}, rows,
+                    "both rows pushed once (0.5 - 1 x 1)");
+        } finally {
+            watching.set(false);
             shard.runOnOwnThreads();
             threads.forEach(ExecutorService::shutdownNow);
         }
