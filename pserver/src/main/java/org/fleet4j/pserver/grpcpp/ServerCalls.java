@@ -34,7 +34,8 @@ import org.fleet4j.pserver.transport.CallProof;
  *
  * <p>A PULL_MANY or PUSH_MANY frame carries a whole step for this server (every table's ids and gradients); its
  * entries go to their owners through the shard (in place for this thread's parts, queued to the other network
- * threads for theirs: no lock), and the one reply follows when all are done.
+ * threads for theirs: no lock), and the one reply follows when all are done. The other threads' parts are handed
+ * over first and this thread's own parts run last, while they run.
  */
 final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAssembler.Sink {
     private static final int HELLO_BYTES = 32 + Integer.BYTES;
@@ -245,8 +246,11 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
         return done(ctx, shard.pushSparseAsync(table, ids, n, view(body, body.readableBytes()), pulled.remove(table)));
     }
 
-    /** One entry of a PULL_MANY: its rows' bytes, and what puts them into its part of the reply. */
-    private record Part(long bytes, Function<MemorySegment, CompletableFuture<Void>> fill) {
+    /**
+     * One entry of a PULL_MANY: its rows' bytes, what puts them into its part of the reply, and whether it runs on
+     * this thread alone (a dense block this thread owns).
+     */
+    private record Part(long bytes, Function<MemorySegment, CompletableFuture<Void>> fill, boolean here) {
     }
 
     private CompletableFuture<ByteBuf> pullMany(ChannelHandlerContext ctx, ByteBuf body) {
@@ -255,7 +259,8 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
             String param = Frames.readName(body);
             int block = readInt(body, "dense " + param + ": the block");
             long bytes = shard.denseBlock(param, block).spec().numel() * Float.BYTES;
-            parts.add(new Part(bytes, out -> shard.pullDenseAsync(param, block, out)));
+            parts.add(new Part(bytes, out -> shard.pullDenseAsync(param, block, out),
+                    shard.ownerOfDense(param, block) == thread));
         }
         for (int i = count(body, "sparse tables"); i > 0; i--) {
             String table = Frames.readName(body);
@@ -263,24 +268,27 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
             int dim = shard.sparseTable(table).config().dim();
             MemorySegment ids = take(body, (long) n * Long.BYTES, "sparse table " + table + ": the ids", n + " int64");
             parts.add(new Part((long) n * dim * Float.BYTES, out -> shard.pullSparseAsync(table, ids, n, out,
-                    lookup -> pulled.put(table, lookup))));
+                    lookup -> pulled.put(table, lookup)), false));
         }
         requireBytes(body.readableBytes(), 0, "pullMany: what follows its last entry", "nothing");
         long total = parts.stream().mapToLong(Part::bytes).sum();
         return rows(ctx, total, out -> {
             List<Supplier<CompletableFuture<Void>>> starts = new ArrayList<>();
+            List<Supplier<CompletableFuture<Void>>> here = new ArrayList<>();
             long at = 0;
             for (Part p : parts) {
                 MemorySegment slice = out.asSlice(at, p.bytes());
-                starts.add(() -> p.fill().apply(slice));
+                (p.here() ? here : starts).add(() -> p.fill().apply(slice));
                 at += p.bytes();
             }
+            starts.addAll(here);
             return allStarted(starts);
         });
     }
 
     private CompletableFuture<ByteBuf> pushMany(ChannelHandlerContext ctx, ByteBuf body) {
         List<Supplier<CompletableFuture<Void>>> starts = new ArrayList<>();
+        List<Supplier<CompletableFuture<Void>>> here = new ArrayList<>();
         for (int i = count(body, "dense blocks"); i > 0; i--) {
             String param = Frames.readName(body);
             int block = readInt(body, "dense " + param + ": the block");
@@ -290,7 +298,8 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
                     "the block's numel");
             MemorySegment grad = take(body, numel * Float.BYTES, "dense " + param + " block " + block
                     + ": the gradient", numel + " floats");
-            starts.add(() -> shard.pushDenseAsync(param, block, grad));
+            (shard.ownerOfDense(param, block) == thread ? here : starts)
+                    .add(() -> shard.pushDenseAsync(param, block, grad));
         }
         for (int i = count(body, "sparse tables"); i > 0; i--) {
             String table = Frames.readName(body);
@@ -308,6 +317,7 @@ final class ServerCalls extends ChannelInboundHandlerAdapter implements FrameAss
             starts.add(() -> shard.pushSparseAsync(table, ids, n, grads, lookup));
         }
         requireBytes(body.readableBytes(), 0, "pushMany: what follows its last entry", "nothing");
+        starts.addAll(here);
         return done(ctx, allStarted(starts));
     }
 
