@@ -93,11 +93,14 @@ for w in workers:
     print(f"\n{w} workers x 1 server")
     print(f"  {'protocol':17} {'keys/s':>11} {'MB/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'wire B/step':>12}"
           f" {'x grpc':>24} {'x torch':>24} {'loopback':>9}")
-    g, t = runs("grpc", w), runs("torch", w)
+    # a column against a side that did not run (SIDES without grpc or torch) shows "-"
+    g, t = (runs(b, w) if b in sides else None for b in ("grpc", "torch"))
     for side in sides:
         rs = runs(side, w)
         k = med(x["keys_per_sec"] for x in rs)
         def ratio(base):
+            if base is None:
+                return "-"
             rounds_ = ", ".join(f"{a['keys_per_sec'] / b['keys_per_sec']:.2f}" for a, b in zip(rs, base))
             return f"{k / med(x['keys_per_sec'] for x in base):.2f} ({rounds_})"
         mb = med(x["mb_per_sec"] for x in rs)
