@@ -8,7 +8,7 @@
 # workers run side by side, so the other workers' steps in the window differ from worker 0's by a few.
 # Linux only (/proc). Usage: scripts/bench/ps_cpu_split.sh [ROUNDS=3] [STEPS=30000] [WARMUP=12000] [WORKERS=2]
 #   [PROTOCOLS="grpc grpc++ star_server star_server_lite"]   (after ./mvnw -q package -DskipTests)
-#   A protocol "P/0" is P with NETWORK_WORKER_CORE_NUMBER=0 (the worker's calling threads do the I/O).
+#   A protocol "P/N" is P with NETWORK_WORKER_CORE_NUMBER=N ("P/0": the worker's calling threads do the I/O).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=${1:-3}
@@ -50,11 +50,11 @@ last=$(( 9 * steps / 10 ))
 echo "start: $(date -u +%H:%M:%S) UTC; $rounds round(s), $workers worker(s), window steps $first..$last of $steps"
 for r in $(seq 1 "$rounds"); do
   for p in $(rotate "$r" "$protocols"); do
-    dir="$out/${p/\/0/+0}.$r"
+    dir="$out/${p//\//+}.$r"
     threads=()
-    [[ $p == */0 ]] && threads=(NETWORK_WORKER_CORE_NUMBER=0)
+    [[ $p == */* ]] && threads=(NETWORK_WORKER_CORE_NUMBER="${p##*/}")
     env "${threads[@]}" bin/fleetrun --server_num 1 --worker_num "$workers" --log_dir "$dir" ps_perf \
-      --protocol "${p%/0}" --steps "$steps" --warmup "$warmup" 2>&1 | while IFS= read -r line; do
+      --protocol "${p%/*}" --steps "$steps" --warmup "$warmup" 2>&1 | while IFS= read -r line; do
         case "$line" in
           *"ps_perf: step $first/$steps "*) snap "$dir.a" ;;
           *"ps_perf: step $last/$steps "*) snap "$dir.b" ;;
@@ -80,7 +80,7 @@ print(f"{rounds} round(s); medians; CPU ns per unique key (all threads of the jo
 for p in protocols:
     per = collections.defaultdict(list); total, cores = [], []
     for r in range(1, rounds + 1):
-        d = f"{out}/{p.replace('/0', '+0')}.{r}"
+        d = f"{out}/{p.replace('/', '+')}.{r}"
         a, ta = load(f"{d}.a"); b, tb = load(f"{d}.b")
         keys = window * workers * json.load(open(f"{d}/summary.json"))["unique_per_step"]
         split = collections.Counter()

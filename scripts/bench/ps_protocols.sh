@@ -18,7 +18,7 @@
 #   where unfused was level after 480. (Before 2026-11-28 it was STEPS/40 after WARMUP/40: 300 steps of warm-up
 #   timed fused steps well before their steady state.) DENSE=0 in the environment leaves it out (for a second run
 #   with other WORKERS); SPARSE=0 leaves out the sparse runs (the dense-heavy variant alone).
-#   A side "P/0" is protocol P with NETWORK_WORKER_CORE_NUMBER=0 (no worker network threads: the calling threads do
+#   A side "P/N" is protocol P with NETWORK_WORKER_CORE_NUMBER=N ("P/0": no worker network threads, the calling threads do
 #   the I/O); SIDES="..." in the environment replaces the sparse runs' list of sides, DENSE_SIDES="P:FUSE ..." the
 #   dense-heavy variant's (the ratios are against grpc:false, which it must hold).
 #   (after ./mvnw -q package -DskipTests; the peer needs python3-torch, scripts/install-deps.sh)
@@ -36,9 +36,9 @@ out=$(mktemp -d)
 cc -O2 -o "$out/loopback_bw" scripts/peers/loopback_bw.c
 cc -O2 -o "$out/memcpy_bw" scripts/peers/memcpy_bw.c
 
-sides=${SIDES:-"grpc grpc++ grpc++/0 star_server star_server/0 star_server_lite torch"}
+sides=${SIDES:-"grpc grpc++ grpc++/2 star_server star_server/2 star_server_lite torch"}
 # protocol:tensor_fuse for the dense-heavy variant (the star protocols fuse whatever tensor_fuse says)
-dense_sides=${DENSE_SIDES:-"grpc:true grpc:false grpc++:true grpc++:false grpc++/0:true star_server:true star_server/0:true star_server_lite:true"}
+dense_sides=${DENSE_SIDES:-"grpc:true grpc:false grpc++:true grpc++:false grpc++/2:true star_server:true star_server/2:true star_server_lite:true"}
 
 . scripts/bench/rotate.sh
 
@@ -53,9 +53,9 @@ for r in $(seq 1 "$rounds"); do
           --out "$out/torch.$w.$r.json" >/dev/null 2>&1
       else
         threads=()
-        [[ $side == */0 ]] && threads=(NETWORK_WORKER_CORE_NUMBER=0)
-        env "${threads[@]}" bin/fleetrun --server_num 1 --worker_num "$w" --log_dir "$out/${side/\/0/+0}.$w.$r" \
-          ps_perf --protocol "${side%/0}" --steps "$steps" --warmup "$warmup" >/dev/null 2>&1
+        [[ $side == */* ]] && threads=(NETWORK_WORKER_CORE_NUMBER="${side##*/}")
+        env "${threads[@]}" bin/fleetrun --server_num 1 --worker_num "$w" --log_dir "$out/${side//\//+}.$w.$r" \
+          ps_perf --protocol "${side%/*}" --steps "$steps" --warmup "$warmup" >/dev/null 2>&1
       fi
     done
   done
@@ -64,9 +64,9 @@ for r in $(seq 1 "$rounds"); do
     protocol=${dense%:*}
     fuse=${dense#*:}
     threads=()
-    [[ $protocol == */0 ]] && threads=(NETWORK_WORKER_CORE_NUMBER=0)
-    env "${threads[@]}" bin/fleetrun --server_num 1 --worker_num 2 --log_dir "$out/dense.${protocol/\/0/+0}.$fuse.$r" \
-      ps_perf --protocol "${protocol%/0}" --dense 100 --tensor_fuse "$fuse" --steps "$dense_steps" \
+    [[ $protocol == */* ]] && threads=(NETWORK_WORKER_CORE_NUMBER="${protocol##*/}")
+    env "${threads[@]}" bin/fleetrun --server_num 1 --worker_num 2 --log_dir "$out/dense.${protocol//\//+}.$fuse.$r" \
+      ps_perf --protocol "${protocol%/*}" --dense 100 --tensor_fuse "$fuse" --steps "$dense_steps" \
       --warmup "$dense_warmup" >/dev/null 2>&1
   done
   echo "round $r done: $(date -u +%H:%M:%S) UTC, $(uptime | sed 's/.*load/load/')"
@@ -79,7 +79,7 @@ workers, sides = [int(w) for w in sys.argv[3].split()], sys.argv[4].split()
 dense_sides = [tuple(d.split(":")) for d in sys.argv[5].split()]
 med = statistics.median
 def run(name):
-    name = name.replace("/0", "+0")
+    name = name.replace("/", "+")
     return json.load(open(f"{out}/{name}.json" if name.startswith("torch") else f"{out}/{name}/summary.json"))
 def runs(side, w):
     return [run(f"{side}.{w}.{r}") for r in range(1, rounds + 1)]

@@ -72,7 +72,8 @@ public final class GrpcppTransport implements PsTransport {
                 + "  servers: " + servers.describe() + " (NETWORK_PS_CORE_NUMBER, PS_ENABLE_POLLING,"
                 + " PS_DISABLE_PIN_CORES); each thread owns its share of every table's rows and blocks\n"
                 + "  workers: per server " + workerSide.describe() + " (NETWORK_WORKER_CORE_NUMBER,"
-                + " WORKER_ENABLE_POLLING, WORKER_DISABLE_PIN_CORES), one data connection per server thread\n";
+                + " WORKER_ENABLE_POLLING, WORKER_DISABLE_PIN_CORES), one data connection per server thread"
+                + NetworkSettings.whyNoWorkerThreads(env, workerSide) + "\n";
     }
 
     @Override

@@ -11,8 +11,10 @@ import java.util.Map;
  * worker, as in DeepRec, and never to more than the CPUs the process may run on: DeepRec's default assumes a server
  * with cores to spare, and on fewer cores the extra threads only share them (each pinned thread to a CPU another
  * already holds) and hand each other more of every fused frame: ps_perf with 4 workers on 2 cores moved 2.44 M keys/s
- * with 4 server threads against 3.2 M with 2. A variable that is set wins, above the CPUs too. Polling is off and
- * pinning on by default, as in DeepRec.
+ * with 4 server threads against 3.2 M with 2. A worker whose host has no more CPUs than the job has processes there
+ * ({@link #processesOnHost}) runs none by default: its calling threads do the I/O, as with 0 set (see docs/PSERVER.md,
+ * "Threads", for the figures). A variable that is set wins, above the CPUs too. Polling is off and pinning on by
+ * default, as in DeepRec.
  */
 public record NetworkSettings(int threads, boolean busyPoll, boolean pinCores) {
     static final int MAX_THREADS = 256;
@@ -57,6 +59,11 @@ public record NetworkSettings(int threads, boolean busyPoll, boolean pinCores) {
     /** As {@link #fromEnvironment(Map, Side, int)} on a process that may run on {@code cpus} CPUs. */
     static NetworkSettings fromEnvironment(Map<String, String> env, Side side, int connections, int cpus) {
         int threads = Math.max(1, Math.min(Math.min(side.defaultCap, connections), cpus));
+        if (side.minThreads == 0 && processesOnHost(env) >= cpus) {
+            // every CPU already has one of the job's processes: a network thread would only share a core with a step
+            // thread, and each call would pay two hand-offs between them (the CPU the server lacks)
+            threads = 0;
+        }
         String t = env.get(side.threadsVar);
         if (t != null && !t.isBlank()) {
             threads = parseThreads(side.threadsVar, t, side.minThreads);
@@ -64,6 +71,47 @@ public record NetworkSettings(int threads, boolean busyPoll, boolean pinCores) {
         boolean polling = parseBool(side.pollingVar, env.get(side.pollingVar), false);
         boolean noPin = parseBool(side.noPinVar, env.get(side.noPinVar), false);
         return new NetworkSettings(threads, polling, !noPin);
+    }
+
+    /**
+     * The job's processes on this host, from what {@code bin/fleetrun} gives a worker: its node's workers
+     * ({@code FLEET_LOCAL_WORLD_SIZE}) and the servers of {@code PADDLE_PSERVERS_IP_PORT_LIST} on its host
+     * ({@code POD_IP}). 1 when the launcher did not say (a process started by hand counts only itself).
+     */
+    static int processesOnHost(Map<String, String> env) {
+        int workers;
+        try {
+            workers = Math.max(1, Integer.parseInt(env.getOrDefault("FLEET_LOCAL_WORLD_SIZE", "1").trim()));
+        } catch (NumberFormatException e) {
+            workers = 1;
+        }
+        String host = env.get("POD_IP");
+        String servers = env.get("PADDLE_PSERVERS_IP_PORT_LIST");
+        int local = 0;
+        if (host != null && servers != null) {
+            for (String endpoint : servers.split(",")) {
+                int colon = endpoint.lastIndexOf(':');
+                if (colon > 0 && endpoint.substring(0, colon).trim().equals(host.trim())) {
+                    local++;
+                }
+            }
+        }
+        return workers + local;
+    }
+
+    /**
+     * Why a worker runs no network threads when {@code NETWORK_WORKER_CORE_NUMBER} is not set (for the dry run and
+     * the log): {@code "; none by default: the job's 3 processes on this host fill its 2 CPUs"}, else "".
+     */
+    static String whyNoWorkerThreads(Map<String, String> env, NetworkSettings worker) {
+        String set = env.get(Side.WORKER.threadsVar);
+        if (worker.threads() != 0 || (set != null && !set.isBlank())) {
+            return "";
+        }
+        int cpus = Runtime.getRuntime().availableProcessors();
+        return "; none by default: the job's " + processesOnHost(env) + " process"
+                + (processesOnHost(env) == 1 ? "" : "es") + " on this host fill its " + cpus + " CPU"
+                + (cpus == 1 ? "" : "s") + " (set " + Side.WORKER.threadsVar + " for threads)";
     }
 
     private static int parseThreads(String var, String value, int min) {

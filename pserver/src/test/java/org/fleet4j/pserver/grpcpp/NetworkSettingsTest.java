@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.fleet4j.collective.JobToken;
@@ -31,7 +32,7 @@ class NetworkSettingsTest {
     @Test
     void theDefaultIsNoMoreThreadsThanCpusButASetVariableWins() {
         assertEquals(2, NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.SERVER, 4, 2).threads());
-        assertEquals(1, NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.WORKER, 4, 1).threads());
+        assertEquals(1, NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.SERVER, 4, 1).threads());
         assertEquals(5, NetworkSettings.fromEnvironment(Map.of("NETWORK_PS_CORE_NUMBER", "5"),
                 NetworkSettings.Side.SERVER, 8, 2).threads());
         int cpus = Runtime.getRuntime().availableProcessors();
@@ -51,6 +52,38 @@ class NetworkSettingsTest {
                 NetworkSettings.fromEnvironment(env, NetworkSettings.Side.WORKER, 1));
         assertEquals("5 network threads, busy polling, not pinned",
                 NetworkSettings.fromEnvironment(env, NetworkSettings.Side.SERVER, 1).describe());
+    }
+
+    @Test
+    void aWorkerRunsNoNetworkThreadsWhereTheJobsProcessesFillTheHostsCpus() {
+        // what bin/fleetrun gives worker 0 of 1 server x 2 workers on one host
+        Map<String, String> env = Map.of("FLEET_LOCAL_WORLD_SIZE", "2", "POD_IP", "127.0.0.1",
+                "PADDLE_PSERVERS_IP_PORT_LIST", "127.0.0.1:6170");
+        assertEquals(3, NetworkSettings.processesOnHost(env));
+        assertEquals(0, NetworkSettings.fromEnvironment(env, NetworkSettings.Side.WORKER, 2, 2).threads());
+        assertEquals(0, NetworkSettings.fromEnvironment(env, NetworkSettings.Side.WORKER, 2, 3).threads());
+        assertEquals(2, NetworkSettings.fromEnvironment(env, NetworkSettings.Side.WORKER, 2, 4).threads(),
+                "a CPU to spare");
+        assertEquals(2, NetworkSettings.fromEnvironment(env, NetworkSettings.Side.SERVER, 2, 2).threads(),
+                "a server keeps its threads: they own its tables");
+        // servers on other hosts do not count
+        Map<String, String> apart = Map.of("FLEET_LOCAL_WORLD_SIZE", "2", "POD_IP", "10.0.0.1",
+                "PADDLE_PSERVERS_IP_PORT_LIST", "10.0.0.2:6170,10.0.0.1:6170,10.0.0.3:6170");
+        assertEquals(3, NetworkSettings.processesOnHost(apart));
+        assertEquals(1, NetworkSettings.processesOnHost(Map.of()), "a process started by hand counts itself");
+        assertEquals(0, NetworkSettings.fromEnvironment(Map.of(), NetworkSettings.Side.WORKER, 2, 1).threads(),
+                "one CPU: a network thread would only share it");
+        // a set variable wins
+        Map<String, String> set = new HashMap<>(env);
+        set.put("NETWORK_WORKER_CORE_NUMBER", "2");
+        assertEquals(2, NetworkSettings.fromEnvironment(set, NetworkSettings.Side.WORKER, 2, 2).threads());
+        assertEquals("", NetworkSettings.whyNoWorkerThreads(set,
+                NetworkSettings.fromEnvironment(set, NetworkSettings.Side.WORKER, 2, 2)));
+        set.put("NETWORK_WORKER_CORE_NUMBER", "0");
+        assertEquals("", NetworkSettings.whyNoWorkerThreads(set,
+                NetworkSettings.fromEnvironment(set, NetworkSettings.Side.WORKER, 2, 2)));
+        assertTrue(NetworkSettings.whyNoWorkerThreads(env, new NetworkSettings(0, false, true))
+                .startsWith("; none by default: the job's 3 processes on this host fill its "), "the reason is said");
     }
 
     @Test
