@@ -115,11 +115,6 @@ public final class GrpcppTransport implements PsTransport {
 
     /** A server's connections: its workers (PADDLE_TRAINERS_NUM; 1 when unset or unreadable). */
     private static int workers() {
-        Map<String, String> env = System.getenv();
-        try {
-            return Math.max(1, Integer.parseInt(env.getOrDefault("PADDLE_TRAINERS_NUM", "1").trim()));
-        } catch (NumberFormatException e) {
-            return 1;
-        }
+        return NetworkSettings.launcherCount(System.getenv(), "PADDLE_TRAINERS_NUM");
     }
 }

@@ -79,12 +79,7 @@ public record NetworkSettings(int threads, boolean busyPoll, boolean pinCores) {
      * ({@code POD_IP}). 1 when the launcher did not say (a process started by hand counts only itself).
      */
     static int processesOnHost(Map<String, String> env) {
-        int workers;
-        try {
-            workers = Math.max(1, Integer.parseInt(env.getOrDefault("FLEET_LOCAL_WORLD_SIZE", "1").trim()));
-        } catch (NumberFormatException e) {
-            workers = 1;
-        }
+        int workers = launcherCount(env, "FLEET_LOCAL_WORLD_SIZE");
         String host = env.get("POD_IP");
         String servers = env.get("PADDLE_PSERVERS_IP_PORT_LIST");
         int local = 0;
@@ -99,6 +94,15 @@ public record NetworkSettings(int threads, boolean busyPoll, boolean pinCores) {
         return workers + local;
     }
 
+    /** A count the launcher gives in {@code var} (workers, processes); 1 when unset, unreadable or below 1. */
+    static int launcherCount(Map<String, String> env, String var) {
+        try {
+            return Math.max(1, Integer.parseInt(env.getOrDefault(var, "1").trim()));
+        } catch (NumberFormatException e) {
+            return 1;
+        }
+    }
+
     /**
      * Why a worker runs no network threads when {@code NETWORK_WORKER_CORE_NUMBER} is not set (for the dry run and
      * the log): {@code "; none by default: the job's 3 processes on this host fill its 2 CPUs"}, else "".
@@ -109,8 +113,9 @@ public record NetworkSettings(int threads, boolean busyPoll, boolean pinCores) {
             return "";
         }
         int cpus = Runtime.getRuntime().availableProcessors();
-        return "; none by default: the job's " + processesOnHost(env) + " process"
-                + (processesOnHost(env) == 1 ? "" : "es") + " on this host fill its " + cpus + " CPU"
+        int processes = processesOnHost(env);
+        return "; none by default: the job's " + processes + " process"
+                + (processes == 1 ? "" : "es") + " on this host fill its " + cpus + " CPU"
                 + (cpus == 1 ? "" : "s") + " (set " + Side.WORKER.threadsVar + " for threads)";
     }
 
