@@ -217,6 +217,10 @@ public final class Ctr implements Callable<Integer> {
                     epochSamples += (long) lossAndRows[1];
                     bar.update(step, lastLoss, epochSamples);
                     done++;
+                    if (step == stepsPerEpoch && fleet.isPsMode()) {
+                        // the epoch's test reads the model as the servers hold it after every trainer's last update
+                        fleet.barrierWorker();
+                    }
                     if (done % evalEvery == 0 || step == stepsPerEpoch) {
                         long e0 = System.nanoTime();
                         result = evaluate(net, testProgram, vocab, exe, scope, test);

@@ -251,7 +251,7 @@ public final class Fleet implements AutoCloseable {
     public void stopWorker() {
         ParameterServerJob job = psWorker("stopWorker");
         job.flush();
-        barrierWorker();
+        connected("stopWorker").group.barrier().await(timeout);
         try {
             if (isFirstWorker()) {
                 job.stopServers();
@@ -373,9 +373,23 @@ public final class Fleet implements AutoCloseable {
         return connected("processGroup").group;
     }
 
-    /** Returns once every rank has called it; fails after the group's timeout naming the ranks that did not come. */
+    /**
+     * Returns once every rank has called it; fails after the group's timeout naming the ranks that did not come. In
+     * parameter-server mode, after {@link #initWorker}, each trainer first sends what its communicator holds (async's
+     * queued gradients, geo's local progress) and waits for the servers to take it, and after the barrier its next
+     * pulls read the servers: every trainer's updates from before the barrier are in what it reads after it. Call it
+     * before an evaluation or a save that must see the whole job's training (ctr does at each epoch's end).
+     */
     public void barrierWorker() {
-        connected("barrierWorker").group.barrier().await(timeout);
+        Fleet f = connected("barrierWorker");
+        ParameterServerJob job = ps != null && ps.workerStarted() ? ps : null;
+        if (job != null) {
+            job.flush();
+        }
+        f.group.barrier().await(timeout);
+        if (job != null) {
+            job.catchUp();
+        }
     }
 
     public FleetUtil util() {

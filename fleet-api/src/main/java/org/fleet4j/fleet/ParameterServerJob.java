@@ -158,6 +158,17 @@ final class ParameterServerJob {
         communicator.flush();
     }
 
+    /** Whether {@link #initWorker} connected this trainer (ps_perf, for one, talks to the servers on its own). */
+    boolean workerStarted() {
+        return communicator != null;
+    }
+
+    /** After a barrier of flushed workers: the next pulls read the servers ({@link PsCommunicator#catchUp}). */
+    void catchUp() {
+        worker("catchUp");
+        communicator.catchUp();
+    }
+
     private PsWorker worker(String what) {
         if (worker == null) {
             throw new IllegalStateException("Fleet." + what + ": call fleet.initWorker() first");
@@ -189,6 +200,9 @@ final class ParameterServerJob {
     }
 
     void closeWorker() {
+        if (communicator instanceof AsyncCommunicator async) {
+            log.println("fleet: " + plan.mode().spelling() + " communicator sent " + async.traffic());
+        }
         if (communicator instanceof AutoCloseable && communicator != worker) {
             try {
                 ((AutoCloseable) communicator).close();

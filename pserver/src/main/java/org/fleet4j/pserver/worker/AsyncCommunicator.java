@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
@@ -58,6 +59,8 @@ public final class AsyncCommunicator implements PsCommunicator, AutoCloseable {
     private final Object progress = new Object();
     private long pending;
     private long sendsSinceReceive;
+    private long sends;
+    private long gradientsSent;
     private PsException failure;
     private volatile boolean closed;
 
@@ -158,6 +161,27 @@ public final class AsyncCommunicator implements PsCommunicator, AutoCloseable {
             }
         }
         rethrow();
+    }
+
+    /**
+     * Async: forgets the dense values received so far, so the next pull of each reads the servers (half-async pulls
+     * read them always).
+     */
+    @Override
+    public void catchUp() {
+        rethrow();
+        received.values().forEach(ReceivedDense::forget);
+    }
+
+    /**
+     * What was sent so far, for the worker's log: how many gradients went out in how many sends (more than one a send
+     * means the senders fell behind the training and merged, max_merge_var_num at most).
+     */
+    public String traffic() {
+        synchronized (progress) {
+            return String.format(Locale.ROOT, "%,d gradient(s) in %,d send(s), %.2f a send (max_merge_var_num %d)",
+                    gradientsSent, sends, sends == 0 ? 0.0 : (double) gradientsSent / sends, settings.maxMergeVarNum());
+        }
     }
 
     /** Gradients queued or being sent, not yet taken by the servers. */
@@ -342,6 +366,8 @@ public final class AsyncCommunicator implements PsCommunicator, AutoCloseable {
         synchronized (progress) {
             pending -= gradients;
             sendsSinceReceive += sends;
+            this.sends += sends;
+            gradientsSent += sends == 0 ? 0 : gradients;
             progress.notifyAll();
         }
     }
@@ -441,6 +467,8 @@ public final class AsyncCommunicator implements PsCommunicator, AutoCloseable {
     private static final class ReceivedDense {
         private final long numel;
         private MemorySegment values;
+        /** Whether values holds what a pull may read: false before the first store and after {@link #forget}. */
+        private boolean current;
         private MemorySegment staging;
 
         ReceivedDense(long numel) {
@@ -448,7 +476,7 @@ public final class AsyncCommunicator implements PsCommunicator, AutoCloseable {
         }
 
         synchronized boolean copyTo(MemorySegment out) {
-            if (values == null) {
+            if (!current) {
                 return false;
             }
             MemorySegment.copy(values, 0, out, 0, numel * Float.BYTES);
@@ -460,6 +488,12 @@ public final class AsyncCommunicator implements PsCommunicator, AutoCloseable {
                 values = allocate(numel * Float.BYTES, "received dense values");
             }
             MemorySegment.copy(from, 0, values, 0, numel * Float.BYTES);
+            current = true;
+        }
+
+        /** Until the next store, {@link #copyTo} has nothing: the next pull reads the servers. */
+        synchronized void forget() {
+            current = false;
         }
 
         /** The receiver thread's own buffer. */

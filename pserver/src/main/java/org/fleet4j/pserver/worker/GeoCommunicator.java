@@ -115,6 +115,31 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
         }
     }
 
+    /**
+     * The local copies take the servers' values: each dense copy now, each sparse row at its next use (a new window
+     * fetches it again). A copy's progress beyond the share it sent (GEO-SGD keeps {@code 1 - 1/workers} of its own
+     * steps locally) is dropped, so that after a barrier of flushed workers every worker reads the job's model.
+     */
+    @Override
+    public void catchUp() {
+        List<String> names = new ArrayList<>();
+        List<Future<?>> tasks = new ArrayList<>();
+        for (LocalDense d : dense.values()) {
+            if (d.pulled) {
+                names.add("dense " + d.name);
+                tasks.add(exchangers.submit(() -> {
+                    MemorySegment value = d.record.asSlice(0, d.numel * Float.BYTES);
+                    servers.pullDense(d.name, d.scratch);
+                    MemorySegment.copy(d.scratch, 0, value, 0, value.byteSize());
+                    MemorySegment.copy(d.scratch, 0, d.synced, 0, value.byteSize());
+                }));
+            }
+        }
+        awaitAll(names, tasks);
+        sparse.values().forEach(GeoRows::dropUnsentProgress);
+        window++;
+    }
+
     /** Steps trained locally since the last exchange. */
     public int stepsSinceExchange() {
         return stepsSinceExchange;
@@ -135,6 +160,14 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
                 tasks.add(exchangers.submit(() -> exchangeSparse(rows)));
             }
         }
+        awaitAll(names, tasks);
+        stepsSinceExchange = 0;
+        trained = false;
+        window++;
+    }
+
+    /** Waits for every task, each named by its entry in {@code names}; the others are cancelled when one fails. */
+    private void awaitAll(List<String> names, List<Future<?>> tasks) {
         try {
             for (int i = 0; i < tasks.size(); i++) {
                 await(names.get(i), tasks.get(i));
@@ -142,9 +175,6 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
         } finally {
             tasks.forEach(f -> f.cancel(true));
         }
-        stepsSinceExchange = 0;
-        trained = false;
-        window++;
     }
 
     private void await(String what, Future<?> task) {

@@ -89,6 +89,16 @@ final class GeoRows {
         touchedCount = 0;
     }
 
+    /**
+     * Every row's value back to what was synced with the servers, for {@link GeoCommunicator#catchUp}: the local
+     * progress the servers were not sent is dropped, and the next fetch sets the row to the servers' value.
+     */
+    void dropUnsentProgress() {
+        for (int s = 0; s < count; s++) {
+            MemorySegment.copy(synced(s), 0, value(s), 0, rowBytes);
+        }
+    }
+
     void copyValues(MemorySegment ids, int n, MemorySegment out) {
         for (int i = 0; i < n; i++) {
             MemorySegment.copy(value(slot(ids.getAtIndex(ID, i))), 0, out, i * rowBytes, rowBytes);

@@ -60,4 +60,12 @@ public interface PsCommunicator {
      */
     default void flush() {
     }
+
+    /**
+     * After every worker flushed (a worker barrier): the next pulls read the servers' values, so that they hold every
+     * worker's updates sent before the barrier. The synchronous worker always reads the servers; async forgets the
+     * dense values it last received, geo brings its local copies to the servers' values.
+     */
+    default void catchUp() {
+    }
 }

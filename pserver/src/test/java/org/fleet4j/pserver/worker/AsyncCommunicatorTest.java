@@ -99,6 +99,7 @@ class AsyncCommunicatorTest {
         communicator.flush();
         assertEquals(0, communicator.pending());
         assertEquals(4, gate.densePushes.get(), "1 alone, then the queued ones in sums of max_merge_var_num 4: 2-5, 6-9, 10");
+        assertEquals("10 gradient(s) in 4 send(s), 2.50 a send (max_merge_var_num 4)", communicator.traffic());
         float[] after = denseOnServer(fc);
         for (int e = 0; e < after.length; e++) {
             assertEquals(55, Math.round(before[e] - after[e]), "element " + e + " moved by 1 + 2 + ... + 10");
@@ -173,6 +174,27 @@ class AsyncCommunicatorTest {
         communicator.pullDense(fc.name(), second.segment());
         assertEquals(first.getFloat(0) - 3, second.getFloat(0), 1e-5, "received after the send");
         assertEquals(denseOnServer(fc)[0], second.getFloat(0));
+    }
+
+    @Test
+    void afterCatchUpAnAsyncPullReadsTheServersValueWithAnotherWorkersUpdate() {
+        start(c -> c.runtimeSplitSendRecv(true), false);
+        DenseTableConfig fc = plan.denseTables().getFirst();
+        Tensor value = Tensor.zeros(DType.F32, fc.shape());
+        communicator.pullDense(fc.name(), value.segment());
+        float start = value.getFloat(0);
+        communicator.pushDense(fc.name(), filled(fc, 3).segment());
+        communicator.flush();
+        // another worker's update, straight to the server
+        worker.pushDense(fc.name(), filled(fc, 5).segment());
+        communicator.pullDense(fc.name(), value.segment());
+        assertEquals(start - 3, value.getFloat(0), 1e-5, "before catching up: the values received after its own send");
+        communicator.catchUp();
+        communicator.pullDense(fc.name(), value.segment());
+        assertEquals(start - 8, value.getFloat(0), 1e-5, "after catching up: the server's value");
+        worker.pushDense(fc.name(), filled(fc, 1).segment());
+        communicator.pullDense(fc.name(), value.segment());
+        assertEquals(start - 8, value.getFloat(0), 1e-5, "and then the received values again until the next send");
     }
 
     @Test

@@ -176,6 +176,37 @@ class GeoCommunicatorTest {
     }
 
     @Test
+    void afterEveryWorkerFlushedCatchUpReadsTheServersValues() {
+        plan(100);
+        GeoCommunicator a = worker(0, 2);
+        GeoCommunicator b = worker(1, 2);
+        DenseTableConfig fc = plan.denseTables().getFirst();
+        SparseTableConfig emb = plan.sparseTables().get(1);
+        float denseStart = denseOnServer(fc);
+        float rowStart = emb.initializer().value(7, 0);
+        trainDense(a, fc, 2);
+        trainRow(a, emb, 7, 2);
+        trainDense(b, fc, 6);
+        trainRow(b, emb, 7, 6);
+        a.flush();
+        b.flush(); // the barrier: both flushed, the server moved by (2 + 6) / 2
+        assertEquals(denseStart - 4, denseOnServer(fc), 1e-5);
+        Tensor local = Tensor.zeros(DType.F32, fc.shape());
+        a.pullDense(fc.name(), local.segment());
+        assertEquals(denseStart - 2, local.getFloat(0), 1e-5, "before catching up a reads its copy: its own -2"
+                + " whole, none of b's");
+        a.catchUp();
+        a.pullDense(fc.name(), local.segment());
+        assertEquals(denseStart - 4, local.getFloat(0), 1e-5, "after catching up: the server's value, b's update in it");
+        assertEquals(rowStart - 4, pullRow(a, emb, 7), 1e-5, "a sparse row is fetched again after catching up");
+        trainDense(a, fc, 2);
+        a.flush();
+        assertEquals(denseStart - 5, denseOnServer(fc), 1e-5, "later deltas count from the caught-up value");
+        b.catchUp();
+        assertEquals(rowStart - 4, pullRow(b, emb, 7), 1e-5, "b's row: the server's, its own unsent -3 dropped");
+    }
+
+    @Test
     void flushPushesAPartialWindow() {
         plan(5);
         GeoCommunicator geo = worker(0, 1);
