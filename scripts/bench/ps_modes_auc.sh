@@ -4,7 +4,10 @@
 # The same runs as tests/.../PsModesAucIT (which uses 300,000 rows to fit CI): Adagrad at lr 0.05, one epoch; the single
 # process and async/half-async take batches of 512 per update, geo 128 per worker (its 4 workers' local steps are
 # averaged into the servers). Prints one line per run and the checks; the per-run logs stay in the printed folder.
-# Usage: scripts/bench/ps_modes_auc.sh [ROWS=1000000]   (after ./mvnw -q package -DskipTests)
+# ASYNC_RUNS=N runs the async job N times (its AUC varies from run to run with the timing of its sends), and
+# MODES="async" leaves the others out.
+# Usage: [ASYNC_RUNS=1] [MODES="async half-async geo"] scripts/bench/ps_modes_auc.sh [ROWS=1000000]
+#        (after ./mvnw -q package -DskipTests)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rows=${1:-1000000}
@@ -22,10 +25,20 @@ run local 512
 printf 'mode: ps\na_sync: true\na_sync_configs:\n  runtime_split_send_recv: true\n  max_merge_var_num: 4\n  thread_pool_size: 2\n' > "$out/async.yaml"
 printf 'mode: ps\na_sync: true\na_sync_configs:\n  thread_pool_size: 2\n' > "$out/half-async.yaml"
 printf 'mode: ps\na_sync: true\na_sync_configs:\n  k_steps: 8\n  thread_pool_size: 4\n' > "$out/geo.yaml"
-run async 512 --server_num 2 --worker_num 4 --strategy "$out/async.yaml"
-run half-async 512 --server_num 2 --worker_num 4 --strategy "$out/half-async.yaml"
-run geo 128 --server_num 2 --worker_num 4 --strategy "$out/geo.yaml"
-python3 - "$out" <<'PY'
+modes=${MODES:-async half-async geo}
+runs=()
+for mode in $modes; do
+  case $mode in
+    async) for i in $(seq 1 "${ASYNC_RUNS:-1}"); do
+             name=async; [[ $i -gt 1 ]] && name=async.$i
+             run "$name" 512 --server_num 2 --worker_num 4 --strategy "$out/async.yaml"; runs+=("$name")
+           done ;;
+    half-async) run half-async 512 --server_num 2 --worker_num 4 --strategy "$out/half-async.yaml"; runs+=(half-async) ;;
+    geo) run geo 128 --server_num 2 --worker_num 4 --strategy "$out/geo.yaml"; runs+=(geo) ;;
+    *) echo "ps_modes_auc.sh: MODES has '$mode'; the modes are async, half-async and geo" >&2; exit 2 ;;
+  esac
+done
+python3 - "$out" "${runs[@]}" <<'PY'
 import json, sys
 out = sys.argv[1]
 planted = json.load(open(f"{out}/data/planted.json"))["planted_auc"]
@@ -34,13 +47,16 @@ local = json.load(open(f"{out}/local/summary.json"))["auc"]
 print(f"rows {json.load(open(f'{out}/data/planted.json'))['rows']:,}: planted AUC {planted:.4f}")
 print(f"local       AUC {local:.4f}  ({seconds['local']} s)")
 ok = True
-for mode in ["async", "half-async", "geo"]:
+for mode in sys.argv[2:]:
     s = json.load(open(f"{out}/{mode}/summary.json"))
     auc = s["auc"]
     good = abs(auc - local) <= 0.01 and planted - auc <= 0.02
     ok &= good
     print(f"{mode:<11} AUC {auc:.4f}  ({seconds[mode]} s, {s['samples_per_sec']:,.0f} samples/s on rank 0)"
           f"  |vs local| {abs(auc - local):.4f}  planted - auc {planted - auc:.4f}  {'ok' if good else 'FAILS'}")
+    for line in open(f"{out}/{mode}/workerlog.0"):
+        if "communicator sent" in line:
+            print("              rank 0:" + line.split("communicator")[1].rstrip())
 print("all within the bounds" if ok else "some run is outside the bounds")
 PY
 echo "end: $(date -u +%H:%M:%S) UTC; logs in $out"
