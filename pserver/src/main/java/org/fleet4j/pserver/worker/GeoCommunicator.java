@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import org.fleet4j.core.ops.F32;
 import org.fleet4j.core.tensor.OffHeapMemory;
 import org.fleet4j.pserver.compile.PsMode;
@@ -124,17 +125,12 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
     public void catchUp() {
         List<String> names = new ArrayList<>();
         List<Future<?>> tasks = new ArrayList<>();
-        for (LocalDense d : dense.values()) {
-            if (d.pulled) {
-                names.add("dense " + d.name);
-                tasks.add(exchangers.submit(() -> {
-                    MemorySegment value = d.record.asSlice(0, d.numel * Float.BYTES);
-                    servers.pullDense(d.name, d.scratch);
-                    MemorySegment.copy(d.scratch, 0, value, 0, value.byteSize());
-                    MemorySegment.copy(d.scratch, 0, d.synced, 0, value.byteSize());
-                }));
-            }
-        }
+        submitPulledDense(names, tasks, d -> {
+            MemorySegment value = d.record.asSlice(0, d.numel * Float.BYTES);
+            servers.pullDense(d.name, d.scratch);
+            MemorySegment.copy(d.scratch, 0, value, 0, value.byteSize());
+            MemorySegment.copy(d.scratch, 0, d.synced, 0, value.byteSize());
+        });
         awaitAll(names, tasks);
         sparse.values().forEach(GeoRows::dropUnsentProgress);
         window++;
@@ -148,12 +144,7 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
     private void exchange() {
         List<String> names = new ArrayList<>();
         List<Future<?>> tasks = new ArrayList<>();
-        for (LocalDense d : dense.values()) {
-            if (d.pulled) {
-                names.add("dense " + d.name);
-                tasks.add(exchangers.submit(() -> exchangeDense(d)));
-            }
-        }
+        submitPulledDense(names, tasks, this::exchangeDense);
         for (GeoRows rows : sparse.values()) {
             if (rows.touchedCount() > 0) {
                 names.add("sparse " + rows.name());
@@ -164,6 +155,16 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
         stepsSinceExchange = 0;
         trained = false;
         window++;
+    }
+
+    /** {@code work} for each dense table pulled so far, on the exchange threads; its name and task added to the lists. */
+    private void submitPulledDense(List<String> names, List<Future<?>> tasks, Consumer<LocalDense> work) {
+        for (LocalDense d : dense.values()) {
+            if (d.pulled) {
+                names.add("dense " + d.name);
+                tasks.add(exchangers.submit(() -> work.accept(d)));
+            }
+        }
     }
 
     /** Waits for every task, each named by its entry in {@code names}; the others are cancelled when one fails. */

@@ -88,6 +88,18 @@ class GeoCommunicatorTest {
         return row.getFloat(0);
     }
 
+    /** Two workers of a plan with {@code kSteps}, its first dense table and a sparse table, and their start values. */
+    private record TwoWorkers(GeoCommunicator a, GeoCommunicator b, DenseTableConfig fc, SparseTableConfig emb,
+                              float denseStart, float rowStart) {
+    }
+
+    private TwoWorkers twoWorkers(int kSteps) {
+        plan(kSteps);
+        DenseTableConfig fc = plan.denseTables().getFirst();
+        SparseTableConfig emb = plan.sparseTables().get(1);
+        return new TwoWorkers(worker(0, 2), worker(1, 2), fc, emb, denseOnServer(fc), emb.initializer().value(7, 0));
+    }
+
     @Test
     void oneWorkerPushesItsLocalTrainingDeltaEveryKSteps() {
         plan(3);
@@ -116,13 +128,13 @@ class GeoCommunicatorTest {
 
     @Test
     void twoWorkersPushHalfTheirProgressAndARowIsFetchedAgainInTheNextWindow() {
-        plan(1);
-        GeoCommunicator a = worker(0, 2);
-        GeoCommunicator b = worker(1, 2);
-        DenseTableConfig fc = plan.denseTables().getFirst();
-        SparseTableConfig emb = plan.sparseTables().get(1);
-        float denseStart = denseOnServer(fc);
-        float rowStart = emb.initializer().value(7, 0);
+        TwoWorkers two = twoWorkers(1);
+        GeoCommunicator a = two.a();
+        GeoCommunicator b = two.b();
+        DenseTableConfig fc = two.fc();
+        SparseTableConfig emb = two.emb();
+        float denseStart = two.denseStart();
+        float rowStart = two.rowStart();
 
         trainDense(a, fc, 2);
         trainRow(a, emb, 7, 2);
@@ -177,33 +189,27 @@ class GeoCommunicatorTest {
 
     @Test
     void afterEveryWorkerFlushedCatchUpReadsTheServersValues() {
-        plan(100);
-        GeoCommunicator a = worker(0, 2);
-        GeoCommunicator b = worker(1, 2);
-        DenseTableConfig fc = plan.denseTables().getFirst();
-        SparseTableConfig emb = plan.sparseTables().get(1);
-        float denseStart = denseOnServer(fc);
-        float rowStart = emb.initializer().value(7, 0);
-        trainDense(a, fc, 2);
-        trainRow(a, emb, 7, 2);
-        trainDense(b, fc, 6);
-        trainRow(b, emb, 7, 6);
-        a.flush();
-        b.flush(); // the barrier: both flushed, the server moved by (2 + 6) / 2
-        assertEquals(denseStart - 4, denseOnServer(fc), 1e-5);
-        Tensor local = Tensor.zeros(DType.F32, fc.shape());
-        a.pullDense(fc.name(), local.segment());
-        assertEquals(denseStart - 2, local.getFloat(0), 1e-5, "before catching up a reads its copy: its own -2"
+        TwoWorkers t = twoWorkers(100);
+        trainDense(t.a(), t.fc(), 2);
+        trainRow(t.a(), t.emb(), 7, 2);
+        trainDense(t.b(), t.fc(), 6);
+        trainRow(t.b(), t.emb(), 7, 6);
+        t.a().flush();
+        t.b().flush(); // the barrier: both flushed, the server moved by (2 + 6) / 2
+        assertEquals(t.denseStart() - 4, denseOnServer(t.fc()), 1e-5);
+        Tensor local = Tensor.zeros(DType.F32, t.fc().shape());
+        t.a().pullDense(t.fc().name(), local.segment());
+        assertEquals(t.denseStart() - 2, local.getFloat(0), 1e-5, "before catching up a reads its copy: its own -2"
                 + " whole, none of b's");
-        a.catchUp();
-        a.pullDense(fc.name(), local.segment());
-        assertEquals(denseStart - 4, local.getFloat(0), 1e-5, "after catching up: the server's value, b's update in it");
-        assertEquals(rowStart - 4, pullRow(a, emb, 7), 1e-5, "a sparse row is fetched again after catching up");
-        trainDense(a, fc, 2);
-        a.flush();
-        assertEquals(denseStart - 5, denseOnServer(fc), 1e-5, "later deltas count from the caught-up value");
-        b.catchUp();
-        assertEquals(rowStart - 4, pullRow(b, emb, 7), 1e-5, "b's row: the server's, its own unsent -3 dropped");
+        t.a().catchUp();
+        t.a().pullDense(t.fc().name(), local.segment());
+        assertEquals(t.denseStart() - 4, local.getFloat(0), 1e-5, "after catching up: the server's value, b's update in it");
+        assertEquals(t.rowStart() - 4, pullRow(t.a(), t.emb(), 7), 1e-5, "a sparse row is fetched again after catching up");
+        trainDense(t.a(), t.fc(), 2);
+        t.a().flush();
+        assertEquals(t.denseStart() - 5, denseOnServer(t.fc()), 1e-5, "later deltas count from the caught-up value");
+        t.b().catchUp();
+        assertEquals(t.rowStart() - 4, pullRow(t.b(), t.emb(), 7), 1e-5, "b's row: the server's, its own unsent -3 dropped");
     }
 
     @Test
