@@ -11,6 +11,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rows=${1:-1000000}
+modes=${MODES:-async half-async geo}
+for mode in $modes; do
+  case $mode in async|half-async|geo) ;; *) echo "ps_modes_auc.sh: MODES has '$mode'; the modes are async, half-async and geo" >&2; exit 2 ;; esac
+done
+[[ ${ASYNC_RUNS:-1} =~ ^[1-9][0-9]*$ ]] || { echo "ps_modes_auc.sh: ASYNC_RUNS must be a whole number >= 1, got '${ASYNC_RUNS}'" >&2; exit 2; }
 out=$(mktemp -d)
 ctr=(--optimizer adagrad --lr 0.05 --eval_steps 100000000)
 echo "start: $(date -u +%H:%M:%S) UTC, $(uptime)"
@@ -25,7 +30,6 @@ run local 512
 printf 'mode: ps\na_sync: true\na_sync_configs:\n  runtime_split_send_recv: true\n  max_merge_var_num: 4\n  thread_pool_size: 2\n' > "$out/async.yaml"
 printf 'mode: ps\na_sync: true\na_sync_configs:\n  thread_pool_size: 2\n' > "$out/half-async.yaml"
 printf 'mode: ps\na_sync: true\na_sync_configs:\n  k_steps: 8\n  thread_pool_size: 4\n' > "$out/geo.yaml"
-modes=${MODES:-async half-async geo}
 runs=()
 for mode in $modes; do
   case $mode in
@@ -35,7 +39,6 @@ for mode in $modes; do
            done ;;
     half-async) run half-async 512 --server_num 2 --worker_num 4 --strategy "$out/half-async.yaml"; runs+=(half-async) ;;
     geo) run geo 128 --server_num 2 --worker_num 4 --strategy "$out/geo.yaml"; runs+=(geo) ;;
-    *) echo "ps_modes_auc.sh: MODES has '$mode'; the modes are async, half-async and geo" >&2; exit 2 ;;
   esac
 done
 python3 - "$out" "${runs[@]}" <<'PY'
