@@ -21,6 +21,7 @@ import org.fleet4j.core.io.LoadOptions;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.models.Mlp;
 import org.fleet4j.core.ops.LrSchedule;
+import org.fleet4j.core.optim.Adagrad;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.tensor.Tensor;
@@ -58,6 +59,8 @@ public final class Ctr implements Callable<Integer> {
     String optimizer = "adam";
     @Option(names = "--lr", description = "learning rate (default ${DEFAULT-VALUE})")
     double lr = 0.002;
+    @Option(names = "--initial_accumulator_value", description = "adagrad: where each element's sum of squared gradients starts; above 0 it bounds the first steps, which at 0 are lr * sign(gradient) (default ${DEFAULT-VALUE})")
+    float initialAccumulator = 0f;
     @Option(names = "--seed", description = "seed of initialisation (default ${DEFAULT-VALUE})")
     long seed = 1;
     @Option(names = "--embedding_dim", description = "width of each slot's embedding, 8 to 16 (default ${DEFAULT-VALUE})")
@@ -134,6 +137,12 @@ public final class Ctr implements Callable<Integer> {
 
     private Optimizer optimizer() {
         Optimizer checked = Training.optimizer(optimizer, lr);
+        if (initialAccumulator != 0f && !optimizer.equals("adagrad")) {
+            throw new IllegalArgumentException("--initial_accumulator_value is adagrad's; --optimizer is " + optimizer);
+        }
+        if (optimizer.equals("adagrad") && initialAccumulator != 0f) {
+            return new Adagrad(LrSchedule.constant(lr), 1e-6f, initialAccumulator);
+        }
         // lazy Adam: a row no batch touched keeps its moments, as a parameter server's sparse table does
         return optimizer.equals("adam") ? new Adam(LrSchedule.constant(lr), 0.9f, 0.999f, 1e-8f, true) : checked;
     }

@@ -68,6 +68,8 @@ final class OptimizerOps {
         OpRegistry.register(OpSpec.builder("adagrad")
                 .in("Param", "Grad", "Moment", "LearningRate").out("ParamOut", "MomentOut")
                 .attr("epsilon", AttrType.FLOAT, 1e-6f)
+                // what the startup program filled Moment with; the kernel does not read it, a parameter server does
+                .attr("initial_accumulator_value", AttrType.FLOAT, 0f)
                 .shape(ctx -> {
                     sameAsParam(ctx, "ParamOut");
                     sameAsParam(ctx, "MomentOut");

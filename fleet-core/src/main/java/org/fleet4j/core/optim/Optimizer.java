@@ -121,8 +121,13 @@ public abstract class Optimizer {
 
         /** A zero-filled accumulator shaped like the parameter, named "param_suffix". */
         public Var like(String param, String suffix) {
+            return like(param, suffix, 0f);
+        }
+
+        /** An accumulator shaped like the parameter, named "param_suffix", filled with {@code value}. */
+        public Var like(String param, String suffix, float value) {
             Var p = main.globalBlock().var(param);
-            return persistable(param + "_" + suffix, p.dtype(), p.shape(), 0f);
+            return persistable(param + "_" + suffix, p.dtype(), p.shape(), value);
         }
     }
 }

@@ -3,6 +3,7 @@ package org.fleet4j.core.ops;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.List;
 import java.util.Map;
@@ -106,20 +107,32 @@ class OptimizerUpdateTest {
 
     @Test
     void adagrad() {
+        assertClose(adagradByHand(0.1, 0), train(new Adagrad(0.1)));
+    }
+
+    @Test
+    void adagradFromAnInitialAccumulatorValue() {
+        assertClose(adagradByHand(0.1, 0.5), train(new Adagrad(LrSchedule.constant(0.1), 1e-6f, 0.5f)));
+        assertThrows(IllegalArgumentException.class, () -> new Adagrad(LrSchedule.constant(0.1), 1e-6f, -1f));
+        assertThrows(IllegalArgumentException.class, () -> new Adagrad(LrSchedule.constant(0.1), 1e-6f, Float.NaN));
+    }
+
+    /** Adagrad whose summed squares start at {@code initial}, epsilon 1e-6 outside the root. */
+    private static double[][] adagradByHand(double lr, double initial) {
         double[] w = W0.clone();
-        double[] m = new double[3];
+        double[] m = {initial, initial, initial};
         double[][] expected = new double[STEPS][];
         for (int s = 0; s < STEPS; s++) {
             double[] next = new double[3];
             for (int i = 0; i < 3; i++) {
                 double g = grad(w, i);
                 m[i] += g * g;
-                next[i] = w[i] - 0.1 * g / (Math.sqrt(m[i]) + 1e-6);
+                next[i] = w[i] - lr * g / (Math.sqrt(m[i]) + 1e-6);
             }
             w = next;
             expected[s] = w.clone();
         }
-        assertClose(expected, train(new Adagrad(0.1)));
+        return expected;
     }
 
     /** Textbook Adam with bias-corrected moments; AdamW first decays w by lr * weightDecay. */

@@ -17,7 +17,8 @@ final class ServerOptimizers {
             case "sgd" -> new ServerOptimizer.Sgd(lr, op.floatAttr("weight_decay"));
             case "momentum" -> new ServerOptimizer.Momentum(lr, op.floatAttr("mu"), op.boolAttr("use_nesterov"),
                     op.floatAttr("weight_decay"));
-            case "adagrad" -> new ServerOptimizer.Adagrad(lr, op.floatAttr("epsilon"));
+            case "adagrad" -> new ServerOptimizer.Adagrad(lr, op.floatAttr("epsilon"),
+                    op.floatAttr("initial_accumulator_value"));
             case "adam" -> new ServerOptimizer.Adam(lr, op.floatAttr("beta1"), op.floatAttr("beta2"),
                     op.floatAttr("epsilon"));
             default -> throw new PsCompileException("optimizer op " + op.type() + " (parameter " + param

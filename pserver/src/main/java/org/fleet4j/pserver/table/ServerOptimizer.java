@@ -100,9 +100,24 @@ public sealed interface ServerOptimizer {
         }
     }
 
-    record Adagrad(float lr, float epsilon) implements ServerOptimizer {
+    /** Adagrad whose moment starts at {@code initialAccumulator} (see {@link org.fleet4j.core.optim.Adagrad}). */
+    record Adagrad(float lr, float epsilon, float initialAccumulator) implements ServerOptimizer {
         public Adagrad(float lr) {
-            this(lr, 1e-6f);
+            this(lr, 1e-6f, 0f);
+        }
+
+        public Adagrad(float lr, float epsilon) {
+            this(lr, epsilon, 0f);
+        }
+
+        @Override
+        public void initState(MemorySegment record, long width) {
+            if (initialAccumulator != 0f) {
+                MemorySegment moment = slot(record, width, 0);
+                for (long i = 0; i < width; i++) {
+                    moment.setAtIndex(F, i, initialAccumulator);
+                }
+            }
         }
 
         public String name() {

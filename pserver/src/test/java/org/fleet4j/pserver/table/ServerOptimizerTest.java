@@ -45,6 +45,8 @@ class ServerOptimizerTest {
                 new Case(new Momentum(LrSchedule.constant(0.1), 0.9f, true, 0.01f),
                         new ServerOptimizer.Momentum(0.1f, 0.9f, true, 0.01f), "w_velocity_0"),
                 new Case(new Adagrad(0.05), new ServerOptimizer.Adagrad(0.05f), "w_moment_0"),
+                new Case(new Adagrad(LrSchedule.constant(0.05), 1e-6f, 0.1f),
+                        new ServerOptimizer.Adagrad(0.05f, 1e-6f, 0.1f), "w_moment_0"),
                 new Case(new Adam(0.05), new ServerOptimizer.Adam(0.05f), "w_moment2_0"));
     }
 
