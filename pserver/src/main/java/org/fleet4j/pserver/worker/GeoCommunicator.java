@@ -11,7 +11,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Consumer;
 import org.fleet4j.core.ops.F32;
 import org.fleet4j.core.tensor.OffHeapMemory;
 import org.fleet4j.pserver.compile.PsMode;
@@ -117,21 +116,14 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
     }
 
     /**
-     * The local copies take the servers' values: each dense copy now, each sparse row at its next use (a new window
-     * fetches it again). A copy's progress beyond the share it sent (GEO-SGD keeps {@code 1 - 1/workers} of its own
-     * steps locally) is dropped, so that after a barrier of flushed workers every worker reads the job's model.
+     * The local copies take the servers' values at their next use: each dense copy is pulled again as on its first use,
+     * and a new window fetches each sparse row again. A copy's progress beyond the share it sent (GEO-SGD keeps
+     * {@code 1 - 1/workers} of its own steps locally) is dropped, so that after a barrier of flushed workers every
+     * worker reads the job's model; the optimizer state is kept.
      */
     @Override
     public void catchUp() {
-        List<String> names = new ArrayList<>();
-        List<Future<?>> tasks = new ArrayList<>();
-        submitPulledDense(names, tasks, d -> {
-            MemorySegment value = d.record.asSlice(0, d.numel * Float.BYTES);
-            servers.pullDense(d.name, d.scratch);
-            MemorySegment.copy(d.scratch, 0, value, 0, value.byteSize());
-            MemorySegment.copy(d.scratch, 0, d.synced, 0, value.byteSize());
-        });
-        awaitAll(names, tasks);
+        dense.values().forEach(d -> d.pulled = false);
         sparse.values().forEach(GeoRows::dropUnsentProgress);
         window++;
     }
@@ -144,31 +136,18 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
     private void exchange() {
         List<String> names = new ArrayList<>();
         List<Future<?>> tasks = new ArrayList<>();
-        submitPulledDense(names, tasks, this::exchangeDense);
+        for (LocalDense d : dense.values()) {
+            if (d.pulled) {
+                names.add("dense " + d.name);
+                tasks.add(exchangers.submit(() -> exchangeDense(d)));
+            }
+        }
         for (GeoRows rows : sparse.values()) {
             if (rows.touchedCount() > 0) {
                 names.add("sparse " + rows.name());
                 tasks.add(exchangers.submit(() -> exchangeSparse(rows)));
             }
         }
-        awaitAll(names, tasks);
-        stepsSinceExchange = 0;
-        trained = false;
-        window++;
-    }
-
-    /** {@code work} for each dense table pulled so far, on the exchange threads; its name and task added to the lists. */
-    private void submitPulledDense(List<String> names, List<Future<?>> tasks, Consumer<LocalDense> work) {
-        for (LocalDense d : dense.values()) {
-            if (d.pulled) {
-                names.add("dense " + d.name);
-                tasks.add(exchangers.submit(() -> work.accept(d)));
-            }
-        }
-    }
-
-    /** Waits for every task, each named by its entry in {@code names}; the others are cancelled when one fails. */
-    private void awaitAll(List<String> names, List<Future<?>> tasks) {
         try {
             for (int i = 0; i < tasks.size(); i++) {
                 await(names.get(i), tasks.get(i));
@@ -176,6 +155,9 @@ public final class GeoCommunicator implements PsCommunicator, AutoCloseable {
         } finally {
             tasks.forEach(f -> f.cancel(true));
         }
+        stepsSinceExchange = 0;
+        trained = false;
+        window++;
     }
 
     private void await(String what, Future<?> task) {
