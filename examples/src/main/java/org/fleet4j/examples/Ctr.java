@@ -137,11 +137,11 @@ public final class Ctr implements Callable<Integer> {
 
     private Optimizer optimizer() {
         Optimizer checked = Training.optimizer(optimizer, lr);
-        if (initialAccumulator != 0f && !optimizer.equals("adagrad")) {
-            throw new IllegalArgumentException("--initial_accumulator_value is adagrad's; --optimizer is " + optimizer);
-        }
-        if (optimizer.equals("adagrad") && initialAccumulator != 0f) {
-            return new Adagrad(LrSchedule.constant(lr), 1e-6f, initialAccumulator);
+        if (initialAccumulator != 0f) {
+            if (!optimizer.equals("adagrad")) {
+                throw new IllegalArgumentException("--initial_accumulator_value is adagrad's; --optimizer is " + optimizer);
+            }
+            return new Adagrad(LrSchedule.constant(lr), Adagrad.DEFAULT_EPSILON, initialAccumulator);
         }
         // lazy Adam: a row no batch touched keeps its moments, as a parameter server's sparse table does
         return optimizer.equals("adam") ? new Adam(LrSchedule.constant(lr), 0.9f, 0.999f, 1e-8f, true) : checked;

@@ -251,7 +251,7 @@ public final class Fleet implements AutoCloseable {
     public void stopWorker() {
         ParameterServerJob job = psWorker("stopWorker");
         job.flush();
-        connected("stopWorker").group.barrier().await(timeout);
+        awaitTrainers("stopWorker");
         try {
             if (isFirstWorker()) {
                 job.stopServers();
@@ -381,15 +381,19 @@ public final class Fleet implements AutoCloseable {
      * before an evaluation or a save that must see the whole job's training (ctr does at each epoch's end).
      */
     public void barrierWorker() {
-        Fleet f = connected("barrierWorker");
         ParameterServerJob job = ps != null && ps.workerStarted() ? ps : null;
         if (job != null) {
             job.flush();
         }
-        f.group.barrier().await(timeout);
+        awaitTrainers("barrierWorker");
         if (job != null) {
             job.catchUp();
         }
+    }
+
+    /** The trainers' group barrier: returns once every rank came, fails after the timeout naming the missing ones. */
+    private void awaitTrainers(String what) {
+        connected(what).group.barrier().await(timeout);
     }
 
     public FleetUtil util() {

@@ -12,11 +12,13 @@ import org.fleet4j.core.ops.LrSchedule;
  * start bounds the first steps by {@code lr * |g| / sqrt(initialAccumulator)}.
  */
 public final class Adagrad extends Optimizer {
+    /** Added to the root of the summed squares, as Paddle's default. */
+    public static final float DEFAULT_EPSILON = 1e-6f;
     private final float epsilon;
     private final float initialAccumulator;
 
     public Adagrad(double lr) {
-        this(LrSchedule.constant(lr), 1e-6f);
+        this(LrSchedule.constant(lr), DEFAULT_EPSILON);
     }
 
     public Adagrad(LrSchedule schedule, float epsilon) {

@@ -103,7 +103,7 @@ public sealed interface ServerOptimizer {
     /** Adagrad whose moment starts at {@code initialAccumulator} (see {@link org.fleet4j.core.optim.Adagrad}). */
     record Adagrad(float lr, float epsilon, float initialAccumulator) implements ServerOptimizer {
         public Adagrad(float lr) {
-            this(lr, 1e-6f, 0f);
+            this(lr, org.fleet4j.core.optim.Adagrad.DEFAULT_EPSILON, 0f);
         }
 
         public Adagrad(float lr, float epsilon) {
