@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # ctr in the parameter-server modes against one process, on ROWS rows from ctr_data (issue 14: 1M rows, 2 servers x 4
 # workers, each mode's test AUC within 0.01 of the single process's and within 0.02 of the planted model's).
-# The same runs as tests/.../PsModesAucIT (which uses 300,000 rows to fit CI): Adagrad at lr 0.05, one epoch; the single
-# process and async/half-async take batches of 512 per update, geo 128 per worker (its 4 workers' local steps are
-# averaged into the servers). Prints one line per run and the checks; the per-run logs stay in the printed folder.
+# The same runs as tests/.../PsModesAucIT (which uses 300,000 rows to fit CI): Adagrad at lr 0.03 (LR=... for another;
+# 0.05 until 2026-11-29), one epoch; the single process and async/half-async take batches of 512 per update, geo 128
+# per worker (its 4 workers' local steps are averaged into the servers). Prints one line per run and the checks; the
+# per-run logs stay in the printed folder.
 # ASYNC_RUNS=N runs the async job N times (its AUC varies from run to run with the timing of its sends), and
 # MODES="async" leaves the others out.
-# Usage: [ASYNC_RUNS=1] [MODES="async half-async geo"] scripts/bench/ps_modes_auc.sh [ROWS=1000000]
+# Usage: [ASYNC_RUNS=1] [MODES="async half-async geo"] [LR=0.03] scripts/bench/ps_modes_auc.sh [ROWS=1000000]
 #        (after ./mvnw -q package -DskipTests)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -15,10 +16,13 @@ modes=${MODES:-async half-async geo}
 for mode in $modes; do
   case $mode in async|half-async|geo) ;; *) echo "ps_modes_auc.sh: MODES has '$mode'; the modes are async, half-async and geo" >&2; exit 2 ;; esac
 done
+lr=${LR:-0.03}
+[[ $lr =~ ^(0|[1-9][0-9]*)?\.?[0-9]+$ ]] && python3 -c "import sys; sys.exit(0 if 0 < float('$lr') <= 10 else 1)" \
+  || { echo "ps_modes_auc.sh: LR must be a decimal learning rate in (0, 10] such as 0.03, got '$lr'" >&2; exit 2; }
 [[ ${ASYNC_RUNS:-1} =~ ^[1-9][0-9]*$ ]] || { echo "ps_modes_auc.sh: ASYNC_RUNS must be a whole number >= 1, got '${ASYNC_RUNS}'" >&2; exit 2; }
 out=$(mktemp -d)
-ctr=(--optimizer adagrad --lr 0.05 --eval_steps 100000000)
-echo "start: $(date -u +%H:%M:%S) UTC, $(uptime)"
+ctr=(--optimizer adagrad --lr "$lr" --eval_steps 100000000)
+echo "start: $(date -u +%H:%M:%S) UTC, $(uptime); Adagrad lr $lr"
 bin/fleetrun --log_dir "$out/gen" ctr_data --rows "$rows" --out "$out/data" >/dev/null
 run() { # name batch [fleetrun options...]
   local name=$1 batch=$2; shift 2
