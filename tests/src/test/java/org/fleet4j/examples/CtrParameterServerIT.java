@@ -24,23 +24,32 @@ class CtrParameterServerIT {
     @TempDir
     Path work;
 
-    @Test
-    void ctrTrainsInSyncModeAgainstTwoServersAndSaysSoInTheSummary() throws Exception {
-        Path data = work.resolve("data");
+    private Path data;
+    private Path strategy;
+    private FleetRunJob job;
+
+    /** ctr_data's 8,000 rows, then ctr with 2 workers and {@code servers} servers under {@code yaml}: its summary. */
+    private JsonNode trainCtr(String yaml, int servers) throws Exception {
+        data = work.resolve("data");
         FleetRunJob gen = FleetRunJob.start(work.resolve("gen"), 1, "ctr_data", "--rows", "8000", "--out", data.toString());
         assertEquals(0, gen.await(Duration.ofSeconds(120)), gen.describe());
-        Path strategy = Files.writeString(work.resolve("ps.yaml"), "mode: ps\na_sync: false\n");
-        List<String> ps = List.of("--server_num", "2", "--worker_num", "2", "--strategy", strategy.toString());
-
-        FleetRunJob job = FleetRunJob.start(work.resolve("run"), 2, ps, "ctr", "--data_dir", data.toString(),
+        strategy = Files.writeString(work.resolve("ps.yaml"), yaml);
+        List<String> ps = List.of("--server_num", "" + servers, "--worker_num", "2", "--strategy", strategy.toString());
+        job = FleetRunJob.start(work.resolve("run"), 2, ps, "ctr", "--data_dir", data.toString(),
                 "--batch_size", "128", "--optimizer", "adagrad", "--lr", "0.05");
         assertEquals(0, job.await(JOB_TIMEOUT), job.describe());
         JsonNode summary = new ObjectMapper().readTree(job.logDir().resolve("summary.json").toFile());
-        assertEquals("ps-sync", summary.get("mode").asText());
-        assertEquals("grpc", summary.get("protocol").asText());
-        assertEquals(2, summary.get("servers").asInt());
+        assertEquals(servers, summary.get("servers").asInt());
         assertEquals(2, summary.get("workers").asInt());
         assertTrue(summary.get("auc").asDouble() > 0.6, "it learns: " + summary);
+        return summary;
+    }
+
+    @Test
+    void ctrTrainsInSyncModeAgainstTwoServersAndSaysSoInTheSummary() throws Exception {
+        JsonNode summary = trainCtr("mode: ps\na_sync: false\n", 2);
+        assertEquals("ps-sync", summary.get("mode").asText());
+        assertEquals("grpc", summary.get("protocol").asText());
         for (int s = 0; s < 2; s++) {
             String log = Files.readString(job.logDir().resolve("serverlog." + s));
             assertTrue(log.contains("fleet: server " + s + " serves 6 dense and 52 sparse table(s)"), log);
@@ -59,20 +68,8 @@ class CtrParameterServerIT {
 
     @Test
     void ctrTrainsOverGrpcppWithOneServerAndTwoWorkers() throws Exception {
-        Path data = work.resolve("data");
-        FleetRunJob gen = FleetRunJob.start(work.resolve("gen"), 1, "ctr_data", "--rows", "8000", "--out", data.toString());
-        assertEquals(0, gen.await(Duration.ofSeconds(120)), gen.describe());
-        Path strategy = Files.writeString(work.resolve("ps.yaml"), "mode: ps\na_sync: false\nprotocol: grpc++\n");
-        List<String> ps = List.of("--server_num", "1", "--worker_num", "2", "--strategy", strategy.toString());
-
-        FleetRunJob job = FleetRunJob.start(work.resolve("run"), 2, ps, "ctr", "--data_dir", data.toString(),
-                "--batch_size", "128", "--optimizer", "adagrad", "--lr", "0.05");
-        assertEquals(0, job.await(JOB_TIMEOUT), job.describe());
-        JsonNode summary = new ObjectMapper().readTree(job.logDir().resolve("summary.json").toFile());
+        JsonNode summary = trainCtr("mode: ps\na_sync: false\nprotocol: grpc++\n", 1);
         assertEquals("grpc++", summary.get("protocol").asText());
-        assertEquals(1, summary.get("servers").asInt());
-        assertEquals(2, summary.get("workers").asInt());
-        assertTrue(summary.get("auc").asDouble() > 0.6, "it learns: " + summary);
         String log = Files.readString(job.logDir().resolve("serverlog.0"));
         assertTrue(log.contains("(grpc++): data port 127.0.0.1:"), log);
         assertTrue(log.contains("(from FLEET_PS_ENDPOINT_MAP), 2 network threads"), "min(8, 2 workers): " + log);
