@@ -51,8 +51,11 @@ out = sys.argv[1]
 planted = json.load(open(f"{out}/data/planted.json"))["planted_auc"]
 seconds = dict(l.split() for l in open(f"{out}/seconds"))
 local = json.load(open(f"{out}/local/summary.json"))["auc"]
+def jolt(run):  # rank 0's loss at its second step: async's first pushes all land before it (docs/PSERVER.md)
+    rows = [l.split(",") for l in open(f"{out}/{run}/loss_curve.csv")][1:3]
+    return f"step-2 loss {float(rows[1][1]):.2f}" if len(rows) == 2 else "no step 2"
 print(f"rows {json.load(open(f'{out}/data/planted.json'))['rows']:,}: planted AUC {planted:.4f}")
-print(f"local       AUC {local:.4f}  ({seconds['local']} s)")
+print(f"local       AUC {local:.4f}  ({seconds['local']} s, {jolt('local')})")
 ok = True
 for mode in sys.argv[2:]:
     s = json.load(open(f"{out}/{mode}/summary.json"))
@@ -60,7 +63,8 @@ for mode in sys.argv[2:]:
     good = abs(auc - local) <= 0.01 and planted - auc <= 0.02
     ok &= good
     print(f"{mode:<11} AUC {auc:.4f}  ({seconds[mode]} s, {s['samples_per_sec']:,.0f} samples/s on rank 0)"
-          f"  |vs local| {abs(auc - local):.4f}  planted - auc {planted - auc:.4f}  {'ok' if good else 'FAILS'}")
+          f"  |vs local| {abs(auc - local):.4f}  planted - auc {planted - auc:.4f}  {'ok' if good else 'FAILS'}"
+          f"  ({jolt(mode)})")
     for line in open(f"{out}/{mode}/workerlog.0"):
         if "communicator sent" in line:
             print("              rank 0:" + line.split("communicator")[1].rstrip())

@@ -22,11 +22,11 @@ import org.junit.jupiter.api.io.TempDir;
  * the planted model, and async, whose AUC varies from run to run with the timing of its stale updates, came within
  * 0.0018 of the 0.02 bound in CI and past it in 1 of 5 runs on an idle 2-core machine (0.8120 against the planted
  * 0.8334). At 300,000 one process is 0.009 from it and async 0.010-0.013 in seven runs, each mode's job about as long
- * as at 200,000 (its time is mostly six JVMs starting and compiling). Adagrad at lr 0.03, not 0.05: Adagrad's first
- * update of a parameter is lr * sign(gradient), and in async the 4 workers' first pushes all land before any second
- * step, a jolt (loss 3.6-10.8 at the second step); at 0.05 async came 0.0006-0.0224 from one process in 21 runs
- * (2026-11-29; 1 past the bound), at 0.03 0.0005-0.0025 in 16 (mean 0.0012, standard deviation 0.0005), one process
- * reaching the same AUC (0.8247 against 0.8244). The smaller rate shrinks the jolt and every stale update after it.
+ * as at 200,000 (its time is mostly six JVMs starting and compiling). Adagrad at lr 0.03, not 0.05: async applies
+ * each gradient to values that moved since it was computed, by an amount that grows with lr and varies with the
+ * machine's timing; at 0.05 async came 0.0006-0.0224 from one process in 21 runs (2026-11-29; 1 past the bound), at
+ * 0.03 0.0005-0.0025 in 16 (mean 0.0012, standard deviation 0.0005), one process reaching the same AUC (0.8247
+ * against 0.8244). docs/PSERVER.md, "Async and the learning rate", has the rest.
  * ctr tests the model the servers hold after a {@code barrierWorker} (every worker's updates applied). Async and
  * half-async take batches of 512 per worker, as many rows per update as the single process; geo takes 128 per worker,
  * since its servers move by the average of the 4 workers' local steps.
