@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * as at 200,000 (its time is mostly six JVMs starting and compiling). Adagrad at lr 0.03, not 0.05: async applies
  * each gradient to values that moved since it was computed, by an amount that grows with lr and varies with the
  * machine's timing; at 0.05 async came 0.0006-0.0224 from one process in 21 runs (2026-11-29; 1 past the bound), at
- * 0.03 0.0005-0.0025 in 16 (mean 0.0012, standard deviation 0.0005), one process reaching the same AUC (0.8247
+ * 0.03 0.0005-0.0025 in 17 (mean 0.0013, standard deviation 0.0006), one process reaching the same AUC (0.8247
  * against 0.8244). docs/PSERVER.md, "Async and the learning rate", has the rest.
  * ctr tests the model the servers hold after a {@code barrierWorker} (every worker's updates applied). Async and
  * half-async take batches of 512 per worker, as many rows per update as the single process; geo takes 128 per worker,
