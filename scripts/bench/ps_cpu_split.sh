@@ -25,21 +25,13 @@ out=$(mktemp -d)
 # name without its number, ticks: utime + stime), then the time; one quick pass, so the window's ends are sharp
 snap() {
   python3 - "$1" <<'SNAP'
-import os, re, sys, time
+import re, sys, time
+sys.path.insert(0, "scripts/bench")
+from job_threads import job_threads
 lines = []
-for pid in filter(str.isdigit, os.listdir("/proc")):
-    try:
-        if b"org.fleet4j" not in open(f"/proc/{pid}/cmdline", "rb").read():
-            continue
-        env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
-        role = next((e[14:].decode() for e in env if e.startswith(b"TRAINING_ROLE=")), "launcher")
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            stat = open(f"/proc/{pid}/task/{tid}/stat").read()
-            kind = re.sub(r"[-_#]*\d*$", "", stat[stat.index("(") + 1:stat.rindex(")")].replace(" ", "_")) or "?"
-            f = stat[stat.rindex(")") + 2:].split()
-            lines.append(f"{pid} {role} {kind} {int(f[11]) + int(f[12])}")
-    except OSError:
-        continue  # a process or thread that ended meanwhile
+for pid, role, _, name, ticks, _, _ in job_threads():
+    kind = re.sub(r"[-_#]*\d*$", "", name.replace(" ", "_")) or "?"
+    lines.append(f"{pid} {role} {kind} {ticks}")
 lines.append(repr(time.time()))
 open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 SNAP

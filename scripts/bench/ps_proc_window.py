@@ -6,26 +6,16 @@ the machine's idle share (/proc/stat) and, for each thread of the job's JVMs tha
 Usage: scripts/bench/ps_proc_window.py SECONDS   (while a bin/fleetrun job runs, in its steady state)"""
 import os, re, sys, time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from job_threads import job_threads
+
+
 def snap():
-    threads = {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if b"org.fleet4j" not in open(f"/proc/{pid}/cmdline", "rb").read():
-                continue
-            env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
-            role = next((e[14:].decode() for e in env if e.startswith(b"TRAINING_ROLE=")), "launcher")
-            for tid in os.listdir(f"/proc/{pid}/task"):
-                status = open(f"/proc/{pid}/task/{tid}/status").read()
-                name = re.search(r"Name:\s+(.*)", status).group(1)
-                vol = int(re.search(r"^voluntary_ctxt_switches:\s+(\d+)", status, re.M).group(1))
-                invol = int(re.search(r"nonvoluntary_ctxt_switches:\s+(\d+)", status).group(1))
-                stat = open(f"/proc/{pid}/task/{tid}/stat").read()
-                fields = stat[stat.rindex(")") + 2:].split()
-                threads[(pid, role, tid, name)] = (vol, invol, int(fields[11]) + int(fields[12]))
-        except OSError:
-            continue  # a process or thread that ended meanwhile
+    threads = {(pid, role, tid, name): (vol, invol, ticks)
+               for pid, role, tid, name, ticks, vol, invol in job_threads()}
     cpu = [int(x) for x in open("/proc/stat").readline().split()[1:]]
     return threads, cpu, time.time()
+
 
 if len(sys.argv) != 2 or not re.fullmatch(r"\d+(\.\d+)?", sys.argv[1]) or float(sys.argv[1]) <= 0:
     print("usage: ps_proc_window.py SECONDS (a positive number), while a bin/fleetrun job runs", file=sys.stderr)
