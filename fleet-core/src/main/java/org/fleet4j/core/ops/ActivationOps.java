@@ -1,6 +1,9 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.tensor.Tensor;
 
@@ -8,16 +11,16 @@ import org.fleet4j.core.tensor.Tensor;
  * relu, sigmoid, tanh, gelu (exact, with erf) and scale, unary float ops with their gradients; and sign, which has
  * none (L1Decay applies it to parameters after backward).
  */
-final class ActivationOps {
-    private ActivationOps() {
-    }
-
-    static void register() {
-        unary("relu", F32::relu, (x, out, g, gx, n) -> F32.reluGrad(out, g, gx, n));
-        unary("sigmoid", ActivationOps::sigmoid, ActivationOps::sigmoidGrad);
-        unary("tanh", ActivationOps::tanh, ActivationOps::tanhGrad);
-        unary("gelu", ActivationOps::gelu, ActivationOps::geluGrad);
-        OpRegistry.register(OpSpec.builder("scale")
+@AutoService(OpLibrary.class)
+public final class ActivationOps implements OpLibrary {
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
+        unary(specs, "relu", F32::relu, (x, out, g, gx, n) -> F32.reluGrad(out, g, gx, n));
+        unary(specs, "sigmoid", ActivationOps::sigmoid, ActivationOps::sigmoidGrad);
+        unary(specs, "tanh", ActivationOps::tanh, ActivationOps::tanhGrad);
+        unary(specs, "gelu", ActivationOps::gelu, ActivationOps::geluGrad);
+        specs.add(OpSpec.builder("scale")
                 .in("X").out("Out")
                 .attr("scale", AttrType.FLOAT, 1.0f)
                 .attr("bias", AttrType.FLOAT, 0.0f)
@@ -43,7 +46,7 @@ final class ActivationOps {
                     };
                 })
                 .build());
-        OpRegistry.register(OpSpec.builder("sign")
+        specs.add(OpSpec.builder("sign")
                 .in("X").out("Out")
                 .shape(ActivationOps::sameAsFloatX)
                 .kernel(op -> a -> {
@@ -54,6 +57,7 @@ final class ActivationOps {
                     }
                 })
                 .build());
+        return specs;
     }
 
     /** Forward: out = f(x). */
@@ -72,8 +76,8 @@ final class ActivationOps {
         ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
     }
 
-    private static void unary(String type, Fn fn, GradFn grad) {
-        OpRegistry.register(OpSpec.builder(type)
+    private static void unary(List<OpSpec> specs, String type, Fn fn, GradFn grad) {
+        specs.add(OpSpec.builder(type)
                 .in("X").out("Out")
                 .shape(ActivationOps::sameAsFloatX)
                 .kernel(op -> a -> {

@@ -1,5 +1,8 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
+import java.util.ArrayList;
+import java.util.List;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
@@ -13,12 +16,12 @@ import org.fleet4j.core.tensor.Tensor;
  * nothing. SavedMean and SavedVariance hold the mean and the inverse standard deviation that were used, for
  * the gradient.
  */
-final class BatchNormOp {
-    private BatchNormOp() {
-    }
-
-    static void register() {
-        OpRegistry.register(OpSpec.builder("batch_norm")
+@AutoService(OpLibrary.class)
+public final class BatchNormOp implements OpLibrary {
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
+        specs.add(OpSpec.builder("batch_norm")
                 .in("X", "Scale", "Bias", "Mean", "Variance")
                 .out("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance")
                 .noGrad("Mean", "Variance")
@@ -31,6 +34,7 @@ final class BatchNormOp {
                         channelsLast(op.stringAttr("data_layout"))))
                 .gradKernel(op -> new Grad(op.boolAttr("is_test"), channelsLast(op.stringAttr("data_layout"))))
                 .build());
+        return specs;
     }
 
     private static boolean channelsLast(String layout) {

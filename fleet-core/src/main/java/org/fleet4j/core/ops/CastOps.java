@@ -1,6 +1,9 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import org.fleet4j.core.amp.LossScaleRule;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
@@ -16,17 +19,17 @@ import org.fleet4j.core.tensor.Tensor;
  * into the condition that lets the updates run). Flags and step counters are int64 tensors of shape [1]. Sparse
  * gradients ({@link SelectedRows}) are unscaled and checked too.
  */
-final class CastOps {
+@AutoService(OpLibrary.class)
+public final class CastOps implements OpLibrary {
     static final String CAST = "cast";
     static final String CHECK_FINITE_AND_UNSCALE = "check_finite_and_unscale";
     static final String UPDATE_LOSS_SCALING = "update_loss_scaling";
     static final String LOGICAL_NOT = "logical_not";
 
-    private CastOps() {
-    }
-
-    static void register() {
-        OpRegistry.register(OpSpec.builder(CAST).in("X").out("Out")
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
+        specs.add(OpSpec.builder(CAST).in("X").out("Out")
                 .attr("out_dtype", AttrType.STRING, null)
                 .shape(ctx -> {
                     ctx.requireFloat("X");
@@ -47,7 +50,7 @@ final class CastOps {
                 })
                 .build());
 
-        OpRegistry.register(OpSpec.builder(CHECK_FINITE_AND_UNSCALE).variadicIn("X").in("Scale")
+        specs.add(OpSpec.builder(CHECK_FINITE_AND_UNSCALE).variadicIn("X").in("Scale")
                 .out("Out", "FoundInfinite")
                 .shape(ctx -> {
                     if (ctx.op().output("Out").size() != ctx.count("X")) {
@@ -84,7 +87,7 @@ final class CastOps {
                 })
                 .build());
 
-        OpRegistry.register(OpSpec.builder(UPDATE_LOSS_SCALING)
+        specs.add(OpSpec.builder(UPDATE_LOSS_SCALING)
                 .in("FoundInfinite", "PrevLossScaling", "InGoodSteps", "InBadSteps")
                 .out("LossScaling", "OutGoodSteps", "OutBadSteps")
                 .attr("incr_every_n_steps", AttrType.INT, 1000)
@@ -114,7 +117,7 @@ final class CastOps {
                 })
                 .build());
 
-        OpRegistry.register(OpSpec.builder(LOGICAL_NOT).in("X").out("Out")
+        specs.add(OpSpec.builder(LOGICAL_NOT).in("X").out("Out")
                 .shape(ctx -> {
                     if (ctx.dtype("X") != DType.I64) {
                         throw ctx.fail("X must be int64 (0 is false), is " + ctx.dtype("X").displayName());
@@ -129,6 +132,7 @@ final class CastOps {
                     }
                 })
                 .build());
+        return specs;
     }
 
     private static LossScaleRule rule(Op op) {

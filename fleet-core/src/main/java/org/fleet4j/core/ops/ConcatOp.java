@@ -1,17 +1,20 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
 
 /** concat: joins tensors along one axis (negative counts from the end); the gradient splits Out's gradient back. */
-final class ConcatOp {
-    private ConcatOp() {
-    }
-
-    static void register() {
-        OpRegistry.register(OpSpec.builder("concat")
+@AutoService(OpLibrary.class)
+public final class ConcatOp implements OpLibrary {
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
+        specs.add(OpSpec.builder("concat")
                 .variadicIn("X").out("Out")
                 .attr("axis", AttrType.INT, 0)
                 .shape(ConcatOp::inferShape)
@@ -67,6 +70,7 @@ final class ConcatOp {
                     };
                 })
                 .build());
+        return specs;
     }
 
     private static void inferShape(InferContext ctx) {

@@ -1,5 +1,8 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
+import java.util.ArrayList;
+import java.util.List;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.tensor.DType;
@@ -10,16 +13,16 @@ import org.fleet4j.core.tensor.Tensor;
  * is non-zero (their kernels do nothing; the executor skips). {@code merge_step}: counts micro-steps in a persistable
  * int64 counter and sets Cond to 1 on every k-th.
  */
-public final class ControlOps {
+@AutoService(OpLibrary.class)
+public final class ControlOps implements OpLibrary {
     public static final String BEGIN = "conditional_begin";
     public static final String END = "conditional_end";
     public static final String MERGE_STEP = "merge_step";
 
-    private ControlOps() {
-    }
-
-    static void register() {
-        OpRegistry.register(OpSpec.builder(BEGIN).in("Cond")
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
+        specs.add(OpSpec.builder(BEGIN).in("Cond")
                 .shape(ctx -> {
                     if (ctx.dtype("Cond") != DType.I64) {
                         throw ctx.fail("Cond must be int64");
@@ -27,9 +30,9 @@ public final class ControlOps {
                 })
                 .kernel(op -> a -> {
                 }).build());
-        OpRegistry.register(OpSpec.builder(END).kernel(op -> a -> {
+        specs.add(OpSpec.builder(END).kernel(op -> a -> {
         }).build());
-        OpRegistry.register(OpSpec.builder(MERGE_STEP).in("Step").out("StepOut", "Cond")
+        specs.add(OpSpec.builder(MERGE_STEP).in("Step").out("StepOut", "Cond")
                 .attr("k_steps", AttrType.INT, null)
                 .shape(ctx -> {
                     if (ctx.op().intAttr("k_steps") < 1) {
@@ -51,5 +54,6 @@ public final class ControlOps {
                         a.out("Cond", DType.I64, 1).setLong(0, s % k == 0 ? 1 : 0);
                     };
                 }).build());
+        return specs;
     }
 }

@@ -1,6 +1,9 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.SplittableRandom;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.tensor.DType;
@@ -13,15 +16,15 @@ import org.fleet4j.core.tensor.Tensor;
  * so the gradient is Out@GRAD * Mask. Each kernel has its own generator seeded from the seed attribute that
  * advances every step: the same program and seed draw the same masks.
  */
-final class DropoutOp {
+@AutoService(OpLibrary.class)
+public final class DropoutOp implements OpLibrary {
     static final String UPSCALE = "upscale_in_train";
     static final String DOWNGRADE = "downgrade_in_infer";
 
-    private DropoutOp() {
-    }
-
-    static void register() {
-        OpRegistry.register(OpSpec.builder("dropout")
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
+        specs.add(OpSpec.builder("dropout")
                 .in("X").out("Out", "Mask")
                 .attr("dropout_prob", AttrType.FLOAT, 0.5f)
                 .attr("is_test", AttrType.BOOL, false)
@@ -51,6 +54,7 @@ final class DropoutOp {
                     }
                 })
                 .build());
+        return specs;
     }
 
     static final class Forward implements Kernel {

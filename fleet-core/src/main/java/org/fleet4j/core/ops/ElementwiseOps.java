@@ -1,23 +1,26 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
 
 /** elementwise_add / _sub / _mul / _div with numpy broadcasting (or Paddle's axis), and their gradients. */
-final class ElementwiseOps {
-    private ElementwiseOps() {
-    }
+@AutoService(OpLibrary.class)
+public final class ElementwiseOps implements OpLibrary {
 
     enum Kind { ADD, SUB, MUL, DIV }
-
-    static void register() {
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
         for (Kind k : Kind.values()) {
             String type = "elementwise_" + k.name().toLowerCase();
-            OpRegistry.register(OpSpec.builder(type)
+            specs.add(OpSpec.builder(type)
                     .in("X", "Y").out("Out")
                     .attr("axis", AttrType.INT, -1)
                     .shape(ctx -> {
@@ -36,6 +39,7 @@ final class ElementwiseOps {
                     .gradKernel(op -> new Backward(k, op.intAttr("axis"), new Layout()))
                     .build());
         }
+        return specs;
     }
 
     /** Index maps for one pair of input shapes, cached while the shapes stay the same. */

@@ -1,20 +1,23 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.SplittableRandom;
 import java.util.function.ToDoubleFunction;
-import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.AttrType;
+import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
 
 /** Ops that create values: fill_constant, assign_value (given values), uniform_random, gaussian_random (seeded, reproducible). */
-final class InitOps {
-    private InitOps() {
-    }
-
-    static void register() {
-        OpRegistry.register(OpSpec.builder("fill_constant")
+@AutoService(OpLibrary.class)
+public final class InitOps implements OpLibrary {
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
+        specs.add(OpSpec.builder("fill_constant")
                 .out("Out")
                 .attr("shape", AttrType.LONGS, new long[0])
                 .attr("dtype", AttrType.STRING, "float32")
@@ -27,7 +30,7 @@ final class InitOps {
                     return a -> a.out("Out", dt, shape).fill(v);
                 })
                 .build());
-        OpRegistry.register(OpSpec.builder("assign_value")
+        specs.add(OpSpec.builder("assign_value")
                 .out("Out")
                 .attr("shape", AttrType.LONGS, null)
                 .attr("dtype", AttrType.STRING, "float32")
@@ -53,7 +56,7 @@ final class InitOps {
                     };
                 })
                 .build());
-        OpRegistry.register(OpSpec.builder("uniform_random")
+        specs.add(OpSpec.builder("uniform_random")
                 .out("Out")
                 .attr("shape", AttrType.LONGS, null)
                 .attr("dtype", AttrType.STRING, "float32")
@@ -72,7 +75,7 @@ final class InitOps {
                     return randomFill(op, r -> lo + (hi - lo) * r.nextDouble());
                 })
                 .build());
-        OpRegistry.register(OpSpec.builder("gaussian_random")
+        specs.add(OpSpec.builder("gaussian_random")
                 .out("Out")
                 .attr("shape", AttrType.LONGS, null)
                 .attr("dtype", AttrType.STRING, "float32")
@@ -91,6 +94,7 @@ final class InitOps {
                     return randomFill(op, r -> mean + std * gaussian(r));
                 })
                 .build());
+        return specs;
     }
 
     /** A kernel filling Out (shape and dtype from the attributes) with samples drawn from the op's own seed. */

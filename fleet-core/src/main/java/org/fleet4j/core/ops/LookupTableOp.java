@@ -1,6 +1,9 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.VarKind;
 import org.fleet4j.core.tensor.DType;
@@ -11,12 +14,12 @@ import org.fleet4j.core.tensor.Tensor;
  * padding_idx (-1: none) reads as zeros and gets no gradient. The gradient of W is a dense [vocab, dim]
  * scatter-add, or with is_sparse a {@link SelectedRows} holding only the looked-up rows.
  */
-final class LookupTableOp {
-    private LookupTableOp() {
-    }
-
-    static void register() {
-        OpRegistry.register(OpSpec.builder("lookup_table")
+@AutoService(OpLibrary.class)
+public final class LookupTableOp implements OpLibrary {
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
+        specs.add(OpSpec.builder("lookup_table")
                 .in("W", "Ids").out("Out")
                 .noGrad("Ids")
                 .attr("is_sparse", AttrType.BOOL, false)
@@ -65,6 +68,7 @@ final class LookupTableOp {
                     }
                 })
                 .build());
+        return specs;
     }
 
     static void checkId(long id, long position, long vocab) {

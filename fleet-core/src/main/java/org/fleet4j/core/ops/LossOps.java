@@ -1,17 +1,20 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 
 /** softmax over the last axis, and softmax_with_cross_entropy against integer labels, with gradients. */
-final class LossOps {
-    private LossOps() {
-    }
-
-    static void register() {
-        OpRegistry.register(OpSpec.builder("softmax")
+@AutoService(OpLibrary.class)
+public final class LossOps implements OpLibrary {
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
+        specs.add(OpSpec.builder("softmax")
                 .in("X").out("Out")
                 .shape(ctx -> {
                     ctx.requireFloat("X");
@@ -48,7 +51,7 @@ final class LossOps {
                 })
                 .build());
 
-        OpRegistry.register(OpSpec.builder("softmax_with_cross_entropy")
+        specs.add(OpSpec.builder("softmax_with_cross_entropy")
                 .in("Logits", "Label").out("Softmax", "Loss")
                 .noGrad("Label")
                 .attr("ignore_index", AttrType.INT, -100)
@@ -114,6 +117,7 @@ final class LossOps {
                     };
                 })
                 .build());
+        return specs;
     }
 
     static void checkLabels(Tensor label, long rows, long classes, int ignore) {

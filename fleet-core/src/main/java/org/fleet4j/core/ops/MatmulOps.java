@@ -1,6 +1,9 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import org.fleet4j.core.blas.Blas;
 import org.fleet4j.core.blas.Gemm;
 import org.fleet4j.core.ir.AttrType;
@@ -13,12 +16,12 @@ import org.fleet4j.core.tensor.Tensor;
  * into rows when Y is a matrix (the fc case); X and Y of equal rank 3 multiply batch by batch. bfloat16 X and Y
  * (AMP) are widened to float32 for the GEMM and Out is bfloat16 ({@link Bf16Widening}).
  */
-final class MatmulOps {
-    private MatmulOps() {
-    }
-
-    static void register() {
-        OpRegistry.register(OpSpec.builder("matmul")
+@AutoService(OpLibrary.class)
+public final class MatmulOps implements OpLibrary {
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
+        specs.add(OpSpec.builder("matmul")
                 .in("X", "Y").out("Out")
                 .attr("transpose_X", AttrType.BOOL, false)
                 .attr("transpose_Y", AttrType.BOOL, false)
@@ -55,6 +58,7 @@ final class MatmulOps {
                 .kernel(Bf16Widening.of(op -> new Forward(op.boolAttr("transpose_X"), op.boolAttr("transpose_Y"), op.floatAttr("alpha"), Blas.get())))
                 .gradKernel(Bf16Widening.of(op -> new Backward(op.boolAttr("transpose_X"), op.boolAttr("transpose_Y"), op.floatAttr("alpha"), Blas.get())))
                 .build());
+        return specs;
     }
 
     /** Rows, inner and columns of one (possibly transposed) product, and the batch count. */

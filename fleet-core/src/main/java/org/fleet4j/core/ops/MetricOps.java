@@ -1,15 +1,18 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
+import java.util.ArrayList;
+import java.util.List;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 
 /** accuracy: the fraction of rows whose highest score is at the label. */
-final class MetricOps {
-    private MetricOps() {
-    }
-
-    static void register() {
-        OpRegistry.register(OpSpec.builder("accuracy")
+@AutoService(OpLibrary.class)
+public final class MetricOps implements OpLibrary {
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
+        specs.add(OpSpec.builder("accuracy")
                 .in("Out", "Label").out("Accuracy").optionalOut("Correct", "Total")
                 .shape(ctx -> {
                     ctx.requireRank("Out", 2);
@@ -51,5 +54,6 @@ final class MetricOps {
                     }
                 })
                 .build());
+        return specs;
     }
 }

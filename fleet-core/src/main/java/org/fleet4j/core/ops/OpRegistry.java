@@ -7,14 +7,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.fleet4j.core.ir.IrException;
 
 /**
- * All op types by name. Built-in ops, and those of every {@link OpLibrary} on the class path, register themselves on
- * first use; users may register their own.
+ * All op types by name: those of every {@link OpLibrary} on the class path (each family of ops is one, found through
+ * {@link ServiceLoader}: the built-in ones of fleet-core, the fused and collective ops, the parameter-server ops) are
+ * registered on first use; users may register their own.
  */
 public final class OpRegistry {
     private static final Map<String, OpSpec> SPECS = new ConcurrentHashMap<>();
 
     static {
-        BuiltinOps.registerAll();
         for (OpLibrary library : ServiceLoader.load(OpLibrary.class, OpRegistry.class.getClassLoader())) {
             library.specs().forEach(OpRegistry::register);
         }

@@ -1,6 +1,9 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
@@ -10,12 +13,12 @@ import org.fleet4j.core.tensor.Tensor;
  * A sparse gradient ({@link SelectedRows}) updates only its rows in sgd and lazy adam; the others densify it. The
  * arithmetic is that of {@link UpdateRules}, which the parameter servers share.
  */
-final class OptimizerOps {
-    private OptimizerOps() {
-    }
-
-    static void register() {
-        OpRegistry.register(OpSpec.builder("sgd")
+@AutoService(OpLibrary.class)
+public final class OptimizerOps implements OpLibrary {
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
+        specs.add(OpSpec.builder("sgd")
                 .in("Param", "Grad", "LearningRate").out("ParamOut")
                 .attr("weight_decay", AttrType.FLOAT, 0f)
                 .shape(ctx -> sameAsParam(ctx, "ParamOut"))
@@ -40,7 +43,7 @@ final class OptimizerOps {
                 })
                 .build());
 
-        OpRegistry.register(OpSpec.builder("momentum")
+        specs.add(OpSpec.builder("momentum")
                 .in("Param", "Grad", "Velocity", "LearningRate").out("ParamOut", "VelocityOut")
                 .attr("mu", AttrType.FLOAT, 0.9f)
                 .attr("use_nesterov", AttrType.BOOL, false)
@@ -65,7 +68,7 @@ final class OptimizerOps {
                 })
                 .build());
 
-        OpRegistry.register(OpSpec.builder("adagrad")
+        specs.add(OpSpec.builder("adagrad")
                 .in("Param", "Grad", "Moment", "LearningRate").out("ParamOut", "MomentOut")
                 .attr("epsilon", AttrType.FLOAT, 1e-6f)
                 // what the startup program filled Moment with; the kernel does not read it, a parameter server does
@@ -100,7 +103,7 @@ final class OptimizerOps {
             if (decoupled) {
                 b.attr("coeff", AttrType.FLOAT, 0.01f);
             }
-            OpRegistry.register(b
+            specs.add(b
                     .shape(ctx -> {
                         sameAsParam(ctx, "ParamOut");
                         sameAsParam(ctx, "Moment1Out");
@@ -112,6 +115,7 @@ final class OptimizerOps {
                             op.boolAttr("lazy_mode"), decoupled ? op.floatAttr("coeff") : 0f))
                     .build());
         }
+        return specs;
     }
 
     private static void sameAsParam(InferContext ctx, String out) {

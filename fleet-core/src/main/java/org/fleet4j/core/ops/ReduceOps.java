@@ -1,15 +1,18 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
+import java.util.ArrayList;
+import java.util.List;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 
 /** mean (of all elements, to a scalar) and sum (of several same-shaped tensors), with gradients. */
-final class ReduceOps {
-    private ReduceOps() {
-    }
-
-    static void register() {
-        OpRegistry.register(OpSpec.builder("mean")
+@AutoService(OpLibrary.class)
+public final class ReduceOps implements OpLibrary {
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
+        specs.add(OpSpec.builder("mean")
                 .in("X").out("Out")
                 .shape(ctx -> {
                     ctx.requireFloat("X");
@@ -35,7 +38,7 @@ final class ReduceOps {
                 })
                 .build());
 
-        OpRegistry.register(OpSpec.builder("sum")
+        specs.add(OpSpec.builder("sum")
                 .variadicIn("X").out("Out")
                 .shape(ctx -> {
                     long[] s = ctx.shape("X", 0);
@@ -71,5 +74,6 @@ final class ReduceOps {
                     }
                 })
                 .build());
+        return specs;
     }
 }

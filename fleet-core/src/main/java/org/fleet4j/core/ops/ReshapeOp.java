@@ -1,5 +1,8 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
+import java.util.ArrayList;
+import java.util.List;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
@@ -8,12 +11,12 @@ import org.fleet4j.core.tensor.Tensor;
  * reshape: Out is X with another shape, as a view over X's storage (no copy). Paddle's target convention: one
  * -1 is inferred, 0 copies X's dimension at the same position. The gradient is Out's gradient viewed with X's shape.
  */
-final class ReshapeOp {
-    private ReshapeOp() {
-    }
-
-    static void register() {
-        OpRegistry.register(OpSpec.builder("reshape")
+@AutoService(OpLibrary.class)
+public final class ReshapeOp implements OpLibrary {
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
+        specs.add(OpSpec.builder("reshape")
                 .in("X").out("Out")
                 .attr("shape", AttrType.LONGS, null)
                 .shape(ctx -> ctx.set("Out", ctx.dtype("X"), inferShape(ctx, ctx.shape("X"), ctx.op().longsAttr("shape"))))
@@ -30,6 +33,7 @@ final class ReshapeOp {
                 })
                 .gradKernel(op -> a -> a.setOut("X@GRAD", a.in("Out@GRAD").reshape(a.in("X").shape())))
                 .build());
+        return specs;
     }
 
     /**

@@ -1,16 +1,19 @@
 package org.fleet4j.core.ops;
 
+import com.google.auto.service.AutoService;
+import java.util.ArrayList;
+import java.util.List;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 
 /** The step counter (increment) and the learning rate computed from it (lr_schedule) inside the program. */
-final class ScheduleOps {
-    private ScheduleOps() {
-    }
-
-    static void register() {
-        OpRegistry.register(OpSpec.builder("increment")
+@AutoService(OpLibrary.class)
+public final class ScheduleOps implements OpLibrary {
+    @Override
+    public List<OpSpec> specs() {
+        List<OpSpec> specs = new ArrayList<>();
+        specs.add(OpSpec.builder("increment")
                 .in("X").out("Out")
                 .attr("step", AttrType.FLOAT, 1f)
                 .shape(ctx -> ctx.set("Out", ctx.dtype("X"), ctx.shape("X")))
@@ -25,7 +28,7 @@ final class ScheduleOps {
                     };
                 })
                 .build());
-        OpRegistry.register(OpSpec.builder("lr_schedule")
+        specs.add(OpSpec.builder("lr_schedule")
                 .in("Step").out("LearningRate")
                 .attr("base_lr", AttrType.FLOAT, null)
                 .attr("decay", AttrType.STRING, "constant")
@@ -53,5 +56,6 @@ final class ScheduleOps {
                     return a -> a.out("LearningRate", DType.F32, 1).setFloat(0, (float) s.at(a.in("Step").getLong(0)));
                 })
                 .build());
+        return specs;
     }
 }
