@@ -62,6 +62,16 @@ public final class GradientChecker {
         return this;
     }
 
+    /** The inputs given, by slot. */
+    public Map<String, List<Tensor>> inputs() {
+        return java.util.Collections.unmodifiableMap(inputs);
+    }
+
+    /** The op type checked. */
+    public String type() {
+        return type;
+    }
+
     public GradientChecker attr(String name, Object value) {
         attrs.put(name, value);
         return this;
@@ -167,8 +177,69 @@ public final class GradientChecker {
     private record Checked(String slot, int position, String var) {
     }
 
+    /** The op's outputs and the analytic gradients of its checked inputs, as {@link #analytic()} returns them. */
+    public record Analytic(Map<String, Tensor> outputs, Map<String, Tensor> lossWeights,
+                           Map<String, List<Tensor>> gradients) {
+    }
+
+    /** The one-op program with its loss and backward, and what it needs to run. */
+    private record Built(Program main, Program forward, Map<String, Tensor> values, List<Checked> checked,
+                         List<String> lossSlots, List<String> fetched, List<Tensor> weights, Map<String, String> gradOf) {
+    }
+
+    /**
+     * Runs the op and its backward once: the outputs the loss is built from (by slot), the loss weights w of
+     * L = sum(w * out) (by slot), and the gradient dL/dx of every checked input (by slot, one per position). For
+     * comparing an op with another framework's on the same inputs and weights.
+     */
+    public Analytic analytic() {
+        Built b = build();
+        List<String> fetch = new ArrayList<>(b.fetched());
+        b.checked().forEach(c -> fetch.add(gradOrFail(b.gradOf(), c)));
+        Map<String, Tensor> got = new Executor().run(b.main(), scopeOf(b.values()), Map.of(), fetch);
+        Map<String, Tensor> outputs = new LinkedHashMap<>();
+        Map<String, Tensor> lossWeights = new LinkedHashMap<>();
+        for (int k = 0; k < b.lossSlots().size(); k++) {
+            outputs.put(b.lossSlots().get(k), got.get(b.fetched().get(k)));
+            lossWeights.put(b.lossSlots().get(k), b.weights().get(k));
+        }
+        Map<String, List<Tensor>> gradients = new LinkedHashMap<>();
+        for (Checked c : b.checked()) {
+            gradients.computeIfAbsent(c.slot(), k -> new ArrayList<>()).add(got.get(b.gradOf().get(c.var())));
+        }
+        return new Analytic(outputs, lossWeights, gradients);
+    }
+
     /** Computes analytic and numeric gradients and returns the worst errors; does not judge them. */
     public Result run() {
+        Built b = build();
+        Map<String, Tensor> analytic = new Executor().run(b.main(), scopeOf(b.values()), Map.of(),
+                b.checked().stream().map(c -> gradOrFail(b.gradOf(), c)).toList());
+
+        List<InputError> errors = new ArrayList<>();
+        for (Checked c : b.checked()) {
+            Tensor x = b.values().get(c.var());
+            Tensor g = analytic.get(b.gradOf().get(c.var()));
+            if (!Arrays.equals(g.shape(), x.shape())) {
+                throw new IrException("op " + type + ": the gradient of " + c.slot() + " has shape "
+                        + Arrays.toString(g.shape()) + ", the input " + Arrays.toString(x.shape()));
+            }
+            InputError worst = null;
+            for (long i = 0; i < x.numel(); i++) {
+                double numeric = numericGradient(b.forward(), b.values(), c.var(), i, b.fetched(), b.weights());
+                double a = g.getDouble(i);
+                double abs = Math.abs(a - numeric);
+                double err = abs / Math.max(1.0, Math.max(Math.abs(a), Math.abs(numeric)));
+                if (worst == null || err > worst.error() || Double.isNaN(err)) {
+                    worst = new InputError(c.slot(), c.position(), unflatten(i, x.shape()), a, numeric, abs, err);
+                }
+            }
+            errors.add(worst);
+        }
+        return new Result(type, errors, tolerance);
+    }
+
+    private Built build() {
         Map<String, Tensor> values = new LinkedHashMap<>();
         List<Checked> checked = new ArrayList<>();
         Program main = new Program();
@@ -238,31 +309,7 @@ public final class GradientChecker {
         List<ParamGrad> grads = Backward.appendBackward(block.var(loss));
         Map<String, String> gradOf = new LinkedHashMap<>();
         grads.forEach(pg -> gradOf.put(pg.param(), pg.grad()));
-
-        Map<String, Tensor> analytic = new Executor().run(main, scopeOf(values), Map.of(),
-                checked.stream().map(c -> gradOrFail(gradOf, c)).toList());
-
-        List<InputError> errors = new ArrayList<>();
-        for (Checked c : checked) {
-            Tensor x = values.get(c.var());
-            Tensor g = analytic.get(gradOf.get(c.var()));
-            if (!Arrays.equals(g.shape(), x.shape())) {
-                throw new IrException("op " + type + ": the gradient of " + c.slot() + " has shape "
-                        + Arrays.toString(g.shape()) + ", the input " + Arrays.toString(x.shape()));
-            }
-            InputError worst = null;
-            for (long i = 0; i < x.numel(); i++) {
-                double numeric = numericGradient(forward, values, c.var(), i, fetched, weights);
-                double a = g.getDouble(i);
-                double abs = Math.abs(a - numeric);
-                double err = abs / Math.max(1.0, Math.max(Math.abs(a), Math.abs(numeric)));
-                if (worst == null || err > worst.error() || Double.isNaN(err)) {
-                    worst = new InputError(c.slot(), c.position(), unflatten(i, x.shape()), a, numeric, abs, err);
-                }
-            }
-            errors.add(worst);
-        }
-        return new Result(type, errors, tolerance);
+        return new Built(main, forward, values, checked, lossSlots, fetched, weights, gradOf);
     }
 
     private String gradOrFail(Map<String, String> gradOf, Checked c) {
