@@ -124,7 +124,7 @@ run() {
 
   echo "== cuBLAS GEMM and NCCL allreduce (Fleet4J)"
   local bench_rc=0
-  timeout -k 5 120 "$java" "${jvm[@]}" -cp "$carry/lib/*" org.fleet4j.gpu.GpuBench --out "$out/fleet4j-gpu-bench.jsonl" \
+  timeout -k 5 120 "$java" "${jvm[@]}" -cp "$carry/lib/*" org.fleet4j.bench.gpu.GpuBench --out "$out/fleet4j-gpu-bench.jsonl" \
     2>&1 | tee "$out/fleet4j-gpu-bench.txt" || bench_rc=$?
 
   echo "== PyTorch peer: the same GEMMs on the same GPU"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures the float32 noise of mnist's 50-step SGD training (the setting of DataParallelMnistIT) and how far
 # correct and mistaken data-parallel runs drift from one rank, in multiples of it. Usage: measure.sh [SEED...]
-# (default 1 2 3 4). Needs the jars: ./mvnw -q package -DskipTests. Prints one block per seed.
+# (default 1 2 3 4). Needs the jars, fleet-core's test jar included: ./mvnw -q package -DskipTests. Prints one block per seed.
 set -eu
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 WORK="$(mktemp -d)"
@@ -27,7 +27,7 @@ for seed in "${@:-1 2 3 4}"; do
     run "s$s-lr-1pct-2-ranks" 2 --seed "$s" --lr 0.0505
     run "s$s-summed-2-ranks" 2 --strategy "$WORK/sum.yaml" -- --seed "$s"
     run "s$s-no-bias-2-ranks" 2 --seed "$s" --freeze '.*\.b_0'
-    (cd "$WORK" && "$JAVA" --enable-native-access=ALL-UNNAMED --add-modules=jdk.incubator.vector -cp "$ROOT/build/lib/*" \
+    (cd "$WORK" && "$JAVA" --enable-native-access=ALL-UNNAMED --add-modules=jdk.incubator.vector -cp "$ROOT/build/lib/*:$ROOT/fleet-core/target/fleet4j-core-0.1.0-SNAPSHOT-tests.jar" \
       "$ROOT/scripts/equivalence/DriftReport.java" "s$s-one" "s$s-noise" "s$s-2-ranks" "s$s-4-ranks" \
       "s$s-lr-1pct-2-ranks" "s$s-summed-2-ranks" "s$s-no-bias-2-ranks" 2>&1 | grep -v '^WARNING')
   done

@@ -1,17 +1,16 @@
-import org.fleet4j.collective.Backend;
-import org.fleet4j.collective.DataType;
-import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.ProcessGroup;
-import org.fleet4j.collective.ProcessGroups;
-import org.fleet4j.collective.ReduceOp;
-import org.fleet4j.collective.Role;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
+import org.fleet4j.cluster.Role;
+import org.fleet4j.collective.Backend;
+import org.fleet4j.collective.DataType;
+import org.fleet4j.collective.GroupOptions;
+import org.fleet4j.collective.ProcessGroup;
+import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.collective.group.ProcessGroups;
 
 /**
  * The latency of single tcp allreduces (f32 sum), each timed on its own, for tcp_op_latency.sh: after 1.5 s of

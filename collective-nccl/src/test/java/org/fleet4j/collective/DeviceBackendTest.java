@@ -14,7 +14,14 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.ServiceLoader;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.cluster.Role;
+import org.fleet4j.collective.group.BackendChoice;
+import org.fleet4j.collective.group.BackendProvider;
+import org.fleet4j.collective.group.DeviceBackendProvider;
+import org.fleet4j.collective.group.Locality;
+import org.fleet4j.collective.group.ProcessGroups;
 import org.fleet4j.collective.nccl.NcclBackend;
 import org.fleet4j.collective.nccl.NcclLibrary;
 import org.junit.jupiter.api.Test;
@@ -37,15 +44,31 @@ class DeviceBackendTest {
     @Test
     void theBackendsAreFoundThroughServiceLoader() {
         List<Backend> host = ServiceLoader.load(BackendProvider.class).stream().map(p -> p.get().backend()).toList();
-        assertEquals(List.of(Backend.SHM, Backend.TCP, Backend.HIERARCHICAL), host);
+        assertEquals(Set.of(Backend.SHM, Backend.TCP, Backend.HIERARCHICAL), Set.copyOf(host));
         List<ServiceLoader.Provider<DeviceBackendProvider>> device =
                 ServiceLoader.load(DeviceBackendProvider.class).stream().toList();
         assertEquals(List.of(NcclBackend.class), device.stream().map(ServiceLoader.Provider::type).toList());
         assertEquals(Backend.NCCL, device.getFirst().get().backend());
         assertEquals(Backend.TCP, Backend.parse(" TCP "));
-        var e = assertThrows(IllegalArgumentException.class, () -> Backend.parse("mpi"));
-        assertEquals("unknown backend 'mpi'; expected auto or one of shm, tcp, hierarchical (the host backends"
-                + " registered in META-INF/services/org.fleet4j.collective.BackendProvider)", e.getMessage());
+        var e = assertThrows(IllegalArgumentException.class,
+                () -> BackendChoice.of(Backend.parse("mpi"), Locality.of("a", "a")));
+        assertTrue(e.getMessage().startsWith("unknown backend 'mpi'; expected auto or one of "), e.getMessage());
+        assertTrue(e.getMessage().contains("shm") && e.getMessage().contains("hierarchical"), e.getMessage());
+    }
+
+    @Test
+    void autoTakesTheAvailableBackendOfHighestPriorityAndSaysWhy() {
+        BackendChoice oneHost = BackendChoice.of(Backend.AUTO, Locality.of("a", "a"));
+        assertEquals(Backend.SHM, oneHost.backend());
+        assertEquals("all 2 ranks on 1 host: shared memory", oneHost.reason());
+        assertEquals(3, oneHost.considered().size(), oneHost.considered().toString());
+        assertTrue(oneHost.considered().contains("hierarchical: for several hosts, the group has 2 ranks on 1 host"
+                + " (not available)"), oneHost.considered().toString());
+        assertEquals(Backend.HIERARCHICAL, BackendChoice.of(Backend.AUTO, Locality.of("a", "a", "b", "b")).backend());
+        assertEquals(Backend.TCP, BackendChoice.of(Backend.AUTO, Locality.of("a", "a", "b")).backend());
+        BackendChoice named = BackendChoice.of(Backend.TCP, Locality.of("a", "a"));
+        assertEquals(Backend.TCP, named.backend());
+        assertTrue(named.reason().startsWith("asked for by name"), named.reason());
     }
 
     @Test

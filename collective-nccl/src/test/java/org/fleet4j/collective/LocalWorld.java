@@ -1,6 +1,5 @@
 package org.fleet4j.collective;
 
-
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,6 +10,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
+import org.fleet4j.cluster.JobToken;
+import org.fleet4j.cluster.Role;
+import org.fleet4j.cluster.Store;
+import org.fleet4j.cluster.TcpStore;
+import org.fleet4j.collective.group.ProcessGroups;
 
 /**
  * A world of ranks as threads of this JVM, each with its own store connection and group, over real sockets and

@@ -4,6 +4,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.Locale;
+import org.fleet4j.collective.group.ProcessGroups;
 
 /**
  * The program each rank JVM of the multi-process tests runs. Scenarios: {@code ops} (every operation, checked;

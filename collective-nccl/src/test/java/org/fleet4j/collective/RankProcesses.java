@@ -9,6 +9,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.cluster.FreePorts;
+import org.fleet4j.cluster.JobToken;
 
 /**
  * Starts one JVM per rank the way the launcher does: the current java, the test classpath, the Fleet4J JVM flags,

@@ -1,5 +1,6 @@
 package org.fleet4j.examples;
 
+import com.google.auto.service.AutoService;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -31,6 +32,7 @@ import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.LossCurve;
 import org.fleet4j.fleet.metrics.ProgressBar;
 import org.fleet4j.fleet.metrics.Summary;
+import org.fleet4j.launch.NamedProgram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -44,9 +46,15 @@ import picocli.CommandLine.Option;
  * same program trains against parameter servers: the sparse tables are keyed by the raw 64-bit ids (no hashing), the
  * servers run {@code initServer}/{@code runServer}, and the checkpoint flags name a folder of the servers' shards.
  */
+@AutoService(NamedProgram.class)
 @Command(name = "ctr", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Trains Wide&Deep on Criteo-format data and reports test AUC and logloss.")
-public final class Ctr implements Callable<Integer> {
+public final class Ctr implements Callable<Integer>, NamedProgram {
+    @Override
+    public String programName() {
+        return "ctr";
+    }
+
     private static final int EVAL_BATCH = 4096;
 
     @Option(names = "--data_dir", required = true, description = "folder with train* and test* Criteo files, plain or gzipped (bin/fleetrun ctr_data writes one)")

@@ -1,5 +1,6 @@
 package org.fleet4j.examples;
 
+import com.google.auto.service.AutoService;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -19,6 +20,7 @@ import org.fleet4j.core.data.CriteoRow;
 import org.fleet4j.fleet.cli.LogLevelOption;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
+import org.fleet4j.launch.NamedProgram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -27,9 +29,15 @@ import picocli.CommandLine.Option;
  * The built-in {@code ctr_data} program: Criteo-format training and test files drawn from a {@link PlantedCtrModel},
  * and {@code planted.json} with the planted model's own AUC and logloss on the test file, the best a model can reach.
  */
+@AutoService(NamedProgram.class)
 @Command(name = "ctr_data", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Writes Criteo-format train/test files from a planted model and its test AUC and logloss.")
-public final class CtrData implements Callable<Integer> {
+public final class CtrData implements Callable<Integer>, NamedProgram {
+    @Override
+    public String programName() {
+        return "ctr_data";
+    }
+
     static final String PLANTED = "planted.json";
 
     @Option(names = "--rows", required = true, description = "rows in all, training and test")

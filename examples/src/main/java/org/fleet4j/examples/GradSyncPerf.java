@@ -1,5 +1,6 @@
 package org.fleet4j.examples;
 
+import com.google.auto.service.AutoService;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,6 +17,7 @@ import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Initializer;
 import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.ops.collective.CollectiveOpTypes;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
@@ -23,7 +25,7 @@ import org.fleet4j.fleet.ExecutionSettings;
 import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
-import org.fleet4j.ops.collective.CollectiveOpTypes;
+import org.fleet4j.launch.NamedProgram;
 import org.fleet4j.strategy.DistributedStrategy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -35,9 +37,15 @@ import picocli.CommandLine.Option;
  * one per bucket) and applies SGD. Rank 0 writes summary.json with the median {@code step_us} of the slowest rank;
  * {@code --compare} also times the unfused program, taking turns with the compiled one in the same run.
  */
+@AutoService(NamedProgram.class)
 @Command(name = "grad_sync_perf", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Measures gradient synchronisation per step for many small parameters.")
-public final class GradSyncPerf implements Callable<Integer> {
+public final class GradSyncPerf implements Callable<Integer>, NamedProgram {
+    @Override
+    public String programName() {
+        return "grad_sync_perf";
+    }
+
     @Option(names = "--tensors", description = "parameters (default ${DEFAULT-VALUE})")
     int tensors = 256;
     @Option(names = "--size", description = "bytes per parameter, with an optional K or M suffix (default ${DEFAULT-VALUE})")

@@ -1,5 +1,6 @@
 package org.fleet4j.examples;
 
+import com.google.auto.service.AutoService;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -26,6 +27,7 @@ import org.fleet4j.fleet.Timeline;
 import org.fleet4j.fleet.cli.LogLevelOption;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
+import org.fleet4j.launch.NamedProgram;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
@@ -39,9 +41,15 @@ import picocli.CommandLine.Option;
  * {@code --compare_strategy FILE} builds the network a second time, compiled and run as FILE says, and times both in
  * turns of a few steps, so a comparison of strategies sees the same machine load.
  */
+@AutoService(NamedProgram.class)
 @Command(name = "mlp_perf", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Measures MLP training throughput on random data.")
-public final class MlpPerf implements Callable<Integer> {
+public final class MlpPerf implements Callable<Integer>, NamedProgram {
+    @Override
+    public String programName() {
+        return "mlp_perf";
+    }
+
     @Option(names = "--layers", description = "layer widths (default ${DEFAULT-VALUE})")
     String layers = "784,512,512,10";
     @Option(names = "--batch_size", description = "samples per rank per step (default ${DEFAULT-VALUE})")

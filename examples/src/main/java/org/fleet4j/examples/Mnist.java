@@ -1,5 +1,6 @@
 package org.fleet4j.examples;
 
+import com.google.auto.service.AutoService;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,6 +31,7 @@ import org.fleet4j.fleet.metrics.LossCurve;
 import org.fleet4j.fleet.metrics.ProgressBar;
 import org.fleet4j.fleet.metrics.Summary;
 import org.fleet4j.fleet.onnx.OnnxExporter;
+import org.fleet4j.launch.NamedProgram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -38,9 +40,15 @@ import picocli.CommandLine.Option;
  * The built-in {@code mnist} program: an MLP 784-512-512-10 trained on MNIST digits, then tested. Under fleetrun with
  * N ranks each rank trains on its 1/N of every global batch with averaged gradients; rank 0 tests and writes results.
  */
+@AutoService(NamedProgram.class)
 @Command(name = "mnist", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Trains an MLP (784-512-512-10, ReLU) on MNIST and reports test accuracy.")
-public final class Mnist implements Callable<Integer> {
+public final class Mnist implements Callable<Integer>, NamedProgram {
+    @Override
+    public String programName() {
+        return "mnist";
+    }
+
     @Option(names = "--epochs", description = "passes over the training set (default ${DEFAULT-VALUE})")
     int epochs = 2;
     @Option(names = "--steps", description = "total training steps; overrides --epochs")

@@ -1,5 +1,6 @@
 package org.fleet4j.examples;
 
+import com.google.auto.service.AutoService;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -8,10 +9,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
+import org.fleet4j.cluster.JobToken;
+import org.fleet4j.cluster.Role;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ReduceOp;
-import org.fleet4j.collective.Role;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
@@ -19,6 +20,7 @@ import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.cli.LogLevelOption;
 import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
+import org.fleet4j.launch.NamedProgram;
 import org.fleet4j.pserver.compile.CommunicatorSettings;
 import org.fleet4j.pserver.compile.PsCompiler;
 import org.fleet4j.pserver.compile.PsMode;
@@ -54,9 +56,15 @@ import picocli.CommandLine.Option;
  * program; otherwise each tensor goes on its own. Worker 0 writes summary.json: unique keys per second over all workers,
  * MB/s, step latency percentiles and the bytes each step put on the wire.
  */
+@AutoService(NamedProgram.class)
 @Command(name = "ps_perf", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Measures parameter-server pull/push throughput on a Zipf(1.1) workload.")
-public final class PsPerf implements Callable<Integer> {
+public final class PsPerf implements Callable<Integer>, NamedProgram {
+    @Override
+    public String programName() {
+        return "ps_perf";
+    }
+
     static final double ZIPF_EXPONENT = 1.1;
     static final String TABLE = "ps_perf.emb";
     private static final int MAX_IDS = 100_000_000;

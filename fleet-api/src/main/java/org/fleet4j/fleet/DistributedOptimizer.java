@@ -10,8 +10,8 @@ import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.ops.collective.CollectiveOpTypes;
 import org.fleet4j.core.optim.Optimizer;
-import org.fleet4j.ops.collective.CollectiveOpTypes;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
 

@@ -9,13 +9,13 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import org.fleet4j.cluster.JobToken;
+import org.fleet4j.cluster.Role;
 import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ProcessGroup;
-import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
-import org.fleet4j.collective.Role;
+import org.fleet4j.collective.group.ProcessGroups;
 import org.fleet4j.compiler.HierarchicalForm;
 import org.fleet4j.compiler.RingLayout;
 import org.fleet4j.core.device.Devices;
@@ -204,7 +204,6 @@ public final class Fleet implements AutoCloseable {
         return new Fleet(role, effective, layout, group, rings, bucketMemory, context.build(), options.timeout(), ps,
                 false);
     }
-
 
     public Role role() {
         return role;

@@ -6,8 +6,8 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 import java.util.Map;
-import org.fleet4j.collective.JobToken;
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.JobToken;
+import org.fleet4j.cluster.Role;
 
 /**
  * The token of a parameter-server job's processes (its servers' connections and its trainers' group). A job that

@@ -18,7 +18,7 @@ import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
-import org.fleet4j.ops.collective.CollectiveOpTypes;
+import org.fleet4j.core.ops.collective.CollectiveOpTypes;
 
 /**
  * A Chrome trace of one rank (the JSON that chrome://tracing and Perfetto open): one complete event ("ph":"X") per

@@ -12,13 +12,13 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 import org.fleet4j.compiler.Pipeline;
 import org.fleet4j.strategy.StrategyCli;
 import org.fleet4j.strategy.StrategyException;
 import org.fleet4j.strategy.World;
-import picocli.CommandLine;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine;
 
 /**
  * {@code bin/fleetrun}: starts one JVM per rank with its role in the environment, supervises them, and
@@ -99,7 +99,7 @@ public final class FleetRun {
             return DryRunProgram.run(plan, out);
         }
         if (options.program == null) {
-            throw new LaunchException("missing PROGRAM: name a built-in (" + String.join(", ", BuiltinPrograms.all().keySet())
+            throw new LaunchException("missing PROGRAM: name a built-in (" + String.join(", ", NamedPrograms.all().keySet())
                     + "), a main class, or a jar (see bin/fleetrun --help)");
         }
         if (options.jobId.isBlank()) {
@@ -203,10 +203,10 @@ public final class FleetRun {
     }
 
     private static String[] footer() {
-        Map<String, String> builtins = BuiltinPrograms.all();
+        Map<String, String> builtins = NamedPrograms.all();
         List<String> lines = new ArrayList<>();
         lines.add("");
-        lines.add("Built-in programs:");
+        lines.add("Programs by name (the built-in ones and any a jar on CLASSPATH registers):");
         int width = builtins.keySet().stream().mapToInt(String::length).max().orElse(0);
         builtins.forEach((name, mainClass) -> lines.add("  " + name + " ".repeat(width - name.length() + 2) + mainClass));
         lines.add("");

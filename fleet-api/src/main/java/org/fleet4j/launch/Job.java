@@ -11,7 +11,7 @@ import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.Role;
 import org.fleet4j.launch.RankSpec.ExitPolicy;
 
 /**

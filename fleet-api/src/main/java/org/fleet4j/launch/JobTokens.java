@@ -3,7 +3,7 @@ package org.fleet4j.launch;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.Map;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 
 /**
  * Where a job's token comes from. On one host fleetrun makes a fresh one, so no other job (even one with the same

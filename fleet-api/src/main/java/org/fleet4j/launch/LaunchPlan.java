@@ -6,8 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
-import org.fleet4j.collective.JobToken;
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.JobToken;
+import org.fleet4j.cluster.Role;
 
 /**
  * A fully resolved job on this node: the layout, what to run and how every process's JVM is started. The processes

@@ -35,7 +35,7 @@ public record Program(String mainClass, List<Path> extraClasspath) {
         classpath.addAll(program.extraClasspath());
         if (!isLoadable(program.mainClass(), classpath)) {
             String where = program.extraClasspath().isEmpty() ? "the classpath" : program.extraClasspath().get(0) + " or the classpath";
-            String builtin = BuiltinPrograms.mainClass(token).isPresent()
+            String builtin = NamedPrograms.mainClass(token).isPresent()
                     ? "; the built-in program '" + token + "' is not part of this build"
                     : "";
             throw new LaunchException("PROGRAM '" + token + "': main class " + program.mainClass() + " not found on "
@@ -45,7 +45,7 @@ public record Program(String mainClass, List<Path> extraClasspath) {
     }
 
     private static Program parse(String token) {
-        var builtin = BuiltinPrograms.mainClass(token);
+        var builtin = NamedPrograms.mainClass(token);
         if (builtin.isPresent()) {
             return new Program(builtin.get(), List.of());
         }
@@ -56,7 +56,7 @@ public record Program(String mainClass, List<Path> extraClasspath) {
         if (className) {
             return new Program(token, List.of());
         }
-        throw new LaunchException("PROGRAM '" + token + "' is neither a built-in (" + String.join(", ", BuiltinPrograms.all().keySet())
+        throw new LaunchException("PROGRAM '" + token + "' is neither a built-in (" + String.join(", ", NamedPrograms.all().keySet())
                 + "), a main class, nor a jar file");
     }
 

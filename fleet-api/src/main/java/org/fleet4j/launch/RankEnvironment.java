@@ -4,8 +4,8 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.fleet4j.collective.JobToken;
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.JobToken;
+import org.fleet4j.cluster.Role;
 import org.fleet4j.core.device.Devices;
 import org.fleet4j.pserver.grpcpp.EndpointMap;
 

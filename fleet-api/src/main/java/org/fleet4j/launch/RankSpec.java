@@ -4,8 +4,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.fleet4j.collective.JobToken;
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.JobToken;
+import org.fleet4j.cluster.Role;
 
 /**
  * Everything needed to start one process of the job: its kind and index among the processes of that kind (a trainer's

@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import org.fleet4j.compiler.Compilation;
-import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.compiler.Pipeline;
 import org.fleet4j.core.autodiff.Backward;
 import org.fleet4j.core.autodiff.ParamGrad;
@@ -90,7 +89,6 @@ public final class CompilerKnobsProbe {
      * are averaged on ring 0 (as the distributed optimizer does) and the program compiled with Fleet's strategy.
      */
     private static Net auxNet(Fleet fleet, boolean conditional) {
-        FusedOps.register();
         Program main = new Program().setRandomSeed(41);
         Program startup = new Program().setRandomSeed(41);
         Layers nn = new Layers(main, startup);

@@ -13,12 +13,12 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.fleet4j.collective.FreePorts;
+import org.fleet4j.cluster.FreePorts;
+import org.fleet4j.cluster.JobToken;
+import org.fleet4j.cluster.Role;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ReduceOp;
-import org.fleet4j.collective.Role;
 import org.fleet4j.fleet.role.UserDefinedRoleMaker;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
@@ -51,14 +51,14 @@ class FleetInitTest {
                     () -> fleet.util().allReduce(3L, ReduceOp.AVG));
             assertEquals("avg of integers would truncate; reduce a double instead", avg.getMessage());
             fleet.barrierWorker();
-            assertEquals(fleet.processGroup(), fleet.execContext().ring(Fleet.DEFAULT_RING, ProcessGroup.class));
+            assertEquals(fleet.processGroup(), fleet.execContext().ring(Fleet.DEFAULT_RING));
             try (Fleet second = Fleet.init(Role::single, new DistributedStrategy(), QUICK, log())) {
-                assertEquals(second.processGroup(), second.execContext().ring(Fleet.DEFAULT_RING, ProcessGroup.class),
+                assertEquals(second.processGroup(), second.execContext().ring(Fleet.DEFAULT_RING),
                         "a second job in this JVM has its own ring 0");
                 assertNotEquals(fleet.processGroup(), second.processGroup());
             }
             IllegalStateException missing = assertThrows(IllegalStateException.class,
-                    () -> fleet.execContext().ring(5, ProcessGroup.class));
+                    () -> fleet.execContext().ring(5));
             assertTrue(missing.getMessage().startsWith("no process group at ring_id 5 (rings: [0]); this job did not open"
                     + " it: Fleet.init opens the rings"), missing.getMessage());
         }

@@ -12,8 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import org.fleet4j.collective.JobToken;
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.JobToken;
+import org.fleet4j.cluster.Role;
 import org.junit.jupiter.api.Test;
 
 /** The token of a parameter-server job: the exported one, else one derived from Paddle's variables, said aloud. */

@@ -18,9 +18,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.fleet4j.collective.FreePorts;
+import org.fleet4j.cluster.FreePorts;
+import org.fleet4j.cluster.JobToken;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.fleet.role.UserDefinedRoleMaker;
 import org.fleet4j.strategy.DistributedStrategy;
@@ -71,8 +71,7 @@ class TwoRanksInOneJvmTest {
                     PrintStream log = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
                     try (Fleet fleet = Fleet.init(UserDefinedRoleMaker.oneHost(rank, 2, master, "threads"),
                             new DistributedStrategy(), options, log, false, env)) {
-                        assertEquals(fleet.processGroup(), fleet.execContext().ring(Fleet.DEFAULT_RING,
-                                ProcessGroup.class), "rank " + rank + "'s ring 0 is its own group");
+                        assertEquals(fleet.processGroup(), fleet.execContext().ring(Fleet.DEFAULT_RING), "rank " + rank + "'s ring 0 is its own group");
                         return FleetProbe.run(fleet, GLOBAL_BATCH, STEPS, false);
                     }
                 }));

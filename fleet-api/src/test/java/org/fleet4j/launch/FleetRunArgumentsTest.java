@@ -126,7 +126,7 @@ class FleetRunArgumentsTest {
         assertEquals(0, result.code());
         for (String expected : List.of("--nproc_per_node", "--devices", "--gpus", "--ips", "--master", "--nnodes", "--rank", "--log_dir",
                 "--start_port", "--strategy", "--dry_run", "--format", "--job_id", "--job_token_file", "--log_level", "--jvm_args",
-                "mnist           org.fleet4j.examples.Mnist", "allreduce_perf  org.fleet4j.collective.bench.AllreducePerf")) {
+                "mnist           org.fleet4j.examples.Mnist", "allreduce_perf  org.fleet4j.examples.AllreducePerf")) {
             assertTrue(result.out().contains(expected), expected + " missing from:\n" + result.out());
         }
     }

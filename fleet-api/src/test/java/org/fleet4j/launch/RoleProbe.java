@@ -8,7 +8,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Map;
 import java.util.Properties;
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.Role;
 import org.fleet4j.fleet.role.EnvironmentRoleMaker;
 
 /**

@@ -6,7 +6,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.IntStream;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 
 /**
  * The launcher's job supervision ({@link Job}) run on a plan with parameter servers, which the command line does not

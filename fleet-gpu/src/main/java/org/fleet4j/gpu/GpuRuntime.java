@@ -54,7 +54,7 @@ public final class GpuRuntime {
     }
 
     /** 13010 -> "13.1". */
-    static String version(int v) {
+    public static String version(int v) {
         return v / 1000 + "." + (v % 1000) / 10;
     }
 }

@@ -9,12 +9,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.cluster.Role;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.Role;
 import org.fleet4j.collective.ProcessGroup;
-import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.collective.group.ProcessGroups;
 import org.fleet4j.core.device.Devices;
 import org.junit.jupiter.api.Test;
 

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The device layer stands below the user API: its sources name no class of fleet-api, and spell no collective op
- * type, whose names come from ops-fusion's one vocabulary (org.fleet4j.ops.collective.CollectiveOpTypes).
+ * type, whose names come from ops-fusion's one vocabulary (org.fleet4j.core.ops.collective.CollectiveOpTypes).
  */
 class GpuLayeringTest {
     private static final Pattern OP_NAME = Pattern.compile("\"c_[a-z_]+\"");

@@ -3,13 +3,13 @@ package org.fleet4j.gpu;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;
+import org.fleet4j.cluster.Role;
 import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.Role;
 import org.fleet4j.collective.ProcessGroup;
-import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.collective.group.ProcessGroups;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.junit.jupiter.api.Test;

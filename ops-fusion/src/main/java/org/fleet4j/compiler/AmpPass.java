@@ -16,7 +16,6 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.strategy.StrategySchema;
 
 /**
@@ -42,10 +41,6 @@ public final class AmpPass implements Pass {
     /** White-listed ops whose CPU kernels take bfloat16 inputs. */
     public static final Set<String> CPU_BF16_KERNELS = Set.of("matmul");
     private static final Set<String> UPDATES = Set.of("sgd", "momentum", "adam", "adamw");
-
-    static {
-        FusedOps.register();
-    }
 
     private final AmpConfig config;
     private final AmpOpLists lists;

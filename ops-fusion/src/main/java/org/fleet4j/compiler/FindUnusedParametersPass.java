@@ -1,6 +1,6 @@
 package org.fleet4j.compiler;
 
-import static org.fleet4j.ops.collective.CollectiveOpTypes.ALLREDUCE;
+import static org.fleet4j.core.ops.collective.CollectiveOpTypes.ALLREDUCE;
 
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -7,10 +7,9 @@ import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.ops.collective.CollectiveOpTypes;
+import org.fleet4j.core.ops.fused.AllreduceCastOp;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.ops.collective.CollectiveOpTypes;
-import org.fleet4j.ops.fused.AllreduceCastOp;
-import org.fleet4j.ops.fused.FusedOps;
 
 /**
  * {@code fp16_allreduce}: every in-place {@code c_allreduce} of a float32 tensor (a gradient, or a bucket after
@@ -19,10 +18,6 @@ import org.fleet4j.ops.fused.FusedOps;
  */
 public final class Fp16AllreducePass implements Pass {
     public static final String NAME = "fp16_allreduce";
-
-    static {
-        FusedOps.register();
-    }
 
     @Override
     public String name() {

@@ -12,9 +12,8 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ir.VarKind;
+import org.fleet4j.core.ops.fused.FusedOptimizerOps;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.ops.fused.FusedOps;
-import org.fleet4j.ops.fused.FusedOptimizerOps;
 
 /**
  * {@code fuse_all_optimizer_ops}: every dense float32 {@code sgd}, {@code momentum}, {@code adam} or {@code adamw}
@@ -23,10 +22,6 @@ import org.fleet4j.ops.fused.FusedOptimizerOps;
  */
 public final class FuseAllOptimizerPass implements Pass {
     public static final String NAME = "fuse_all_optimizer_ops";
-
-    static {
-        FusedOps.register();
-    }
 
     /** Per optimizer type: the fused op, and its variadic input slots (the same slots the single op has). */
     private record Kind(String fusedType, List<String> slots, List<String> outSlots) {

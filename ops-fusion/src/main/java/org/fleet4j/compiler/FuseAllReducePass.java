@@ -1,6 +1,6 @@
 package org.fleet4j.compiler;
 
-import static org.fleet4j.ops.collective.CollectiveOpTypes.ALLREDUCE;
+import static org.fleet4j.core.ops.collective.CollectiveOpTypes.ALLREDUCE;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,9 +15,8 @@ import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ir.VarKind;
 import org.fleet4j.core.ops.ControlOps;
+import org.fleet4j.core.ops.fused.BucketOps;
 import org.fleet4j.core.tensor.Shapes;
-import org.fleet4j.ops.fused.BucketOps;
-import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.strategy.StrategySchema;
 
 /**
@@ -32,10 +31,6 @@ import org.fleet4j.strategy.StrategySchema;
 public final class FuseAllReducePass implements Pass {
     public static final String NAME = "fuse_all_reduce_ops";
     private static final long MB = 1024L * 1024L;
-
-    static {
-        FusedOps.register();
-    }
 
     private final GradientBucketer bucketer;
 

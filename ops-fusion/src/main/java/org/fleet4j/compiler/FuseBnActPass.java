@@ -7,9 +7,8 @@ import java.util.Map;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ops.fused.FusedBnActOp;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.ops.fused.FusedBnActOp;
-import org.fleet4j.ops.fused.FusedOps;
 
 /**
  * {@code fuse_bn_act_ops}: {@code batch_norm} whose output feeds only one {@code relu} becomes one
@@ -18,10 +17,6 @@ import org.fleet4j.ops.fused.FusedOps;
  */
 public final class FuseBnActPass implements Pass {
     public static final String NAME = "fuse_bn_act_ops";
-
-    static {
-        FusedOps.register();
-    }
 
     @Override
     public String name() {

@@ -9,10 +9,9 @@ import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.ops.fused.FusedElewiseAddActOp;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Shapes;
-import org.fleet4j.ops.fused.FusedElewiseAddActOp;
-import org.fleet4j.ops.fused.FusedOps;
 
 /**
  * {@code fuse_elewise_add_act_ops}: {@code elementwise_add} whose result feeds only one relu, sigmoid, tanh or scale
@@ -22,10 +21,6 @@ import org.fleet4j.ops.fused.FusedOps;
 public final class FuseElewiseAddActPass implements Pass {
     public static final String NAME = "fuse_elewise_add_act_ops";
     private static final Set<String> ACTS = Set.of("relu", "sigmoid", "tanh", "scale");
-
-    static {
-        FusedOps.register();
-    }
 
     @Override
     public String name() {

@@ -12,7 +12,6 @@ import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ir.VarKind;
 import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.strategy.StrategySchema;
 
 /**
@@ -27,10 +26,6 @@ public final class GradientMergePass implements Pass {
     static final String STEP_VAR = "@GRAD_MERGE_STEP@";
     static final String COND_VAR = "@GRAD_MERGE_COND@";
     private static final Set<String> UPDATES = Set.of("sgd", "momentum", "adam", "adamw");
-
-    static {
-        FusedOps.register();
-    }
 
     private final int kSteps;
     private final boolean avg;

@@ -1,11 +1,11 @@
 package org.fleet4j.compiler;
 
-import static org.fleet4j.ops.collective.CollectiveOpTypes.ALLGATHER;
-import static org.fleet4j.ops.collective.CollectiveOpTypes.ALLREDUCE;
-import static org.fleet4j.ops.collective.CollectiveOpTypes.BROADCAST;
-import static org.fleet4j.ops.collective.CollectiveOpTypes.LEADERS_ALLREDUCE;
-import static org.fleet4j.ops.collective.CollectiveOpTypes.REDUCE;
-import static org.fleet4j.ops.collective.CollectiveOpTypes.REDUCE_SCATTER;
+import static org.fleet4j.core.ops.collective.CollectiveOpTypes.ALLGATHER;
+import static org.fleet4j.core.ops.collective.CollectiveOpTypes.ALLREDUCE;
+import static org.fleet4j.core.ops.collective.CollectiveOpTypes.BROADCAST;
+import static org.fleet4j.core.ops.collective.CollectiveOpTypes.LEADERS_ALLREDUCE;
+import static org.fleet4j.core.ops.collective.CollectiveOpTypes.REDUCE;
+import static org.fleet4j.core.ops.collective.CollectiveOpTypes.REDUCE_SCATTER;
 
 import java.util.ArrayList;
 import java.util.HashSet;

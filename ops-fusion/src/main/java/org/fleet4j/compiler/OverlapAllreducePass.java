@@ -1,8 +1,8 @@
 package org.fleet4j.compiler;
 
-import static org.fleet4j.ops.collective.CollectiveOpTypes.ALLREDUCE;
-import static org.fleet4j.ops.collective.CollectiveOpTypes.ALLREDUCE_START;
-import static org.fleet4j.ops.collective.CollectiveOpTypes.WAIT;
+import static org.fleet4j.core.ops.collective.CollectiveOpTypes.ALLREDUCE;
+import static org.fleet4j.core.ops.collective.CollectiveOpTypes.ALLREDUCE_START;
+import static org.fleet4j.core.ops.collective.CollectiveOpTypes.WAIT;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,10 +15,9 @@ import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ops.ControlOps;
+import org.fleet4j.core.ops.fused.AllreduceCastOp;
+import org.fleet4j.core.ops.fused.BucketOps;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.ops.fused.AllreduceCastOp;
-import org.fleet4j.ops.fused.BucketOps;
-import org.fleet4j.ops.fused.FusedOps;
 
 /**
  * Overlap of gradient allreduces with the rest of backward ({@code sync_nccl_allreduce: false}): each in-place
@@ -34,10 +33,6 @@ import org.fleet4j.ops.fused.FusedOps;
  */
 public final class OverlapAllreducePass implements Pass {
     public static final String NAME = "overlap_allreduce";
-
-    static {
-        FusedOps.register();
-    }
 
     @Override
     public String name() {

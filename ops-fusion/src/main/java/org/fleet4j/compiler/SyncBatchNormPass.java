@@ -7,10 +7,9 @@ import java.util.Map;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ops.collective.CollectiveOpTypes;
+import org.fleet4j.core.ops.fused.SyncBatchNormOps;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.ops.collective.CollectiveOpTypes;
-import org.fleet4j.ops.fused.FusedOps;
-import org.fleet4j.ops.fused.SyncBatchNormOps;
 
 /**
  * {@code sync_batch_norm}: every training {@code batch_norm} (NCHW or [N, C]) takes its statistics over all ranks:
@@ -20,10 +19,6 @@ import org.fleet4j.ops.fused.SyncBatchNormOps;
  */
 public final class SyncBatchNormPass implements Pass {
     public static final String NAME = "sync_batch_norm";
-
-    static {
-        FusedOps.register();
-    }
 
     @Override
     public String name() {

@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 import org.fleet4j.collective.GroupOptions;
 import org.fleet4j.collective.ProcessGroup;
-import org.fleet4j.collective.ProcessGroups;
+import org.fleet4j.collective.group.ProcessGroups;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.core.exec.Scope;

@@ -18,11 +18,10 @@ import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.ops.ControlOps;
+import org.fleet4j.core.ops.collective.CollectiveOpTypes;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
-import org.fleet4j.ops.collective.CollectiveOpTypes;
-import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.World;
@@ -40,7 +39,6 @@ class FindUnusedParametersPassTest {
 
     static Nets.Net auxNet(boolean conditional) {
         StandInAllreduce.register();
-        FusedOps.register();
         Program main = new Program().setRandomSeed(21);
         Program startup = new Program();
         Layers nn = new Layers(main, startup);

@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.ops.fused.FusedBnActOp;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.ops.fused.FusedBnActOp;
 import org.junit.jupiter.api.Test;
 
 class FuseBnActPassTest {

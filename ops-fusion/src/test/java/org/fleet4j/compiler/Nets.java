@@ -16,10 +16,10 @@ import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.ops.ExecContext;
+import org.fleet4j.core.ops.collective.CollectiveOpTypes;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
-import org.fleet4j.ops.collective.CollectiveOpTypes;
 
 /** Small seeded training programs, and a loop that trains one and records losses and final parameters. */
 final class Nets {

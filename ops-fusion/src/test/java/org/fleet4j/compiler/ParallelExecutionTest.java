@@ -15,10 +15,10 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ops.ControlOps;
+import org.fleet4j.core.ops.collective.CollectiveOpTypes;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.ops.collective.CollectiveOpTypes;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -6,9 +6,9 @@ import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ops.F32;
 import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.ops.collective.CollectiveOpTypes;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
-import org.fleet4j.ops.collective.CollectiveOpTypes;
 
 /**
  * A one-process stand-in for {@code c_allreduce}, same slots and attributes: "sum" doubles X in place,

@@ -7,9 +7,9 @@ import java.util.concurrent.TimeUnit;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.ops.collective.CollectiveOpTypes;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
-import org.fleet4j.ops.collective.CollectiveOpTypes;
 
 /**
  * One-process stand-ins for {@code c_allreduce_start} and {@code c_wait}, same slots and attributes:

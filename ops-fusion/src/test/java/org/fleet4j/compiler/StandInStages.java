@@ -6,9 +6,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.ops.collective.CollectiveOpTypes;
 import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
-import org.fleet4j.ops.collective.CollectiveOpTypes;
 
 /**
  * One-process stand-ins for the hierarchical stages ({@code c_reduce}, {@code c_leaders_allreduce},

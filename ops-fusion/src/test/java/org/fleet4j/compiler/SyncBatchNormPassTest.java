@@ -8,9 +8,9 @@ import java.util.List;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
+import org.fleet4j.core.ops.fused.SyncBatchNormOps;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.ops.fused.SyncBatchNormOps;
 import org.junit.jupiter.api.Test;
 
 class SyncBatchNormPassTest {

@@ -12,7 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 import org.fleet4j.core.drift.TrainingDrift;
 import org.fleet4j.core.drift.TrainingRecord;
 import org.junit.jupiter.api.Test;

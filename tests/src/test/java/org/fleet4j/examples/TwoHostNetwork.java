@@ -1,5 +1,7 @@
 package org.fleet4j.examples;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -11,10 +13,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 import java.util.function.Supplier;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 import org.junit.jupiter.api.Assumptions;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * Two "hosts" on this machine: network namespaces joined by a veth pair, host i at 10.250.N.(i+1)/24, named after

@@ -15,7 +15,7 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 import org.fleet4j.pserver.grpcpp.EndpointMap;
 import org.fleet4j.pserver.grpcpp.GrpcppTransport;
 import org.fleet4j.pserver.grpcpp.NetworkSettings;

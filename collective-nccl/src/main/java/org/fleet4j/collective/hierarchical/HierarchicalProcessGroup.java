@@ -3,14 +3,14 @@ package org.fleet4j.collective.hierarchical;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
-import org.fleet4j.collective.AbstractProcessGroup;
 import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.CollectiveException;
-import org.fleet4j.collective.GroupContext;
-import org.fleet4j.collective.OpCall;
 import org.fleet4j.collective.ProcessGroup;
-import org.fleet4j.collective.ProcessGroups;
 import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.collective.group.AbstractProcessGroup;
+import org.fleet4j.collective.group.GroupContext;
+import org.fleet4j.collective.group.OpCall;
+import org.fleet4j.collective.group.ProcessGroups;
 import org.fleet4j.collective.reduce.Reductions;
 
 /**

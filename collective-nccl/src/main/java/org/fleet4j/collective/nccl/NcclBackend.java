@@ -1,14 +1,16 @@
 package org.fleet4j.collective.nccl;
 
+import com.google.auto.service.AutoService;
 import org.fleet4j.collective.Backend;
-import org.fleet4j.collective.DeviceBackendProvider;
-import org.fleet4j.collective.DeviceCommunicator;
-import org.fleet4j.collective.GroupContext;
+import org.fleet4j.collective.group.DeviceBackendProvider;
+import org.fleet4j.collective.group.DeviceCommunicator;
+import org.fleet4j.collective.group.GroupContext;
 
 /**
  * Registers NCCL as the device backend for CUDA buffers. Only {@link #open} touches the JavaCPP binding, so finding
  * and constructing this provider loads no CUDA class.
  */
+@AutoService(DeviceBackendProvider.class)
 public final class NcclBackend implements DeviceBackendProvider {
     @Override
     public Backend backend() {

@@ -33,12 +33,12 @@ import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.cuda.nccl.ncclUniqueId;
 import org.bytedeco.javacpp.Pointer;
+import org.fleet4j.cluster.Store;
 import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.CudaBuffer;
-import org.fleet4j.collective.DeviceCommunicator;
-import org.fleet4j.collective.OpCall;
-import org.fleet4j.collective.Store;
+import org.fleet4j.collective.group.DeviceCommunicator;
+import org.fleet4j.collective.group.OpCall;
 
 /**
  * One NCCL communicator on one GPU, with its own stream so that several communicators ({@code nccl_comm_num}) and

@@ -2,8 +2,8 @@ package org.fleet4j.collective.nccl;
 
 import java.time.Duration;
 import java.util.function.Supplier;
+import org.fleet4j.cluster.Store;
 import org.fleet4j.collective.CollectiveException;
-import org.fleet4j.collective.Store;
 
 /** Hands rank 0's NCCL unique id to the other ranks of a communicator through the rendezvous store. */
 final class NcclIdExchange {

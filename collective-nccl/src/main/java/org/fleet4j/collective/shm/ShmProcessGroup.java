@@ -1,13 +1,5 @@
 package org.fleet4j.collective.shm;
 
-import org.fleet4j.collective.AbstractProcessGroup;
-import org.fleet4j.collective.Backend;
-import org.fleet4j.collective.CollectiveException;
-import org.fleet4j.collective.GroupContext;
-import org.fleet4j.collective.OpCall;
-import org.fleet4j.collective.ReduceOp;
-import org.fleet4j.collective.reduce.Reductions;
-
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -25,6 +17,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.LockSupport;
+import org.fleet4j.collective.Backend;
+import org.fleet4j.collective.CollectiveException;
+import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.collective.group.AbstractProcessGroup;
+import org.fleet4j.collective.group.GroupContext;
+import org.fleet4j.collective.group.OpCall;
+import org.fleet4j.collective.reduce.Reductions;
 
 /**
  * Collectives among ranks of one host through a memory-mapped file: no sockets on the data path. Each operation

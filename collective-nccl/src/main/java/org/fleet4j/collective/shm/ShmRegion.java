@@ -1,8 +1,5 @@
 package org.fleet4j.collective.shm;
 
-import org.fleet4j.collective.CollectiveException;
-import org.fleet4j.collective.GroupContext;
-
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -15,6 +12,8 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.fleet4j.collective.CollectiveException;
+import org.fleet4j.collective.group.GroupContext;
 
 /**
  * One registered buffer of a shared-memory group: a file mapped by every rank that holds each rank's copy of the

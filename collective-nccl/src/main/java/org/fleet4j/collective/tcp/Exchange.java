@@ -1,14 +1,13 @@
 package org.fleet4j.collective.tcp;
 
-import org.fleet4j.collective.CollectiveException;
-import org.fleet4j.collective.OpCall;
-import org.fleet4j.collective.reduce.Reductions;
-
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.Arrays;
+import org.fleet4j.collective.CollectiveException;
+import org.fleet4j.collective.group.OpCall;
+import org.fleet4j.collective.reduce.Reductions;
 
 /**
  * One operation's traffic with its two ring neighbours, driven by the thread that runs the operation: a list of

@@ -1,10 +1,5 @@
 package org.fleet4j.collective.tcp;
 
-import org.fleet4j.collective.CollectiveException;
-import org.fleet4j.collective.GroupContext;
-import org.fleet4j.collective.JobToken;
-import org.fleet4j.collective.RateLimitedLog;
-
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,6 +14,10 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntPredicate;
+import org.fleet4j.cluster.JobToken;
+import org.fleet4j.cluster.RateLimitedLog;
+import org.fleet4j.collective.CollectiveException;
+import org.fleet4j.collective.group.GroupContext;
 
 /**
  * A group's listening port. One thread accepts connections and reads each one's hello without blocking on any of

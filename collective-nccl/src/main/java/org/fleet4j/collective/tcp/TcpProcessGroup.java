@@ -1,15 +1,14 @@
 package org.fleet4j.collective.tcp;
 
-import org.fleet4j.collective.AbstractProcessGroup;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.DataType;
-import org.fleet4j.collective.GroupContext;
-import org.fleet4j.collective.OpCall;
 import org.fleet4j.collective.ReduceOp;
-
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
+import org.fleet4j.collective.group.AbstractProcessGroup;
+import org.fleet4j.collective.group.GroupContext;
+import org.fleet4j.collective.group.OpCall;
 
 /**
  * Collectives over TCP for ranks on different hosts. Allreduce is a ring reduce-scatter followed by a ring

@@ -1,9 +1,5 @@
 package org.fleet4j.collective.tcp;
 
-import org.fleet4j.collective.CollectiveException;
-import org.fleet4j.collective.GroupContext;
-import org.fleet4j.collective.OpCall;
-
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -19,6 +15,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.collective.CollectiveException;
+import org.fleet4j.collective.group.GroupContext;
+import org.fleet4j.collective.group.OpCall;
 
 /**
  * A full mesh of authenticated TCP connections among a group's ranks. Rank i dials every rank below it and says

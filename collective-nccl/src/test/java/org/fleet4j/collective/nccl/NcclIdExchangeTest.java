@@ -9,11 +9,11 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Random;
 import org.bytedeco.cuda.global.nccl;
+import org.fleet4j.cluster.JobToken;
+import org.fleet4j.cluster.TcpStore;
 import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.DataType;
-import org.fleet4j.collective.JobToken;
 import org.fleet4j.collective.ReduceOp;
-import org.fleet4j.collective.TcpStore;
 import org.junit.jupiter.api.Test;
 
 /** The rendezvous half of NCCL set-up, over the real TCP store on loopback: needs no GPU. */

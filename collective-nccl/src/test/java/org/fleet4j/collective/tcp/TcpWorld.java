@@ -1,12 +1,5 @@
 package org.fleet4j.collective.tcp;
 
-import org.fleet4j.collective.Backend;
-import org.fleet4j.collective.GroupContext;
-import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobToken;
-import org.fleet4j.collective.Store;
-import org.fleet4j.collective.TcpStore;
-
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,6 +10,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
+import org.fleet4j.cluster.JobToken;
+import org.fleet4j.cluster.Store;
+import org.fleet4j.cluster.TcpStore;
+import org.fleet4j.collective.Backend;
+import org.fleet4j.collective.GroupOptions;
+import org.fleet4j.collective.group.GroupContext;
 
 /**
  * One tcp group per rank of one job, as threads of this JVM over a real store and real loopback sockets, built

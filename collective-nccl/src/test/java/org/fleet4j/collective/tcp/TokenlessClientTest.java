@@ -1,15 +1,9 @@
 package org.fleet4j.collective.tcp;
 
-import org.fleet4j.collective.Backend;
-import org.fleet4j.collective.CollectiveException;
-import org.fleet4j.collective.DataType;
-import org.fleet4j.collective.GroupContext;
-import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.JobToken;
-import org.fleet4j.collective.ReduceOp;
-import org.fleet4j.collective.WarningCounter;
-import org.fleet4j.collective.TcpStore;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
@@ -27,11 +21,16 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.fleet4j.cluster.JobToken;
+import org.fleet4j.cluster.TcpStore;
+import org.fleet4j.cluster.WarningCounter;
+import org.fleet4j.collective.Backend;
+import org.fleet4j.collective.CollectiveException;
+import org.fleet4j.collective.DataType;
+import org.fleet4j.collective.GroupOptions;
+import org.fleet4j.collective.ReduceOp;
+import org.fleet4j.collective.group.GroupContext;
+import org.junit.jupiter.api.Test;
 
 /**
  * A stranger who knows the job id, the store's port and a rank's data port, but not the job token, over real

@@ -1,7 +1,7 @@
 package org.fleet4j.fleet.role;
 
 import java.util.Map;
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.Role;
 
 /**
  * Finds which launcher started this process from the variables it set, checked in this order: fleetrun

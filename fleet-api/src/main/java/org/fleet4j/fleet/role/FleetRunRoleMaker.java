@@ -1,7 +1,7 @@
 package org.fleet4j.fleet.role;
 
 import java.util.Map;
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.Role;
 
 /**
  * The role from {@code bin/fleetrun}: FLEET_RANK, FLEET_WORLD_SIZE, FLEET_LOCAL_*, FLEET_NODE_RANK, FLEET_NNODES,

@@ -1,7 +1,7 @@
 package org.fleet4j.fleet.role;
 
 import java.util.Map;
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.Role;
 
 /**
  * The role from Open MPI's {@code mpirun}: OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE. MPI names no

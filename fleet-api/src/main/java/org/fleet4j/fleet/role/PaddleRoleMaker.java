@@ -3,7 +3,7 @@ package org.fleet4j.fleet.role;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.Role;
 
 /**
  * The role from Paddle's launcher ({@code python -m paddle.distributed.launch}). TRAINING_ROLE says which kind of

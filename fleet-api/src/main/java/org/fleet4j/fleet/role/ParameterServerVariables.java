@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Supplier;
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.Role;
 
 /**
  * Paddle's parameter-server variables, read as Paddle's role maker reads them: TRAINING_ROLE (TRAINER, the default, or

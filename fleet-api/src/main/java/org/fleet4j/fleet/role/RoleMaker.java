@@ -1,6 +1,6 @@
 package org.fleet4j.fleet.role;
 
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.Role;
 
 /**
  * Tells a process its role in the job. Implementations read it from a launcher's environment; users with

@@ -1,7 +1,7 @@
 package org.fleet4j.fleet.role;
 
 import java.util.Map;
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.Role;
 
 /**
  * The role from Slurm's {@code srun}: SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NODEID, SLURM_NNODES. The

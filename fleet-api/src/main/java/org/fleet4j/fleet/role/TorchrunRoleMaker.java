@@ -1,7 +1,7 @@
 package org.fleet4j.fleet.role;
 
 import java.util.Map;
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.Role;
 
 /**
  * The role from torchrun: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK (the node), MASTER_ADDR and

@@ -1,6 +1,6 @@
 package org.fleet4j.fleet.role;
 
-import org.fleet4j.collective.Role;
+import org.fleet4j.cluster.Role;
 
 /** A role given in code, for schedulers Fleet4J does not know (Paddle's UserDefinedRoleMaker). */
 public record UserDefinedRoleMaker(Role role) implements RoleMaker {

@@ -40,16 +40,6 @@ public final class Blas {
         return get().description();
     }
 
-    /** Prints the start-up line, so that scripts and people can see which BLAS a machine would use. */
-    public static void main(String[] args) {
-        try {
-            System.out.println(description());
-        } catch (IllegalArgumentException | IllegalStateException e) {
-            System.err.println(e.getMessage());
-            System.exit(2);
-        }
-    }
-
     /** Picks an implementation for a {@value #CHOICE} value; null or blank means the fastest available. */
     static Gemm select(String choice) {
         String normalised = choice == null ? "" : choice.trim().toLowerCase(Locale.ROOT);

@@ -11,7 +11,7 @@ import org.fleet4j.core.tensor.Tensor;
  * Rounding-level noise: moves every nonzero float32 parameter value a few units in the last place, up or down at
  * random (seeded). A training started from the moved values differs from the original by float32 rounding alone, as
  * two correct trainings that add in different orders do, so how far the two end apart is the float32 noise of that
- * training, against which {@link TrainingDrift} judges a difference between two runs. Zeros stay zero: a value in the
+ * training, against which the drift tests judge a difference between two runs. Zeros stay zero: a value in the
  * subnormal range would slow the kernels without being a realistic rounding.
  */
 public final class RoundingNoise {

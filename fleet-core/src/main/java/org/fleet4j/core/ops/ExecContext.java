@@ -4,20 +4,20 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeSet;
+import org.fleet4j.collective.ProcessGroup;
 
 /**
  * What a job gives the kernels of the programs it runs, handed to each kernel when it is created
  * ({@link KernelFactory#create}): the process group of each ring id, the allocators of buffer placements, and the
  * services a job adds (parameter-server clients), looked up by type. Nothing of it is process-wide, so two jobs, or
- * the two ranks of a test, run side by side in one JVM, each with its own context. fleet-core does not know the
- * collective module: a ring's group is held as it is and asked for by its type.
+ * the two ranks of a test, run side by side in one JVM, each with its own context.
  */
 public final class ExecContext {
     private static final String NO_JOB_HINT = "the executor was made without the context of a job; make it with the"
             + " job's context (Fleet.execContext(), e.g. through ExecutionSettings.executor(fleet))";
     private static final ExecContext NONE = builder().build();
 
-    private final Map<Integer, Object> rings;
+    private final Map<Integer, ProcessGroup> rings;
     private final Map<Integer, String> notMember;
     private final Map<String, BufferPlacements.Allocator> allocators;
     private final BufferPlacements placements;
@@ -54,11 +54,11 @@ public final class ExecContext {
     }
 
     /**
-     * The group at ring {@code ringId}, of type {@code type} (the collective module's {@code ProcessGroup}). Fails
-     * naming the ring when this rank is not a member of it, when the context has no such ring, or holds another type.
+     * The group at ring {@code ringId}. Fails naming the ring when this rank is not a member of it, or when the
+     * context has no such ring.
      */
-    public <G> G ring(int ringId, Class<G> type) {
-        Object group = rings.get(ringId);
+    public ProcessGroup ring(int ringId) {
+        ProcessGroup group = rings.get(ringId);
         if (group == null) {
             String what = notMember.get(ringId);
             if (what != null) {
@@ -70,11 +70,7 @@ public final class ExecContext {
             throw new IllegalStateException("no process group at ring_id " + ringId + " (rings: " + ids + "); "
                     + missingRingHint);
         }
-        if (!type.isInstance(group)) {
-            throw new IllegalStateException("ring_id " + ringId + " holds a " + group.getClass().getName() + ", not a "
-                    + type.getName());
-        }
-        return type.cast(group);
+        return group;
     }
 
     /** Whether this rank takes part in ring {@code ringId}; fails as {@link #ring} for a ring the context lacks. */
@@ -82,13 +78,13 @@ public final class ExecContext {
         if (notMember.containsKey(ringId)) {
             return false;
         }
-        ring(ringId, Object.class);
+        ring(ringId);
         return true;
     }
 
     /** The group at ring {@code ringId} when this rank is a member of it, else empty (not a member, no such ring). */
-    public <G> Optional<G> memberRing(int ringId, Class<G> type) {
-        return rings.containsKey(ringId) ? Optional.of(ring(ringId, type)) : Optional.empty();
+    public Optional<ProcessGroup> memberRing(int ringId) {
+        return Optional.ofNullable(rings.get(ringId));
     }
 
     public BufferPlacements placements() {
@@ -102,7 +98,7 @@ public final class ExecContext {
 
     /** Fluent construction of a context. */
     public static final class Builder {
-        private final Map<Integer, Object> rings = new LinkedHashMap<>();
+        private final Map<Integer, ProcessGroup> rings = new LinkedHashMap<>();
         private final Map<Integer, String> notMember = new LinkedHashMap<>();
         private final Map<String, BufferPlacements.Allocator> allocators = new LinkedHashMap<>();
         private final Map<Class<?>, Object> services = new LinkedHashMap<>();
@@ -112,7 +108,7 @@ public final class ExecContext {
         }
 
         /** The group of ring {@code ringId}; a ring id is given once. */
-        public Builder ring(int ringId, Object group) {
+        public Builder ring(int ringId, ProcessGroup group) {
             if (group == null) {
                 throw new IllegalArgumentException("ring_id " + ringId + ": a ring needs a group (got null)");
             }

@@ -9,6 +9,8 @@ import java.util.Set;
 import java.util.TreeSet;
 import org.fleet4j.core.autodiff.GradientChecker;
 import org.fleet4j.core.autodiff.GradientChecker.Result;
+import org.fleet4j.core.ops.fused.FusedBnActOp;
+import org.fleet4j.core.ops.fused.FusedElewiseAddActOp;
 import org.fleet4j.core.tensor.Tensor;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -20,7 +22,8 @@ class GradientCheckTest {
     /** The ops this class checks; a new differentiable op fails {@link #everyDifferentiableOpIsChecked} until added. */
     private static final Set<String> CHECKED = Set.of("matmul", "elementwise_add", "elementwise_sub", "elementwise_mul",
             "elementwise_div", "relu", "sigmoid", "tanh", "gelu", "softmax", "scale", "softmax_with_cross_entropy",
-            "mean", "sum", "reshape", "concat", "dropout", "lookup_table", "batch_norm", "cast");
+            "mean", "sum", "reshape", "concat", "dropout", "lookup_table", "batch_norm", "cast",
+            FusedBnActOp.TYPE, FusedElewiseAddActOp.TYPE);
 
     @Test
     void everyDifferentiableOpIsChecked() {
@@ -167,5 +170,20 @@ class GradientCheckTest {
         check(GradientChecker.forOp("batch_norm").input("X", uniform(44, 2, 2, 2, 3))
                 .input("Scale", range(45, 0.5, 1.5, 3)).input("Bias", uniform(46, 3))
                 .input("Mean", mean).input("Variance", var).attr("is_test", isTest).attr("data_layout", "NHWC"));
+    }
+
+    @Test
+    void fusedBatchNormAndActivation() {
+        check(GradientChecker.forOp(FusedBnActOp.TYPE).input("X", uniform(47, 6, 3))
+                .input("Scale", range(48, 0.5, 1.5, 3)).input("Bias", uniform(49, 3))
+                .input("Mean", Tensor.of(new float[]{0.1f, -0.2f, 0.3f}, 3))
+                .input("Variance", Tensor.of(new float[]{0.5f, 1.5f, 0.8f}, 3)));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"relu", "sigmoid", "tanh", "scale"})
+    void fusedAddAndActivation(String functor) {
+        check(GradientChecker.forOp(FusedElewiseAddActOp.TYPE).input("X", awayFromZero(50, 4, 5))
+                .input("Y", uniform(51, 5)).attr("functor", functor).attr("scale", 0.5f));
     }
 }

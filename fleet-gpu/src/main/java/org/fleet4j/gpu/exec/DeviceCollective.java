@@ -6,7 +6,7 @@ import org.fleet4j.collective.DataType;
 import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.core.ir.Op;
-import org.fleet4j.ops.collective.CollectiveOpTypes;
+import org.fleet4j.core.ops.collective.CollectiveOpTypes;
 
 /**
  * {@code c_allreduce} and {@code c_broadcast} on device memory, in place, through the device backend (NCCL) of the

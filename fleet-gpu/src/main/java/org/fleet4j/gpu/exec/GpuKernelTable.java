@@ -8,7 +8,7 @@ import java.util.function.Function;
 import org.fleet4j.core.exec.ConditionalBlocks;
 import org.fleet4j.core.exec.ExecutionException;
 import org.fleet4j.core.ir.Op;
-import org.fleet4j.ops.collective.CollectiveOpTypes;
+import org.fleet4j.core.ops.collective.CollectiveOpTypes;
 
 /**
  * Which op types run on the GPU and how: a GPU kernel (cuBLAS or an NVRTC-compiled CUDA C kernel), or a host

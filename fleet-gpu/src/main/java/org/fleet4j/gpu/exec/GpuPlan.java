@@ -15,8 +15,8 @@ import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.ops.KernelArgs;
 import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.ops.collective.CollectiveOpTypes;
 import org.fleet4j.gpu.GpuDevice;
-import org.fleet4j.ops.collective.CollectiveOpTypes;
 
 /**
  * A program prepared for repeated runs on one GPU: laid out by {@link PlanLayout}, every var has a slot in a frame of

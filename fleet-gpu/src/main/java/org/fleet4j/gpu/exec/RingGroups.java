@@ -78,7 +78,7 @@ public final class RingGroups {
      * lacks, the host path's CPU kernel says so, naming the ring.
      */
     static ProcessGroup hostRing(ExecContext context, int ringId) {
-        return context.memberRing(ringId, ProcessGroup.class).orElse(null);
+        return context.memberRing(ringId).orElse(null);
     }
 
     public Mode mode() {

@@ -5,7 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.tensor.DType;
@@ -16,9 +15,6 @@ import org.fleet4j.core.tensor.Tensor;
  * the CPU executor and on the GPU executor, and every fetched output must agree (GpuOpsAgainstCpuTest).
  */
 final class GpuOpCases {
-    static {
-        FusedOps.register();
-    }
 
     /** {@code feed}: inputs by var name (copied before each run, since in-place ops write into them). */
     /** {@code tolerance}: relative to the larger of 1 and the CPU's value. */

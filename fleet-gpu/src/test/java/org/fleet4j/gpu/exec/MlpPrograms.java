@@ -9,12 +9,11 @@ import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.models.Mlp;
 import org.fleet4j.core.ops.LrSchedule;
+import org.fleet4j.core.ops.collective.CollectiveOpTypes;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.optim.SGD;
-import org.fleet4j.ops.collective.CollectiveOpTypes;
-import org.fleet4j.ops.fused.FusedOps;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.StrategySchema;
@@ -27,10 +26,6 @@ import org.fleet4j.strategy.World;
  */
 final class MlpPrograms {
     private MlpPrograms() {
-    }
-
-    static {
-        FusedOps.register();
     }
 
     /** mnist's optimizers (mlp_perf uses sgd). */

@@ -1,10 +1,10 @@
 package org.fleet4j.gpu.exec;
 
 import java.time.Duration;
+import org.fleet4j.cluster.Role;
 import org.fleet4j.collective.GroupOptions;
-import org.fleet4j.collective.Role;
 import org.fleet4j.collective.ProcessGroup;
-import org.fleet4j.collective.ProcessGroups;
+import org.fleet4j.collective.group.ProcessGroups;
 import org.fleet4j.core.ops.ExecContext;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;

@@ -8,7 +8,7 @@ import io.grpc.ForwardingClientCall;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import java.util.concurrent.atomic.AtomicLong;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 import org.fleet4j.pserver.transport.CallProof;
 
 /** A worker's side of the job-token check: every call gets a fresh sequence number and its proof. */

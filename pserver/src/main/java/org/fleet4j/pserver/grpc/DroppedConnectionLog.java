@@ -4,7 +4,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import org.fleet4j.collective.RateLimitedLog;
+import org.fleet4j.cluster.RateLimitedLog;
 
 /**
  * grpc-java logs every connection it drops for not speaking HTTP/2 (garbage, a port scan) with a stack trace; a

@@ -14,7 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import org.fleet4j.collective.TcpStore;
+import org.fleet4j.cluster.TcpStore;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;

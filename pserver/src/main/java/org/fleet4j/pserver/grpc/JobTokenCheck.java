@@ -8,7 +8,7 @@ import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import org.fleet4j.collective.RateLimitedLog;
+import org.fleet4j.cluster.RateLimitedLog;
 import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc;
 import org.fleet4j.pserver.transport.CallProof;
 import org.fleet4j.pserver.transport.Sessions;

@@ -4,7 +4,7 @@ import io.netty.channel.EventLoop;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
-import org.fleet4j.collective.TcpStore;
+import org.fleet4j.cluster.TcpStore;
 import org.fleet4j.pserver.grpc.GrpcTransport;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.PsOptions;

@@ -3,7 +3,7 @@ package org.fleet4j.pserver.transport;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import java.nio.ByteBuffer;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 
 /**
  * The proof of the job token that every call but Hello carries (the grpc protocol in its {@code fleet4j-auth-bin}

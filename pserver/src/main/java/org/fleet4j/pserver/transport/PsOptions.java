@@ -1,7 +1,7 @@
 package org.fleet4j.pserver.transport;
 
 import java.time.Duration;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 
 /**
  * What both ends of a parameter-server connection agree on: the endpoint a server listens on (host:port, port 0

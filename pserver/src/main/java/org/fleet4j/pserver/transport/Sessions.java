@@ -6,7 +6,7 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 
 /**
  * A server's side of the job-token check. A session is 16 random bytes and 16 bytes of the token's HMAC over them and

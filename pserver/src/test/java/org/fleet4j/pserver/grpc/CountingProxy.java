@@ -8,7 +8,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.concurrent.atomic.AtomicLong;
-import org.fleet4j.collective.TcpStore;
+import org.fleet4j.cluster.TcpStore;
 
 /** A loopback TCP relay in front of a server for one connection, counting the bytes each way: the wire's own count. */
 public final class CountingProxy implements AutoCloseable {

@@ -13,7 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;

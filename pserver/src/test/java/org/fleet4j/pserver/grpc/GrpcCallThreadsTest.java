@@ -8,7 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
 import java.util.stream.Collectors;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;

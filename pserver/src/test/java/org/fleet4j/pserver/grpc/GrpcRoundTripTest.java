@@ -22,7 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 import org.fleet4j.pserver.grpc.proto.PullSparseRequest;
 import org.fleet4j.pserver.grpc.proto.PushSparseRequest;
 import org.fleet4j.pserver.table.TableShard;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Random;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;

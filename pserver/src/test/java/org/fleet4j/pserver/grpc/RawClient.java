@@ -7,8 +7,8 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
-import org.fleet4j.collective.JobToken;
-import org.fleet4j.collective.TcpStore;
+import org.fleet4j.cluster.JobToken;
+import org.fleet4j.cluster.TcpStore;
 import org.fleet4j.pserver.grpc.proto.HelloRequest;
 import org.fleet4j.pserver.grpc.proto.ParameterServerGrpc;
 

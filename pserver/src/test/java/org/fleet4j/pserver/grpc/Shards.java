@@ -6,7 +6,7 @@ import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 import org.fleet4j.pserver.table.DenseTableConfig;
 import org.fleet4j.pserver.table.RowInitializer;
 import org.fleet4j.pserver.table.ServerOptimizer;

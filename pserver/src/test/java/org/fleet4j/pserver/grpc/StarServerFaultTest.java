@@ -12,7 +12,7 @@ import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.PsBatch;
 import org.fleet4j.pserver.transport.PsConnection;

@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.core.exec.Scope;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Random;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 import org.fleet4j.pserver.grpc.CountingProxy;
 import org.fleet4j.pserver.grpc.Shards;
 import org.fleet4j.pserver.transport.PsBatch;

@@ -9,8 +9,8 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import org.fleet4j.collective.JobToken;
-import org.fleet4j.collective.TcpStore;
+import org.fleet4j.cluster.JobToken;
+import org.fleet4j.cluster.TcpStore;
 import org.fleet4j.pserver.transport.CallProof;
 
 /** A hand-made grpc++ client on a plain socket: frames as a stranger or a broken worker would send them. */

@@ -14,7 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.fleet4j.collective.JobToken;
+import org.fleet4j.cluster.JobToken;
 import org.fleet4j.pserver.grpc.Shards;
 import org.fleet4j.pserver.table.DenseTableConfig;
 import org.fleet4j.pserver.table.HotKeyPushes;

@@ -1,6 +1,0 @@
-/**
- * The fused ops the compiler's passes insert (fused add+activation, fused batch norm+activation, fused optimizers,
- * gradient buckets, bfloat16 allreduce casts, sync batch norm): their definitions and CPU kernels. The passes in
- * {@code org.fleet4j.compiler} name these ops; nothing here names a pass.
- */
-package org.fleet4j.ops.fused;
