@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""A grpc++/star_server server's JFR execution samples over the later part of a run (issue 15, twelfth session in
-docs/PERFORMANCE.md): the top source lines by self samples, and, per network thread, the samples in its own part of a
-request (run in place: under ServerCalls.pullMany or pushMany) against the parts the other threads queued to it
-(under Netty's runAllTasks).
+"""A grpc++/star_server server's JFR execution samples over the later part of a run (docs/performance/pserver.md):
+the top source lines by self samples, and, per network thread, the samples in its own part of a request (run in
+place: under ServerCalls.pullMany or pushMany) against the parts the other threads queued to it (under Netty's
+runAllTasks).
 Usage: jfr print --stack-depth 40 --events jdk.ExecutionSample FILE.jfr > FILE.txt
        scripts/bench/jfr_server_split.py FILE.txt [FROM=0.5]   (FROM: the fraction of the run's time to skip)"""
 import collections, re, sys

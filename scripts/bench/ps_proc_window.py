@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a running parameter-server job's CPU goes over a window (issue 15, twelfth session in docs/PERFORMANCE.md):
+"""Where a running parameter-server job's CPU goes over a window (docs/performance/pserver.md):
 the machine's idle share (/proc/stat) and, for each thread of the job's JVMs that used CPU or switched, its role
 (TRAINING_ROLE), name, share of a CPU and context switches per second, voluntary and involuntary
 (/proc/PID/task/TID/{stat,status}). Linux only.

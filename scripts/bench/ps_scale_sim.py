@@ -2,7 +2,7 @@
 """How many workers one parameter server carries, by simulation (issue 15's "scale past this machine").
 
 A discrete-event simulation of W asynchronous workers against one server with K network threads, driven by the
-costs measured on this machine (docs/PERFORMANCE.md, "What one server core sustains"): a request of n unique ids
+costs measured on this machine (docs/performance/pserver.md, "What one server core sustains"): a request of n unique ids
 costs a server thread a + b * n microseconds. Each worker loops: compute for C microseconds (the part of its step
 that is not the parameter server), pull its step's ids, wait for the rows, push its gradients and wait for the reply
 (star_server; a worker of star_server_lite or with an async communicator would overlap the push, which only helps).
@@ -23,7 +23,7 @@ with DeepRec's 8-10 workers per StarServer server.
 Usage: scripts/bench/ps_scale_sim.py [--a 98] [--b 0.155] [--ids 2434] [--compute 16000] [--rtt 60]
                                      [--threads 1,2,4,8] [--workers 1,2,4,...] [--mode whole|split] [--seconds 20]
 Defaults: star_server's a and b from ps_server_core.sh and a ctr Wide&Deep worker (2,434 unique ids a pull and a push,
-59 steps/s alone, so ~16 ms of compute a step); the figures it printed are in docs/PERFORMANCE.md.
+59 steps/s alone, so ~16 ms of compute a step); the figures it printed are in docs/performance/pserver.md.
 """
 import argparse
 import heapq

@@ -2,7 +2,7 @@
  * Core-to-core latency of this machine, without Fleet4J or any library: two threads pinned to CPUs A and B
  * bounce one cache line (a ping-pong counter) N times; prints the mean one-way latency in nanoseconds.
  * Used to tell a slow collective of ours from a slow path between the two (virtual) CPUs themselves
- * (docs/performance/collectives.md, "The slow mode").
+ * (docs/performance/collectives.md, "Run-to-run spread: the host's slow mode").
  * Build: cc -O2 -pthread -o core_to_core_latency core_to_core_latency.c
  * Run:   ./core_to_core_latency [CPU_A=0] [CPU_B=1] [ROUND_TRIPS=200000]
  */

@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 
-/** Rendezvous key-value store shared by all ranks of a job: endpoints, the job token, later NCCL unique ids. */
+/** Rendezvous key-value store shared by all ranks of a job: endpoints, the job token, NCCL unique ids. */
 public interface Store extends AutoCloseable {
     void set(String key, byte[] value);
 

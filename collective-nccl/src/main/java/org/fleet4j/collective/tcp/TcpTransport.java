@@ -40,7 +40,7 @@ final class TcpTransport implements AutoCloseable {
     /**
      * Congestion control for connections to ranks on this host. bbr (this machine's default) makes TCP pace its own
      * sends where no fq qdisc does, and on loopback pacing only holds data back; reno, which every process may
-     * choose, sends as fast as the window allows (docs/performance/collectives.md, "tcp at 1 MiB").
+     * choose, sends as fast as the window allows (docs/performance/collectives.md, "The tcp data path").
      */
     static final String LOCAL_CONGESTION_CONTROL = "reno";
     /** How long an abort or goodbye may wait to get its last frame out before the connection is simply closed. */

@@ -24,8 +24,8 @@ public final class GrpcTransport implements PsTransport {
      * The buffers of every grpc socket in the process, servers' and workers': Netty's adaptive allocator (direct
      * memory), not the pool of 2 MiB chunks grpc-java installs by default. A message of several MiB (a fused step's
      * dense tensors) holds its received frames until it is whole; in 2 MiB chunks that emptied several chunks a
-     * message, which the pool then freed and allocated again, zeroed, for the next one ({@code perf}: 4.9 % of a fused
-     * dense grpc run in {@code PoolArena.newChunk} alone). docs/PERFORMANCE.md has the figures.
+     * message, which the pool then freed and allocated again, zeroed, for the next one. The profile and the figures
+     * are in docs/performance/pserver.md.
      */
     static final ByteBufAllocator BUFFERS = new AdaptiveByteBufAllocator(true, false);
 

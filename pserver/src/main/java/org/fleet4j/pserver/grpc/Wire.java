@@ -43,8 +43,8 @@ final class Wire {
      * Received gradients where the servers' update rules read them at full speed: off-heap as they are, else (grpc
      * parses a message into byte arrays) copied to this thread's native scratch, valid until its next call here.
      * For calls that block until the table is done with them. The update rules' vector loads, given byte arrays
-     * here and table rows off-heap at the same call sites, fell back from intrinsics to plain Java (VectorSupport.load
-     * was 7.7 % of a grpc ps_perf machine in a perf profile); one copy costs less.
+     * here and table rows off-heap at the same call sites, fall back from intrinsics to plain Java; one copy costs
+     * less (the profile: docs/performance/pserver.md).
      */
     static MemorySegment gradients(ByteString bytes) {
         MemorySegment view = view(bytes);

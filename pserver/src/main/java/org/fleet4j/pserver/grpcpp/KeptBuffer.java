@@ -7,11 +7,11 @@ import io.netty.buffer.ByteBufAllocator;
  * One large direct buffer a connection keeps for its next large frame (a received body, a reply of rows). Netty's
  * pool serves buffers only up to its chunk size (4 MiB); anything larger, such as a fused step's 5.7 MB of dense
  * tensors, is a fresh allocation each time, zeroed by the JDK and faulted in page by page by the kernel, then freed
- * again: that was about 6 % of the machine in a fused dense {@code ps_perf} profile, more than the dense update
- * rule itself. A connection's large frames come one after another, so the buffer is lent out again as soon as its
- * last user has released it ({@link ByteBuf#refCnt()} back to the one count this keeps); while a user still holds
- * it (an asynchronous table update, a write not yet on the wire) a frame gets a buffer of its own, so memory in use
- * is never written over. Used on the connection's event loop only.
+ * again, which in a fused dense {@code ps_perf} profile cost more than the dense update rule itself
+ * (docs/performance/pserver.md). A connection's large frames come one after another, so the buffer is lent out
+ * again as soon as its last user has released it ({@link ByteBuf#refCnt()} back to the one count this keeps);
+ * while a user still holds it (an asynchronous table update, a write not yet on the wire) a frame gets a buffer of
+ * its own, so memory in use is never written over. Used on the connection's event loop only.
  */
 final class KeptBuffer {
     /** Below this Netty's pool serves a buffer without zeroing or a system call. */

@@ -325,7 +325,7 @@ public final class SparseTable {
      * the {@code stride} bytes at {@code i * stride}: the row pulled into, the gradient pushed, or the whole record
      * put. Per stripe, first every id's row is found (unless a pull of the same lookup found them;
      * {@link SparseStripe#touchSlots} ahead of each 64), then a push checks the rows for repeats
-     * ({@link SparseStripe#repeatsAny}: a bit per row, where a hash set per push cost 15 % of the table's time), then
+     * ({@link SparseStripe#repeatsAny}: a bit per row, cheaper than a hash set per push), then
      * each op runs ({@link SparseStripe#touchRows} ahead of each 64). One loop with a switch rather than a callback
      * per op, so that the per-row work does not depend on how many ops share the call site; with only pull and push
      * in play the two measured the same (SparseTableStepBench), and a pull here copies from the row chunk without a

@@ -149,7 +149,7 @@ final class StepAggregation {
          * The first {@code floats} of {@code rows} in native memory, for a table update that {@link #inUseUntil}
          * is then told of (the memory of an update not yet done is not reused). Native because the update rules'
          * vector loads, given heap arrays here and native memory elsewhere at the same call sites, fall back to
-         * plain Java (grpc's server showed it: 7.7 % of a machine).
+         * plain Java (docs/performance/pserver.md).
          */
         MemorySegment nativeRows(float[] rows, int floats) {
             long bytes = (long) floats * Float.BYTES;

@@ -7,7 +7,7 @@ import java.util.ServiceLoader;
 import org.fleet4j.pserver.table.TableShard;
 
 /**
- * A wire protocol between workers and parameter servers ({@code grpc}, and later {@code grpc++}, {@code star_server},
+ * A wire protocol between workers and parameter servers ({@code grpc}, {@code grpc++}, {@code star_server},
  * {@code star_server_lite}), found through {@link ServiceLoader} by the strategy's {@code protocol}. Whatever the
  * protocol, a server proves and checks the options' job token on every call without sending it, every call has the
  * options' deadline, a failure is a {@link PsException} naming the call and the server's endpoint, and closing a

@@ -263,7 +263,7 @@ class GrpcRoundTripTest {
 
     /**
      * The worker's socket takes its buffers from the process's adaptive allocator, not grpc-java's default pool of
-     * 2 MiB chunks (which freed and zeroed chunks again for every multi-MiB message: PERFORMANCE.md).
+     * 2 MiB chunks (which freed and zeroed chunks again for every multi-MiB message: docs/performance/pserver.md).
      */
     @Test
     void aWorkersSocketUsesTheTransportsAllocator() {
