@@ -40,7 +40,7 @@ import org.fleet4j.pserver.transport.PsTransport;
 import org.fleet4j.pserver.worker.PsWorker;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.schema.StrategySchema;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;

@@ -12,8 +12,8 @@ import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ops.collective.CollectiveOpTypes;
 import org.fleet4j.core.optim.Optimizer;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * In parameter-server mode (strategy mode ps) {@code minimize} instead appends backward and the optimizer, then the

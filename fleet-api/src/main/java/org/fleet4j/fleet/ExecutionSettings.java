@@ -3,9 +3,9 @@ package org.fleet4j.fleet;
 import java.util.List;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.ExecutorOptions;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.KnobUse;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.schema.KnobUse;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * The executor knobs of a strategy as {@link ExecutorOptions}: {@code execution_strategy.num_threads} (thread_num),

@@ -38,10 +38,10 @@ import org.fleet4j.pserver.compile.PsInference;
 import org.fleet4j.pserver.transport.PsTransport;
 import org.fleet4j.pserver.worker.PsCommunicator;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.Mode;
-import org.fleet4j.strategy.StrategySchema;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.World;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * A process's handle on a collective data-parallel job: its role, the effective strategy for the world, and the

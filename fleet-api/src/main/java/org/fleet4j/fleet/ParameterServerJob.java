@@ -25,8 +25,8 @@ import org.fleet4j.pserver.worker.GeoCommunicator;
 import org.fleet4j.pserver.worker.PsCommunicator;
 import org.fleet4j.pserver.worker.PsWorker;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * A process's part in a parameter-server job (strategy mode ps): the plan that {@code minimize} compiled, and then

@@ -1,12 +1,13 @@
 package org.fleet4j.fleet;
 
+import com.google.auto.service.AutoService;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import org.fleet4j.compiler.RingLayout;
-import org.fleet4j.strategy.KnobReader;
-import org.fleet4j.strategy.KnobUse;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.schema.KnobReader;
+import org.fleet4j.strategy.schema.KnobUse;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * The knobs the runtime reads outside the compiler's passes, in one place: the executor's ({@link ExecutionSettings}),
@@ -14,6 +15,7 @@ import org.fleet4j.strategy.StrategySchema;
  * {@link DistributedOptimizer} scales gradients. With the passes' ({@code org.fleet4j.compiler.PassKnobs}), these are
  * the knobs in effect.
  */
+@AutoService(KnobReader.class)
 public final class RuntimeKnobs implements KnobReader {
     @Override
     public String reader() {

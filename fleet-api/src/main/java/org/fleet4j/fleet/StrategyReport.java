@@ -1,7 +1,7 @@
 package org.fleet4j.fleet;
 
 import java.util.Objects;
-import org.fleet4j.strategy.EffectiveStrategy;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
 
 /** What rank 0 prints at Fleet.init: the world, the settings asked for that are not defaults, and what the world's rules did. */
 final class StrategyReport {

@@ -14,9 +14,9 @@ import java.util.Locale;
 import java.util.Map;
 import org.fleet4j.cluster.JobToken;
 import org.fleet4j.compiler.Pipeline;
-import org.fleet4j.strategy.StrategyCli;
-import org.fleet4j.strategy.StrategyException;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.report.StrategyCli;
+import org.fleet4j.strategy.rules.World;
+import org.fleet4j.strategy.schema.StrategyException;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine;
 

@@ -18,9 +18,9 @@ import org.fleet4j.core.layers.ParamAttr;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
 import org.fleet4j.strategy.ScaleStrategy;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.World;
 import org.junit.jupiter.api.Test;
 
 /** What minimize appends to the programs, per world size and scale strategy (no processes needed). */

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import org.fleet4j.core.exec.ExecutorOptions;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.StrategyFormat;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.files.StrategyFormat;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.World;
 import org.junit.jupiter.api.Test;
 
 /** Each executor knob of a strategy file reaches the executor's options. */

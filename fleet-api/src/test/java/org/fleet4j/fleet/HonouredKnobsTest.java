@@ -17,14 +17,14 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.fleet4j.compiler.PassKnobs;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.Field;
-import org.fleet4j.strategy.KnobReader;
-import org.fleet4j.strategy.KnobUse;
 import org.fleet4j.strategy.ScaleStrategy;
-import org.fleet4j.strategy.StrategySchema;
-import org.fleet4j.strategy.StrategyWarning;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.StrategyWarning;
+import org.fleet4j.strategy.rules.World;
+import org.fleet4j.strategy.schema.Field;
+import org.fleet4j.strategy.schema.KnobReader;
+import org.fleet4j.strategy.schema.KnobUse;
+import org.fleet4j.strategy.schema.StrategySchema;
 import org.junit.jupiter.api.Test;
 
 /**

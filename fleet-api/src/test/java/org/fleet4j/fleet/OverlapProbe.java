@@ -19,8 +19,8 @@ import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * A rank program for {@link OverlapTrainingTest}, run under the real launcher: trains the same MLP from the same

@@ -7,10 +7,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import org.fleet4j.strategy.Field;
-import org.fleet4j.strategy.FieldGroup;
-import org.fleet4j.strategy.StrategySchema;
-import org.fleet4j.strategy.ValueKind;
+import org.fleet4j.strategy.schema.Field;
+import org.fleet4j.strategy.schema.FieldGroup;
+import org.fleet4j.strategy.schema.StrategySchema;
+import org.fleet4j.strategy.schema.ValueKind;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -16,7 +16,7 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * {@code amp}: automatic mixed precision as a program rewrite (Paddle's static {@code amp.decorate}). The forward

@@ -17,7 +17,7 @@ import org.fleet4j.core.ir.VarKind;
 import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.ops.fused.BucketOps;
 import org.fleet4j.core.tensor.Shapes;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * {@code fuse_all_reduce_ops}: the per-gradient {@code c_allreduce} ops become one per bucket. Dense gradients are

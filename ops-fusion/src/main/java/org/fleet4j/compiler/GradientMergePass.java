@@ -12,7 +12,7 @@ import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ir.VarKind;
 import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.tensor.DType;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * {@code gradient_merge} (Paddle's batch merge): every step adds each gradient into a persistable accumulator

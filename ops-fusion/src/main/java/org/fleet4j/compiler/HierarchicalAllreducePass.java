@@ -20,7 +20,7 @@ import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ir.VarKind;
 import org.fleet4j.core.tensor.Shapes;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * {@code use_hierarchical_allreduce}: every in-place {@code c_allreduce} on a flat ring c (a bucket, a cast bucket or

@@ -2,9 +2,9 @@ package org.fleet4j.compiler;
 
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.Field;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.World;
+import org.fleet4j.strategy.schema.Field;
 
 /**
  * What a pass is made from: the effective strategy's knobs, the ring layout the job's process groups follow, and the

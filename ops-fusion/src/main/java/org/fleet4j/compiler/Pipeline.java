@@ -3,8 +3,8 @@ package org.fleet4j.compiler;
 import java.util.ArrayList;
 import java.util.List;
 import org.fleet4j.core.ir.Program;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * An ordered list of passes. {@link #forStrategy} picks and orders them from the effective strategy: op fusions

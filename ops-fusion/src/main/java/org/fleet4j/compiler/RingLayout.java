@@ -2,9 +2,9 @@ package org.fleet4j.compiler;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.Field;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.schema.Field;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * Which process group each {@code ring_id} of a compiled program names, so the compiler and Fleet (which opens the

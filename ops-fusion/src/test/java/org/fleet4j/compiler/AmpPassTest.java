@@ -32,8 +32,8 @@ import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.World;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -305,7 +305,7 @@ class AmpPassTest {
     @Test
     void theStrategyTurnsAmpOnFirstWithItsConfigs() {
         DistributedStrategy s = new DistributedStrategy().amp(true)
-                .set(org.fleet4j.strategy.StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS, true);
+                .set(org.fleet4j.strategy.schema.StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS, true);
         s.ampConfigs().dtype("bfloat16").initLossScaling(256).incrEveryNSteps(5).customBlackList("relu");
         Pipeline pipeline = Pipeline.forStrategy(EffectiveStrategy.resolve(s, new World(1, 1, "cpu")));
         assertEquals(AmpPass.NAME, pipeline.passes().getFirst().name());
@@ -324,9 +324,9 @@ class AmpPassTest {
     @Test
     void ampComposesWithTheOtherPassesOfTheCpuPipeline() {
         DistributedStrategy s = new DistributedStrategy().amp(true)
-                .set(org.fleet4j.strategy.StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS, true)
-                .set(org.fleet4j.strategy.StrategySchema.BUILD_FUSE_ALL_OPTIMIZER_OPS, true)
-                .set(org.fleet4j.strategy.StrategySchema.BUILD_ENABLE_INPLACE, true);
+                .set(org.fleet4j.strategy.schema.StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS, true)
+                .set(org.fleet4j.strategy.schema.StrategySchema.BUILD_FUSE_ALL_OPTIMIZER_OPS, true)
+                .set(org.fleet4j.strategy.schema.StrategySchema.BUILD_ENABLE_INPLACE, true);
         s.ampConfigs().dtype("bfloat16").initLossScaling(1024);
         Nets.Net net = mlp(p -> new Adam(0.01));
         Compilation all = Pipeline.forStrategy(EffectiveStrategy.resolve(s, new World(1, 1, "cpu"))).run(net.main());

@@ -16,8 +16,8 @@ import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.World;
 
 /**
  * One rank of {@link AmpTwoRankTest}: opens the default process group from the FLEET_* environment, registers a real

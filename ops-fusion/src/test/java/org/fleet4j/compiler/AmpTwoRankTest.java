@@ -18,8 +18,8 @@ import org.fleet4j.core.drift.TrainingRecord;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.World;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

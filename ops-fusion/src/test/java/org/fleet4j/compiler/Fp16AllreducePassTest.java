@@ -11,8 +11,8 @@ import org.fleet4j.core.ops.fused.AllreduceCastOp;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.World;
 import org.junit.jupiter.api.Test;
 
 class Fp16AllreducePassTest {

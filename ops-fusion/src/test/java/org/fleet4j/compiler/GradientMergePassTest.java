@@ -25,9 +25,9 @@ import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.StrategySchema;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.World;
+import org.fleet4j.strategy.schema.StrategySchema;
 import org.junit.jupiter.api.Test;
 
 class GradientMergePassTest {

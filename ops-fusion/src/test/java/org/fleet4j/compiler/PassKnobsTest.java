@@ -10,12 +10,12 @@ import java.util.List;
 import java.util.ServiceLoader;
 import java.util.Set;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.Field;
-import org.fleet4j.strategy.KnobReader;
-import org.fleet4j.strategy.KnobUse;
-import org.fleet4j.strategy.StrategySchema;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.World;
+import org.fleet4j.strategy.schema.Field;
+import org.fleet4j.strategy.schema.KnobReader;
+import org.fleet4j.strategy.schema.KnobUse;
+import org.fleet4j.strategy.schema.StrategySchema;
 import org.junit.jupiter.api.Test;
 
 /** The knobs the compiler calls honoured are the ones its passes declare, and each declared knob is really read. */

@@ -11,9 +11,9 @@ import org.fleet4j.core.ops.fused.FusedElewiseAddActOp;
 import org.fleet4j.core.ops.fused.FusedOptimizerOps;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.StrategySchema;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.World;
+import org.fleet4j.strategy.schema.StrategySchema;
 import org.junit.jupiter.api.Test;
 
 class PipelineTest {
@@ -57,7 +57,7 @@ class PipelineTest {
     @Test
     void invalidCombinationsAreRejectedByTheStrategyBeforeAnyPassRuns() {
         DistributedStrategy s = new DistributedStrategy().gradientMerge(true).syncBatchNorm(true);
-        org.fleet4j.strategy.StrategyException e = assertThrows(org.fleet4j.strategy.StrategyException.class,
+        org.fleet4j.strategy.schema.StrategyException e = assertThrows(org.fleet4j.strategy.schema.StrategyException.class,
                 () -> Pipeline.forStrategy(effective(s)));
         assertTrue(e.getMessage().contains("sync_batch_norm"), e.getMessage());
     }

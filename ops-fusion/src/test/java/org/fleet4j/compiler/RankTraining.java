@@ -23,9 +23,9 @@ import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.StrategySchema;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.World;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * One rank of {@link TwoRankCompilationTest}: opens the default process group from the FLEET_* environment,

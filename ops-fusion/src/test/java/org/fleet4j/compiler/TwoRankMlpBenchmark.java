@@ -31,9 +31,9 @@ import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.StrategySchema;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.World;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * mlp_perf's training step (784-512-512-10, batch 64 per rank, SGD, avg allreduce of every gradient) on two rank

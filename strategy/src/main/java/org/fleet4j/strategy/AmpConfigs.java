@@ -1,6 +1,7 @@
 package org.fleet4j.strategy;
 
 import java.util.List;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /** The amp_configs group of a {@link DistributedStrategy}: automatic mixed precision settings (used when amp is on). Setters write through to the strategy. */
 public final class AmpConfigs {

@@ -1,5 +1,7 @@
 package org.fleet4j.strategy;
 
+import org.fleet4j.strategy.schema.StrategySchema;
+
 /** The a_sync_configs group of a {@link DistributedStrategy}: parameter-server communicator settings (used when mode is ps). Setters write through to the strategy. */
 public final class AsyncConfigs {
     private final DistributedStrategy strategy;

@@ -1,5 +1,7 @@
 package org.fleet4j.strategy;
 
+import org.fleet4j.strategy.schema.StrategySchema;
+
 /** The build_strategy group of a {@link DistributedStrategy}: program rewrites chosen when compiling. Setters write through to the strategy. */
 public final class BuildStrategy {
     private final DistributedStrategy strategy;

@@ -6,12 +6,16 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.fleet4j.strategy.schema.Field;
+import org.fleet4j.strategy.schema.Origin;
+import org.fleet4j.strategy.schema.Setting;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * Combinations of settings that contradict each other whatever the world: checked when a strategy
  * is loaded, validated or resolved. Each problem names the settings and where they were set.
  */
-final class ConsistencyRules {
+public final class ConsistencyRules {
     /** Knobs of allreduce training and of the meta-optimizers around it, which parameter servers do not run. */
     private static final Set<Field<?>> COLLECTIVE_ONLY = Set.of(StrategySchema.SYNC_NCCL_ALLREDUCE,
             StrategySchema.NCCL_COMM_NUM, StrategySchema.USE_HIERARCHICAL_ALLREDUCE,
@@ -106,7 +110,7 @@ final class ConsistencyRules {
     }
 
     /** The error-line prefix of the place where the field was set ("strategy.yaml:3: "), or "". */
-    static String at(DistributedStrategy s, Field<?> field) {
+    public static String at(DistributedStrategy s, Field<?> field) {
         Setting setting = s.settings().get(field);
         return setting == null ? "" : setting.origin().prefix();
     }

@@ -2,6 +2,7 @@ package org.fleet4j.strategy;
 
 import java.util.Arrays;
 import java.util.List;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /** The dgc_configs group of a {@link DistributedStrategy}: deep gradient compression settings (used when dgc is on). Setters write through to the strategy. */
 public final class DgcConfigs {

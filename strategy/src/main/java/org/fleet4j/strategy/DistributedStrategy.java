@@ -15,6 +15,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import org.fleet4j.strategy.files.StrategyFormat;
+import org.fleet4j.strategy.schema.Field;
+import org.fleet4j.strategy.schema.InvalidValueException;
+import org.fleet4j.strategy.schema.Origin;
+import org.fleet4j.strategy.schema.Setting;
+import org.fleet4j.strategy.schema.StrategyException;
+import org.fleet4j.strategy.schema.StrategySchema;
+import org.fleet4j.strategy.schema.TextTable;
+import org.fleet4j.strategy.schema.ValueKind;
 
 /**
  * The user's control panel for a distributed job: every knob of Paddle Fleet's DistributedStrategy,
@@ -23,7 +32,7 @@ import java.util.function.Consumer;
  * <p>A strategy holds only what the user set (with where it was set); every other field reads as its
  * default from {@link StrategySchema}. Two strategies are equal when they set the same fields to
  * the same values. Values are checked when set; combinations are checked by {@link #validate()},
- * by {@link #load} and by {@link EffectiveStrategy#resolve}, which also applies the world's rules.
+ * by {@link #load} and by {@code EffectiveStrategy.resolve}, which also applies the world's rules.
  *
  * <p>Not thread-safe: build it on one thread and hand {@link #snapshot()}s to others.
  *
@@ -103,7 +112,7 @@ public final class DistributedStrategy {
 
     /** The fields this strategy sets, as the text of a file in the given format. */
     public String format(StrategyFormat format) {
-        return format.write(this);
+        return format.write(settings());
     }
 
     /** Sets a field, checking its type and range. */
@@ -177,7 +186,7 @@ public final class DistributedStrategy {
     }
 
     /** The set fields in schema order, with where each was set. */
-    Map<Field<?>, Setting> settings() {
+    public Map<Field<?>, Setting> settings() {
         Map<Field<?>, Setting> ordered = new LinkedHashMap<>();
         StrategySchema.fields().stream().filter(settings::containsKey).forEach(f -> ordered.put(f, settings.get(f)));
         return Collections.unmodifiableMap(ordered);

@@ -1,5 +1,7 @@
 package org.fleet4j.strategy;
 
+import org.fleet4j.strategy.schema.StrategySchema;
+
 /** The execution_strategy group of a {@link DistributedStrategy}: how the executor runs the compiled program. Setters write through to the strategy. */
 public final class ExecutionStrategy {
     private final DistributedStrategy strategy;

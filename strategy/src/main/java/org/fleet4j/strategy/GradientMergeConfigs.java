@@ -1,5 +1,7 @@
 package org.fleet4j.strategy;
 
+import org.fleet4j.strategy.schema.StrategySchema;
+
 /** The gradient_merge_configs group of a {@link DistributedStrategy}: gradient merge settings (used when gradient_merge is on). Setters write through to the strategy. */
 public final class GradientMergeConfigs {
     private final DistributedStrategy strategy;

@@ -1,5 +1,7 @@
 package org.fleet4j.strategy;
 
+import org.fleet4j.strategy.schema.StrategySchema;
+
 /** The gradient_scale_configs group of a {@link DistributedStrategy}: how gradients of all workers are combined. Setters write through to the strategy. */
 public final class GradientScaleConfigs {
     private final DistributedStrategy strategy;

@@ -1,6 +1,7 @@
 package org.fleet4j.strategy;
 
 import java.util.List;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /** The lamb_configs group of a {@link DistributedStrategy}: LAMB optimizer settings (used when lamb is on). Setters write through to the strategy. */
 public final class LambConfigs {

@@ -1,6 +1,7 @@
 package org.fleet4j.strategy;
 
 import java.util.List;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /** The lars_configs group of a {@link DistributedStrategy}: LARS optimizer settings (used when lars is on). Setters write through to the strategy. */
 public final class LarsConfigs {

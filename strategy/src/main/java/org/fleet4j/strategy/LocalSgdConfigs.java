@@ -1,5 +1,7 @@
 package org.fleet4j.strategy;
 
+import org.fleet4j.strategy.schema.StrategySchema;
+
 /** The localsgd_configs group of a {@link DistributedStrategy}: local SGD settings (used when localsgd is on). Setters write through to the strategy. */
 public final class LocalSgdConfigs {
     private final DistributedStrategy strategy;

@@ -1,5 +1,7 @@
 package org.fleet4j.strategy;
 
+import org.fleet4j.strategy.schema.Spelled;
+
 /** How workers combine updates (the mode field). */
 public enum Mode implements Spelled {
     COLLECTIVE("collective"),

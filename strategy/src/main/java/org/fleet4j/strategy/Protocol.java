@@ -1,5 +1,7 @@
 package org.fleet4j.strategy;
 
+import org.fleet4j.strategy.schema.Spelled;
+
 /** Parameter-server transport (the protocol field). */
 public enum Protocol implements Spelled {
     GRPC("grpc"),

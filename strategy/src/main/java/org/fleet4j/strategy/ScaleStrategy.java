@@ -1,5 +1,7 @@
 package org.fleet4j.strategy;
 
+import org.fleet4j.strategy.schema.Spelled;
+
 /** How gradients of all workers are combined (gradient_scale_configs.scale_strategy). */
 public enum ScaleStrategy implements Spelled {
     AVG("avg"),

@@ -9,6 +9,14 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.fleet4j.strategy.files.RawEntry;
+import org.fleet4j.strategy.schema.Field;
+import org.fleet4j.strategy.schema.FieldGroup;
+import org.fleet4j.strategy.schema.InvalidValueException;
+import org.fleet4j.strategy.schema.Origin;
+import org.fleet4j.strategy.schema.RawValue;
+import org.fleet4j.strategy.schema.StrategyException;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * Turns the raw entries of a file into a strategy through the schema: resolves aliases, rejects

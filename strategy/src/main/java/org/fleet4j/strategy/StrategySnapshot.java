@@ -3,6 +3,9 @@ package org.fleet4j.strategy;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.fleet4j.strategy.schema.Field;
+import org.fleet4j.strategy.schema.StrategyException;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * An immutable copy of every field's value (defaults filled in), for the compiler and the runtime:
@@ -11,7 +14,7 @@ import java.util.Map;
 public final class StrategySnapshot {
     private final Map<Field<?>, Object> values;
 
-    StrategySnapshot(Map<Field<?>, Object> values) {
+    public StrategySnapshot(Map<Field<?>, Object> values) {
         this.values = Collections.unmodifiableMap(new LinkedHashMap<>(values));
     }
 

@@ -7,6 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
+import org.fleet4j.strategy.files.StrategyFormat;
+import org.fleet4j.strategy.schema.Origin;
+import org.fleet4j.strategy.schema.StrategyException;
+import org.fleet4j.strategy.schema.StrategySchema;
 import org.junit.jupiter.api.Test;
 
 /** The Java side of the control panel: fluent setters, group views, snapshots, equality, the table. */

@@ -6,6 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
+import org.fleet4j.strategy.files.StrategyFormat;
+import org.fleet4j.strategy.rules.Change;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.StrategyWarning;
+import org.fleet4j.strategy.rules.World;
+import org.fleet4j.strategy.schema.StrategyException;
+import org.fleet4j.strategy.schema.StrategySchema;
 import org.junit.jupiter.api.Test;
 
 /** Each rule that adapts a strategy to its world, and each warning the dry run gives. */

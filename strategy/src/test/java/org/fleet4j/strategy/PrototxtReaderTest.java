@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
+import org.fleet4j.strategy.files.StrategyFormat;
+import org.fleet4j.strategy.schema.StrategyException;
+import org.fleet4j.strategy.schema.StrategySchema;
 import org.junit.jupiter.api.Test;
 
 /** The protobuf text format as Paddle writes and users hand-edit it. */

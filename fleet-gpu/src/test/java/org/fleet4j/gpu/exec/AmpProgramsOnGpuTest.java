@@ -10,7 +10,7 @@ import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.models.Mlp;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.schema.StrategySchema;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

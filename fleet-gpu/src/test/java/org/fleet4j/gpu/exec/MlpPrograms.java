@@ -15,9 +15,9 @@ import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.EffectiveStrategy;
-import org.fleet4j.strategy.StrategySchema;
-import org.fleet4j.strategy.World;
+import org.fleet4j.strategy.rules.EffectiveStrategy;
+import org.fleet4j.strategy.rules.World;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * The programs of the built-in mnist and mlp_perf: the examples' own {@link Mlp} network, minimized the way Fleet's

@@ -1,7 +1,7 @@
 package org.fleet4j.pserver.compile;
 
 import org.fleet4j.strategy.DistributedStrategy;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * The strategy's {@code a_sync_configs} as a worker's communicator reads them: how many steps geo trains locally

@@ -18,7 +18,7 @@ import org.fleet4j.pserver.table.ServerOptimizer;
 import org.fleet4j.pserver.table.SparseTableConfig;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Protocol;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * The PS compile step, a transpiler beside the pass pipeline: from the main program after {@code minimize} (forward,

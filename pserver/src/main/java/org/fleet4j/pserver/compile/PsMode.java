@@ -2,7 +2,7 @@ package org.fleet4j.pserver.compile;
 
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
-import org.fleet4j.strategy.StrategySchema;
+import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
  * How workers and servers meet, from the strategy as Paddle reads it: {@code a_sync: false} is sync (one update per

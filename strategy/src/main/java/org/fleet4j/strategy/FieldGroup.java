@@ -1,8 +1,0 @@
-package org.fleet4j.strategy;
-
-/**
- * A nested block of fields ({@code amp_configs}, {@code build_strategy}, ...). {@code enabledBy} is
- * the switch without which the group has no effect (amp for amp_configs), or null when always used.
- */
-public record FieldGroup(String name, String doc, Field<Boolean> enabledBy) {
-}

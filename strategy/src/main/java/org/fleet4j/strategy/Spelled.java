@@ -1,6 +1,0 @@
-package org.fleet4j.strategy;
-
-/** A Java enum for a choice field; {@link #spelling()} is the name strategy files use. */
-public interface Spelled {
-    String spelling();
-}
