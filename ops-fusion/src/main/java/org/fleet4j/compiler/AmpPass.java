@@ -1,5 +1,19 @@
 package org.fleet4j.compiler;
 
+import static org.fleet4j.strategy.schema.KnobUse.any;
+import static org.fleet4j.strategy.schema.KnobUse.only;
+import static org.fleet4j.strategy.schema.StrategySchema.AMP;
+import static org.fleet4j.strategy.schema.StrategySchema.AMP_CUSTOM_BLACK_LIST;
+import static org.fleet4j.strategy.schema.StrategySchema.AMP_CUSTOM_WHITE_LIST;
+import static org.fleet4j.strategy.schema.StrategySchema.AMP_DECR_EVERY_N_NAN_OR_INF;
+import static org.fleet4j.strategy.schema.StrategySchema.AMP_DECR_RATIO;
+import static org.fleet4j.strategy.schema.StrategySchema.AMP_DTYPE;
+import static org.fleet4j.strategy.schema.StrategySchema.AMP_INCR_EVERY_N_STEPS;
+import static org.fleet4j.strategy.schema.StrategySchema.AMP_INCR_RATIO;
+import static org.fleet4j.strategy.schema.StrategySchema.AMP_INIT_LOSS_SCALING;
+import static org.fleet4j.strategy.schema.StrategySchema.AMP_USE_DYNAMIC_LOSS_SCALING;
+
+import com.google.auto.service.AutoService;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -209,5 +223,16 @@ public final class AmpPass implements Pass {
         startup.globalBlock().createVar(name, dtype, 1).setPersistable(true);
         startup.globalBlock().appendOp("fill_constant", Map.of(), Map.of("Out", List.of(name)),
                 Map.of("shape", new long[]{1}, "dtype", dtype.displayName(), "value", value));
+    }
+
+    /** The pass's registration: its knobs (the switch first), when it runs and its place in the order. */
+    @AutoService(PassDescription.class)
+    public static final class Registration extends PassDescription {
+        public Registration() {
+            super(NAME, 100, List.of(any(AMP), only(AMP_DTYPE, "bfloat16"), any(AMP_INIT_LOSS_SCALING),
+                    any(AMP_INCR_EVERY_N_STEPS), any(AMP_DECR_EVERY_N_NAN_OR_INF), any(AMP_INCR_RATIO), any(AMP_DECR_RATIO),
+                    any(AMP_USE_DYNAMIC_LOSS_SCALING), any(AMP_CUSTOM_WHITE_LIST), any(AMP_CUSTOM_BLACK_LIST)),
+                    c -> c.knob(AMP), AmpPass::of);
+        }
     }
 }

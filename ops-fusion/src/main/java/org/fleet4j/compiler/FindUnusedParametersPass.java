@@ -1,7 +1,10 @@
 package org.fleet4j.compiler;
 
 import static org.fleet4j.core.ops.collective.CollectiveOpTypes.ALLREDUCE;
+import static org.fleet4j.strategy.schema.KnobUse.any;
+import static org.fleet4j.strategy.schema.StrategySchema.FIND_UNUSED_PARAMETERS;
 
+import com.google.auto.service.AutoService;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -82,5 +85,14 @@ public final class FindUnusedParametersPass implements Pass {
         attrs.put("dtype", g.dtype().displayName());
         attrs.put("value", 0f);
         return new Op("fill_constant", Map.of(), Map.of("Out", List.of(g.name())), attrs);
+    }
+
+    /** The pass's registration: its knobs (the switch first), when it runs and its place in the order. */
+    @AutoService(PassDescription.class)
+    public static final class Registration extends PassDescription {
+        public Registration() {
+            super(NAME, 300, List.of(any(FIND_UNUSED_PARAMETERS)),
+                    c -> c.knob(FIND_UNUSED_PARAMETERS), c -> new FindUnusedParametersPass());
+        }
     }
 }

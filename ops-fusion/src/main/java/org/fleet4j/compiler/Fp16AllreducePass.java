@@ -1,5 +1,9 @@
 package org.fleet4j.compiler;
 
+import static org.fleet4j.strategy.schema.KnobUse.any;
+import static org.fleet4j.strategy.schema.StrategySchema.FP16_ALLREDUCE;
+
+import com.google.auto.service.AutoService;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -68,5 +72,14 @@ public final class Fp16AllreducePass implements Pass {
         ProgramEdits.replaceOps(out, rebuilt);
         return new PassResult(result, List.of(targets.size() + " c_allreduce ops send bfloat16: " + bytes
                 + " bytes per step instead of " + 2 * bytes));
+    }
+
+    /** The pass's registration: its knobs (the switch first), when it runs and its place in the order. */
+    @AutoService(PassDescription.class)
+    public static final class Registration extends PassDescription {
+        public Registration() {
+            super(NAME, 510, List.of(any(FP16_ALLREDUCE)),
+                    c -> c.knob(FP16_ALLREDUCE), c -> new Fp16AllreducePass());
+        }
     }
 }

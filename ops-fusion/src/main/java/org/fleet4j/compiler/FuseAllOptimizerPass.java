@@ -1,5 +1,9 @@
 package org.fleet4j.compiler;
 
+import static org.fleet4j.strategy.schema.KnobUse.any;
+import static org.fleet4j.strategy.schema.StrategySchema.BUILD_FUSE_ALL_OPTIMIZER_OPS;
+
+import com.google.auto.service.AutoService;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -159,5 +163,14 @@ public final class FuseAllOptimizerPass implements Pass {
 
     static String mb(long bytes) {
         return String.format(java.util.Locale.ROOT, "%.2f MB", bytes / (1024.0 * 1024.0));
+    }
+
+    /** The pass's registration: its knobs (the switch first), when it runs and its place in the order. */
+    @AutoService(PassDescription.class)
+    public static final class Registration extends PassDescription {
+        public Registration() {
+            super(NAME, 700, List.of(any(BUILD_FUSE_ALL_OPTIMIZER_OPS)),
+                    c -> c.knob(BUILD_FUSE_ALL_OPTIMIZER_OPS), c -> new FuseAllOptimizerPass());
+        }
     }
 }

@@ -1,7 +1,14 @@
 package org.fleet4j.compiler;
 
 import static org.fleet4j.core.ops.collective.CollectiveOpTypes.ALLREDUCE;
+import static org.fleet4j.strategy.schema.KnobUse.any;
+import static org.fleet4j.strategy.schema.StrategySchema.FUSE_ALL_REDUCE_OPS;
+import static org.fleet4j.strategy.schema.StrategySchema.FUSE_GRAD_SIZE_IN_MB;
+import static org.fleet4j.strategy.schema.StrategySchema.FUSE_GRAD_SIZE_IN_TFLOPS;
+import static org.fleet4j.strategy.schema.StrategySchema.LAST_COMM_GROUP_SIZE_MB;
+import static org.fleet4j.strategy.schema.StrategySchema.NCCL_COMM_NUM;
 
+import com.google.auto.service.AutoService;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -183,5 +190,15 @@ public final class FuseAllReducePass implements Pass {
             }
         }
         return false;
+    }
+
+    /** The pass's registration: its knobs (the switch first), when it runs and its place in the order. */
+    @AutoService(PassDescription.class)
+    public static final class Registration extends PassDescription {
+        public Registration() {
+            super(NAME, 500, List.of(any(FUSE_ALL_REDUCE_OPS), any(FUSE_GRAD_SIZE_IN_MB),
+                    any(FUSE_GRAD_SIZE_IN_TFLOPS), any(LAST_COMM_GROUP_SIZE_MB), any(NCCL_COMM_NUM)),
+                    c -> c.knob(FUSE_ALL_REDUCE_OPS), FuseAllReducePass::of);
+        }
     }
 }

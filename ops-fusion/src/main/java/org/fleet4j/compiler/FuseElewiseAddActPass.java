@@ -1,5 +1,9 @@
 package org.fleet4j.compiler;
 
+import static org.fleet4j.strategy.schema.KnobUse.any;
+import static org.fleet4j.strategy.schema.StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS;
+
+import com.google.auto.service.AutoService;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -150,5 +154,14 @@ public final class FuseElewiseAddActPass implements Pass {
             }
         }
         return new Match(i, act, addGrad, actGrad);
+    }
+
+    /** The pass's registration: its knobs (the switch first), when it runs and its place in the order. */
+    @AutoService(PassDescription.class)
+    public static final class Registration extends PassDescription {
+        public Registration() {
+            super(NAME, 200, List.of(any(BUILD_FUSE_ELEWISE_ADD_ACT_OPS)),
+                    c -> c.knob(BUILD_FUSE_ELEWISE_ADD_ACT_OPS), c -> new FuseElewiseAddActPass());
+        }
     }
 }

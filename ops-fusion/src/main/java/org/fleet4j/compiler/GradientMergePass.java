@@ -1,5 +1,11 @@
 package org.fleet4j.compiler;
 
+import static org.fleet4j.strategy.schema.KnobUse.any;
+import static org.fleet4j.strategy.schema.StrategySchema.GRADIENT_MERGE;
+import static org.fleet4j.strategy.schema.StrategySchema.GRADIENT_MERGE_AVG;
+import static org.fleet4j.strategy.schema.StrategySchema.GRADIENT_MERGE_K_STEPS;
+
+import com.google.auto.service.AutoService;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -157,5 +163,14 @@ public final class GradientMergePass implements Pass {
             n *= d;
         }
         return n;
+    }
+
+    /** The pass's registration: its knobs (the switch first), when it runs and its place in the order. */
+    @AutoService(PassDescription.class)
+    public static final class Registration extends PassDescription {
+        public Registration() {
+            super(NAME, 400, List.of(any(GRADIENT_MERGE), any(GRADIENT_MERGE_K_STEPS), any(GRADIENT_MERGE_AVG)),
+                    c -> c.knob(GRADIENT_MERGE), GradientMergePass::of);
+        }
     }
 }

@@ -6,7 +6,13 @@ import static org.fleet4j.core.ops.collective.CollectiveOpTypes.BROADCAST;
 import static org.fleet4j.core.ops.collective.CollectiveOpTypes.LEADERS_ALLREDUCE;
 import static org.fleet4j.core.ops.collective.CollectiveOpTypes.REDUCE;
 import static org.fleet4j.core.ops.collective.CollectiveOpTypes.REDUCE_SCATTER;
+import static org.fleet4j.strategy.schema.KnobUse.any;
+import static org.fleet4j.strategy.schema.StrategySchema.HIERARCHICAL_ALLREDUCE_INTER_NRANKS;
+import static org.fleet4j.strategy.schema.StrategySchema.NCCL_COMM_NUM;
+import static org.fleet4j.strategy.schema.StrategySchema.SYNC_NCCL_ALLREDUCE;
+import static org.fleet4j.strategy.schema.StrategySchema.USE_HIERARCHICAL_ALLREDUCE;
 
+import com.google.auto.service.AutoService;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -206,5 +212,15 @@ public final class HierarchicalAllreducePass implements Pass {
 
     private static Op stage(String type, String var, Map<String, Object> attrs) {
         return new Op(type, Map.of("X", List.of(var)), Map.of("Out", List.of(var)), new LinkedHashMap<>(attrs));
+    }
+
+    /** The pass's registration: its knobs (the switch first), when it runs and its place in the order. */
+    @AutoService(PassDescription.class)
+    public static final class Registration extends PassDescription {
+        public Registration() {
+            super(NAME, 520, List.of(any(USE_HIERARCHICAL_ALLREDUCE),
+                    any(HIERARCHICAL_ALLREDUCE_INTER_NRANKS), any(NCCL_COMM_NUM), any(SYNC_NCCL_ALLREDUCE)),
+                    c -> c.knob(USE_HIERARCHICAL_ALLREDUCE), HierarchicalAllreducePass::of);
+        }
     }
 }

@@ -1,5 +1,9 @@
 package org.fleet4j.compiler;
 
+import static org.fleet4j.strategy.schema.KnobUse.any;
+import static org.fleet4j.strategy.schema.StrategySchema.BUILD_ENABLE_INPLACE;
+
+import com.google.auto.service.AutoService;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -91,5 +95,14 @@ public final class InplacePass implements Pass {
         List<Integer> lateReaders = ProgramEdits.readers(ops, in).stream().filter(r -> r > lastWrite).toList();
         return lateReaders.equals(List.of(i)) && ProgramEdits.writers(ops, out).equals(List.of(i))
                 && ProgramEdits.readers(ops, out).stream().allMatch(r -> r > i);
+    }
+
+    /** The pass's registration: its knobs (the switch first), when it runs and its place in the order. */
+    @AutoService(PassDescription.class)
+    public static final class Registration extends PassDescription {
+        public Registration() {
+            super(NAME, 800, List.of(any(BUILD_ENABLE_INPLACE)),
+                    c -> c.knob(BUILD_ENABLE_INPLACE), c -> new InplacePass());
+        }
     }
 }

@@ -3,7 +3,10 @@ package org.fleet4j.compiler;
 import static org.fleet4j.core.ops.collective.CollectiveOpTypes.ALLREDUCE;
 import static org.fleet4j.core.ops.collective.CollectiveOpTypes.ALLREDUCE_START;
 import static org.fleet4j.core.ops.collective.CollectiveOpTypes.WAIT;
+import static org.fleet4j.strategy.schema.KnobUse.any;
+import static org.fleet4j.strategy.schema.StrategySchema.SYNC_NCCL_ALLREDUCE;
 
+import com.google.auto.service.AutoService;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -216,6 +219,15 @@ public final class OverlapAllreducePass implements Pass {
         String rb = rootOf(parent, b);
         if (!ra.equals(rb)) {
             parent.put(rb, ra);
+        }
+    }
+
+    /** The pass's registration: its knobs (the switch first), when it runs and its place in the order. */
+    @AutoService(PassDescription.class)
+    public static final class Registration extends PassDescription {
+        public Registration() {
+            super(NAME, 900, List.of(any(SYNC_NCCL_ALLREDUCE)),
+                    c -> !c.knob(SYNC_NCCL_ALLREDUCE), c -> new OverlapAllreducePass());
         }
     }
 }

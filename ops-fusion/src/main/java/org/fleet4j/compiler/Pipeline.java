@@ -4,15 +4,22 @@ import java.util.ArrayList;
 import java.util.List;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.strategy.rules.EffectiveStrategy;
-import org.fleet4j.strategy.schema.StrategySchema;
 
 /**
- * An ordered list of passes. {@link #forStrategy} picks and orders them from the effective strategy: op fusions
- * first (they change which ops produce gradients), then gradient merge (it gates the gradients' consumers), then
- * gradient bucketing (it needs the final producers), then sync batch norm (its statistics' allreduces must not join a
- * gradient bucket), then the fused optimizer (it reads the bucketed gradients), and
- * buffer reuse last (it needs to know every reader of every var). amp comes before all of them: it derives backward
- * again from the scaled loss, so every later pass sees the final ops.
+ * An ordered list of passes. {@link #forStrategy} takes every registered pass ({@link PassDescription}) that the
+ * effective strategy enables, in increasing order:
+ * <ul>
+ * <li>100 amp: it derives backward again from the scaled loss, so every later pass sees the final ops;</li>
+ * <li>200-299 op fusions (fuse_elewise_add_act_ops 200, fuse_bn_act_ops 210): they change which ops produce
+ * gradients;</li>
+ * <li>300 find_unused_parameters, 400 gradient_merge: it gates the gradients' consumers;</li>
+ * <li>500-599 gradient bucketing and what rewrites its allreduces (fuse_all_reduce_ops 500, fp16_allreduce 510,
+ * use_hierarchical_allreduce 520): they need the final producers;</li>
+ * <li>600 sync_batch_norm: its statistics' allreduces must not join a gradient bucket;</li>
+ * <li>700 fuse_all_optimizer_ops: it reads the bucketed gradients;</li>
+ * <li>800 enable_inplace: buffer reuse needs to know every reader of every var;</li>
+ * <li>900 overlap_allreduce: it splits each finished allreduce into its start and wait.</li>
+ * </ul>
  */
 public final class Pipeline {
     private final List<Pass> passes;
@@ -49,44 +56,7 @@ public final class Pipeline {
     }
 
     static List<String> passNames(PassContext context) {
-        List<String> names = new ArrayList<>();
-        if (context.knob(StrategySchema.AMP)) {
-            names.add(AmpPass.NAME);
-        }
-        if (context.knob(StrategySchema.BUILD_FUSE_ELEWISE_ADD_ACT_OPS)) {
-            names.add(FuseElewiseAddActPass.NAME);
-        }
-        if (context.knob(StrategySchema.BUILD_FUSE_BN_ACT_OPS)) {
-            names.add(FuseBnActPass.NAME);
-        }
-        if (context.knob(StrategySchema.FIND_UNUSED_PARAMETERS)) {
-            names.add(FindUnusedParametersPass.NAME);
-        }
-        if (context.knob(StrategySchema.GRADIENT_MERGE)) {
-            names.add(GradientMergePass.NAME);
-        }
-        if (context.knob(StrategySchema.FUSE_ALL_REDUCE_OPS)) {
-            names.add(FuseAllReducePass.NAME);
-        }
-        if (context.knob(StrategySchema.FP16_ALLREDUCE)) {
-            names.add(Fp16AllreducePass.NAME);
-        }
-        if (context.knob(StrategySchema.USE_HIERARCHICAL_ALLREDUCE)) {
-            names.add(HierarchicalAllreducePass.NAME);
-        }
-        if (context.knob(StrategySchema.SYNC_BATCH_NORM)) {
-            names.add(SyncBatchNormPass.NAME);
-        }
-        if (context.knob(StrategySchema.BUILD_FUSE_ALL_OPTIMIZER_OPS)) {
-            names.add(FuseAllOptimizerPass.NAME);
-        }
-        if (context.knob(StrategySchema.BUILD_ENABLE_INPLACE)) {
-            names.add(InplacePass.NAME);
-        }
-        if (!context.knob(StrategySchema.SYNC_NCCL_ALLREDUCE)) {
-            names.add(OverlapAllreducePass.NAME);
-        }
-        return List.copyOf(names);
+        return PassRegistry.all().stream().filter(d -> d.enabled(context)).map(PassDescription::name).toList();
     }
 
     public List<Pass> passes() {

@@ -1,5 +1,9 @@
 package org.fleet4j.compiler;
 
+import static org.fleet4j.strategy.schema.KnobUse.any;
+import static org.fleet4j.strategy.schema.StrategySchema.SYNC_BATCH_NORM;
+
+import com.google.auto.service.AutoService;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -84,5 +88,14 @@ public final class SyncBatchNormPass implements Pass {
     private static Op allreduce(String var) {
         return new Op(CollectiveOpTypes.ALLREDUCE, Map.of("X", List.of(var)), Map.of("Out", List.of(var)),
                 Map.of("ring_id", 0, "reduce", "sum"));
+    }
+
+    /** The pass's registration: its knobs (the switch first), when it runs and its place in the order. */
+    @AutoService(PassDescription.class)
+    public static final class Registration extends PassDescription {
+        public Registration() {
+            super(NAME, 600, List.of(any(SYNC_BATCH_NORM)),
+                    c -> c.knob(SYNC_BATCH_NORM), c -> new SyncBatchNormPass());
+        }
     }
 }
