@@ -77,6 +77,8 @@ public final class Fleet implements AutoCloseable {
     private final FleetUtil util;
     private final ParameterServerJob ps;
     private final boolean dryRun;
+    /** Where Fleet and the distributed optimizer write what they did (the program chose it in Fleet.init). */
+    private final PrintStream log;
 
     /**
      * {@code group}, {@code rings} and {@code util} are null in a dry run, whose context has no rings, and on a parameter
@@ -84,7 +86,7 @@ public final class Fleet implements AutoCloseable {
      */
     private Fleet(Role role, EffectiveStrategy strategy, RingLayout layout, ProcessGroup group, OpenRings rings,
                   RegisteredBucketMemory bucketMemory, ExecContext context, Duration timeout, ParameterServerJob ps,
-                  boolean dryRun) {
+                  boolean dryRun, PrintStream log) {
         this.role = role;
         this.strategy = strategy;
         this.layout = layout;
@@ -96,6 +98,7 @@ public final class Fleet implements AutoCloseable {
         this.util = group == null ? null : new FleetUtil(group, this.timeout);
         this.ps = ps;
         this.dryRun = dryRun;
+        this.log = log;
     }
 
     /** Role from the environment, strategy from FLEET_STRATEGY (fleetrun --strategy) or all defaults. */
@@ -171,13 +174,13 @@ public final class Fleet implements AutoCloseable {
             log.println("fleet: dry run: no rendezvous, no process groups; the program stops after the compiler");
             ParameterServerJob ps = psMode
                     ? new ParameterServerJob(role, strategy, effective, JobToken.random(), options.timeout(), log) : null;
-            return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, true);
+            return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, true, log);
         }
         // a parameter-server job started by hand with Paddle's variables only may have no token (ParameterServerToken)
         JobToken token = psMode ? ParameterServerToken.of(env, role, log) : JobToken.fromEnvironment(env, role.worldSize());
         ParameterServerJob ps = psMode ? new ParameterServerJob(role, strategy, effective, token, options.timeout(), log) : null;
         if (role.isServer()) {
-            return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, false);
+            return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, false, log);
         }
         boolean registeredBuckets = RegisteredBucketMemory.enabled(System.getenv(RegisteredBucketMemory.ENV));
         ProcessGroup group;
@@ -202,7 +205,7 @@ public final class Fleet implements AutoCloseable {
         ExecContext.Builder context = rings.addTo(ExecContext.builder().missingRingHint(MISSING_RING));
         bucketMemory.addTo(context, layout, rings, registeredBuckets);
         return new Fleet(role, effective, layout, group, rings, bucketMemory, context.build(), options.timeout(), ps,
-                false);
+                false, log);
     }
 
     public Role role() {
@@ -416,16 +419,23 @@ public final class Fleet implements AutoCloseable {
         return this;
     }
 
-    /** Wraps an optimizer so that {@code minimize} trains data-parallel with this job's effective strategy. */
+    /**
+     * Wraps an optimizer so that {@code minimize} trains with this job's effective strategy: data-parallel, or against
+     * the parameter servers in mode ps.
+     */
     public DistributedOptimizer distributedOptimizer(Optimizer optimizer) {
-        return new DistributedOptimizer(optimizer, strategy, layout, role.worldSize(), DEFAULT_RING, isDryRun(), ps);
+        return distributedOptimizer(optimizer, strategy, layout);
     }
 
     /** As {@link #distributedOptimizer(Optimizer)} with another strategy resolved for this job's world. */
     public DistributedOptimizer distributedOptimizer(Optimizer optimizer, DistributedStrategy other) {
         EffectiveStrategy resolved = EffectiveStrategy.resolve(other, strategy.world());
-        return new DistributedOptimizer(optimizer, resolved, RingLayout.of(resolved, layout.form()), role.worldSize(),
-                DEFAULT_RING, isDryRun(), ps);
+        return distributedOptimizer(optimizer, resolved, RingLayout.of(resolved, layout.form()));
+    }
+
+    private DistributedOptimizer distributedOptimizer(Optimizer optimizer, EffectiveStrategy effective, RingLayout rings) {
+        return ps != null ? new ParameterServerOptimizer(optimizer, ps, isDryRun(), log)
+                : new CollectiveOptimizer(optimizer, effective, rings, role.worldSize(), DEFAULT_RING, isDryRun(), log);
     }
 
     /**

@@ -13,6 +13,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.fleet4j.cluster.JobToken;
+import org.fleet4j.collective.Backend;
+import org.fleet4j.collective.group.BackendChoice;
+import org.fleet4j.collective.group.Locality;
 import org.fleet4j.compiler.Pipeline;
 import org.fleet4j.strategy.report.StrategyCli;
 import org.fleet4j.strategy.rules.World;
@@ -93,6 +96,7 @@ public final class FleetRun {
             }
             if (plan == null) {
                 out.println(compilerPipeline(strategy, new World(nnodes, nprocPerNode, devices.kind())));
+                out.println(collectiveBackend(nnodes, nprocPerNode));
                 return 0;
             }
             out.flush();
@@ -151,6 +155,18 @@ public final class FleetRun {
         List<String> passes = Pipeline.passNames(StrategyCli.effective(strategyFileOrNull, world));
         return "compiler pipeline: " + (passes.isEmpty() ? "(no passes)" : String.join(" -> ", passes))
                 + "\n(name a PROGRAM after --dry_run to see what each pass does to it: fused ops, gradient buckets and rings)";
+    }
+
+    /** The host backend "auto" picks for the trainers' default group in this layout, and why. */
+    private static String collectiveBackend(int nodes, int ranksPerNode) {
+        List<String> hosts = new ArrayList<>();
+        for (int n = 0; n < nodes; n++) {
+            for (int r = 0; r < ranksPerNode; r++) {
+                hosts.add("node" + n);
+            }
+        }
+        BackendChoice choice = BackendChoice.of(Backend.AUTO, new Locality(hosts));
+        return "collective backend: " + choice + "\n  considered: " + String.join("\n              ", choice.considered());
     }
 
     private static Path existingFile(String value, String flag) {

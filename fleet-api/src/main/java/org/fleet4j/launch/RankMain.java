@@ -7,6 +7,7 @@ import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.Arrays;
+import org.fleet4j.fleet.DryRunFinished;
 
 /**
  * The main class of every rank JVM the launcher starts: {@code RankMain LAUNCHER_PID MAIN_CLASS [ARGS...]}. It starts
@@ -24,7 +25,14 @@ public final class RankMain {
         }
         LauncherWatch.start(Long.parseLong(args[0]));
         MethodHandle main = programMain(Class.forName(args[1], false, RankMain.class.getClassLoader()));
-        main.invokeExact(Arrays.copyOfRange(args, 2, args.length));
+        try {
+            main.invokeExact(Arrays.copyOfRange(args, 2, args.length));
+        } catch (DryRunFinished done) {
+            // fleetrun --dry_run PROGRAM: the program stopped in minimize once the compiler's report was written
+            System.out.println(done.getMessage());
+            System.out.flush();
+            System.exit(0);
+        }
     }
 
     /**

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.util.List;
 import java.util.Map;
 import org.fleet4j.compiler.RingLayout;
@@ -34,9 +36,10 @@ class DistributedOptimizerTest {
         return nn.mean(nn.softmaxWithCrossEntropy(nn.fc(x, 2, null), y));
     }
 
-    private static DistributedOptimizer optimizer(DistributedStrategy strategy, int world) {
+    private static CollectiveOptimizer optimizer(DistributedStrategy strategy, int world) {
         EffectiveStrategy effective = EffectiveStrategy.resolve(strategy, new World(1, world, "cpu"));
-        return new DistributedOptimizer(new SGD(0.1), effective, RingLayout.of(effective), world, 0, false, null);
+        return new CollectiveOptimizer(new SGD(0.1), effective, RingLayout.of(effective), world, 0, false,
+                new PrintStream(OutputStream.nullOutputStream()));
     }
 
     private static List<Op> ops(Program p, String type) {
@@ -95,7 +98,7 @@ class DistributedOptimizerTest {
     void sumScaleStrategyAllreducesWithSum() {
         Var loss = model();
         DistributedStrategy strategy = new DistributedStrategy().gradientScaleConfigs(c -> c.scaleStrategy(ScaleStrategy.SUM));
-        DistributedOptimizer opt = optimizer(strategy, 2);
+        CollectiveOptimizer opt = optimizer(strategy, 2);
         opt.minimize(loss);
         assertEquals("sum", opt.scaleStrategy());
         ops(loss.block().program(), "c_allreduce").forEach(op -> assertEquals("sum", op.stringAttr("reduce")));

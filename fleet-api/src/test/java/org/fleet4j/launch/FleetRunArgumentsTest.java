@@ -77,11 +77,11 @@ class FleetRunArgumentsTest {
                 Arguments.of(List.of("--format", "xml", "--dry_run"), "Invalid value for option '--format'"),
                 Arguments.of(List.of("--jvm_args", "\"-Xmx1g", RoleProbe.class.getName()), "--jvm_args '\"-Xmx1g': the quote \" is never closed"),
                 Arguments.of(List.of("--start_port", "65535", "--nproc_per_node", "2", "mnist"), "--start_port 65535: ports 65535..65536"),
-                Arguments.of(List.of(), "missing PROGRAM: name a built-in (mnist, mlp_perf, allreduce_perf, grad_sync_perf, ctr_data, ctr, ps_perf)"),
+                Arguments.of(List.of(), "missing PROGRAM: name a built-in (not_built, role_probe)"),
                 Arguments.of(List.of("--nproc_per_node", "2"), "missing PROGRAM"),
                 Arguments.of(List.of("no/such/app.jar"), "PROGRAM 'no/such/app.jar': jar file not found"),
                 Arguments.of(List.of("com.acme.Missing"), "PROGRAM 'com.acme.Missing': main class com.acme.Missing not found on the classpath"),
-                Arguments.of(List.of("grad_sync_perf"), "main class org.fleet4j.examples.GradSyncPerf not found on the classpath; the built-in program 'grad_sync_perf' is not part of this build"),
+                Arguments.of(List.of("not_built"), "main class com.acme.NotBuilt not found on the classpath; the built-in program 'not_built' is not part of this build"),
                 Arguments.of(List.of("not a class!"), "PROGRAM 'not a class!' is neither a built-in"));
     }
 
@@ -126,7 +126,7 @@ class FleetRunArgumentsTest {
         assertEquals(0, result.code());
         for (String expected : List.of("--nproc_per_node", "--devices", "--gpus", "--ips", "--master", "--nnodes", "--rank", "--log_dir",
                 "--start_port", "--strategy", "--dry_run", "--format", "--job_id", "--job_token_file", "--log_level", "--jvm_args",
-                "mnist           org.fleet4j.examples.Mnist", "allreduce_perf  org.fleet4j.examples.AllreducePerf")) {
+                "not_built   com.acme.NotBuilt", "role_probe  org.fleet4j.launch.RoleProbe")) {
             assertTrue(result.out().contains(expected), expected + " missing from:\n" + result.out());
         }
     }

@@ -5,6 +5,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.fleet4j.core.tensor.Bytes;
 import org.fleet4j.core.tensor.OffHeapMemory;
+import org.fleet4j.fleet.DryRunFinished;
 import picocli.CommandLine;
 
 /**
@@ -35,6 +36,10 @@ public final class ProgramMain {
             return 2;
         });
         cl.setExecutionExceptionHandler((ex, c, parsed) -> {
+            if (ex instanceof DryRunFinished done) {
+                System.out.println(done.getMessage());
+                return 0;
+            }
             boolean debug = debug(args);
             if (debug) {
                 ex.printStackTrace(err);

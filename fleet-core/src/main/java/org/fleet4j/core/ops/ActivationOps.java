@@ -13,14 +13,21 @@ import org.fleet4j.core.tensor.Tensor;
  */
 @AutoService(OpLibrary.class)
 public final class ActivationOps implements OpLibrary {
+    public static final String RELU = "relu";
+    public static final String SIGMOID = "sigmoid";
+    public static final String TANH = "tanh";
+    public static final String GELU = "gelu";
+    public static final String SCALE = "scale";
+    public static final String SIGN = "sign";
+
     @Override
     public List<OpSpec> specs() {
         List<OpSpec> specs = new ArrayList<>();
-        unary(specs, "relu", F32::relu, (x, out, g, gx, n) -> F32.reluGrad(out, g, gx, n));
-        unary(specs, "sigmoid", ActivationOps::sigmoid, ActivationOps::sigmoidGrad);
-        unary(specs, "tanh", ActivationOps::tanh, ActivationOps::tanhGrad);
-        unary(specs, "gelu", ActivationOps::gelu, ActivationOps::geluGrad);
-        specs.add(OpSpec.builder("scale")
+        unary(specs, RELU, F32::relu, (x, out, g, gx, n) -> F32.reluGrad(out, g, gx, n));
+        unary(specs, SIGMOID, ActivationOps::sigmoid, ActivationOps::sigmoidGrad);
+        unary(specs, TANH, ActivationOps::tanh, ActivationOps::tanhGrad);
+        unary(specs, GELU, ActivationOps::gelu, ActivationOps::geluGrad);
+        specs.add(OpSpec.builder(SCALE)
                 .in("X").out("Out")
                 .attr("scale", AttrType.FLOAT, 1.0f)
                 .attr("bias", AttrType.FLOAT, 0.0f)
@@ -46,7 +53,7 @@ public final class ActivationOps implements OpLibrary {
                     };
                 })
                 .build());
-        specs.add(OpSpec.builder("sign")
+        specs.add(OpSpec.builder(SIGN)
                 .in("X").out("Out")
                 .shape(ActivationOps::sameAsFloatX)
                 .kernel(op -> a -> {

@@ -18,10 +18,12 @@ import org.fleet4j.core.tensor.Tensor;
  */
 @AutoService(OpLibrary.class)
 public final class BatchNormOp implements OpLibrary {
+    public static final String BATCH_NORM = "batch_norm";
+
     @Override
     public List<OpSpec> specs() {
         List<OpSpec> specs = new ArrayList<>();
-        specs.add(OpSpec.builder("batch_norm")
+        specs.add(OpSpec.builder(BATCH_NORM)
                 .in("X", "Scale", "Bias", "Mean", "Variance")
                 .out("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance")
                 .noGrad("Mean", "Variance")

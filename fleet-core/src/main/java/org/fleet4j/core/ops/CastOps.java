@@ -21,10 +21,10 @@ import org.fleet4j.core.tensor.Tensor;
  */
 @AutoService(OpLibrary.class)
 public final class CastOps implements OpLibrary {
-    static final String CAST = "cast";
-    static final String CHECK_FINITE_AND_UNSCALE = "check_finite_and_unscale";
-    static final String UPDATE_LOSS_SCALING = "update_loss_scaling";
-    static final String LOGICAL_NOT = "logical_not";
+    public static final String CAST = "cast";
+    public static final String CHECK_FINITE_AND_UNSCALE = "check_finite_and_unscale";
+    public static final String UPDATE_LOSS_SCALING = "update_loss_scaling";
+    public static final String LOGICAL_NOT = "logical_not";
 
     @Override
     public List<OpSpec> specs() {

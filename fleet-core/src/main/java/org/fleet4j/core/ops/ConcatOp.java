@@ -11,10 +11,12 @@ import org.fleet4j.core.tensor.Tensor;
 /** concat: joins tensors along one axis (negative counts from the end); the gradient splits Out's gradient back. */
 @AutoService(OpLibrary.class)
 public final class ConcatOp implements OpLibrary {
+    public static final String CONCAT = "concat";
+
     @Override
     public List<OpSpec> specs() {
         List<OpSpec> specs = new ArrayList<>();
-        specs.add(OpSpec.builder("concat")
+        specs.add(OpSpec.builder(CONCAT)
                 .variadicIn("X").out("Out")
                 .attr("axis", AttrType.INT, 0)
                 .shape(ConcatOp::inferShape)

@@ -18,13 +18,15 @@ import org.fleet4j.core.tensor.Tensor;
  */
 @AutoService(OpLibrary.class)
 public final class DropoutOp implements OpLibrary {
+    public static final String DROPOUT = "dropout";
+
     static final String UPSCALE = "upscale_in_train";
     static final String DOWNGRADE = "downgrade_in_infer";
 
     @Override
     public List<OpSpec> specs() {
         List<OpSpec> specs = new ArrayList<>();
-        specs.add(OpSpec.builder("dropout")
+        specs.add(OpSpec.builder(DROPOUT)
                 .in("X").out("Out", "Mask")
                 .attr("dropout_prob", AttrType.FLOAT, 0.5f)
                 .attr("is_test", AttrType.BOOL, false)

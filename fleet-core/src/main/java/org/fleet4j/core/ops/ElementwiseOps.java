@@ -13,6 +13,10 @@ import org.fleet4j.core.tensor.Tensor;
 /** elementwise_add / _sub / _mul / _div with numpy broadcasting (or Paddle's axis), and their gradients. */
 @AutoService(OpLibrary.class)
 public final class ElementwiseOps implements OpLibrary {
+    public static final String ADD = "elementwise_add";
+    public static final String SUB = "elementwise_sub";
+    public static final String MUL = "elementwise_mul";
+    public static final String DIV = "elementwise_div";
 
     enum Kind { ADD, SUB, MUL, DIV }
     @Override

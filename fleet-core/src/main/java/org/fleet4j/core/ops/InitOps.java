@@ -14,10 +14,15 @@ import org.fleet4j.core.tensor.Tensor;
 /** Ops that create values: fill_constant, assign_value (given values), uniform_random, gaussian_random (seeded, reproducible). */
 @AutoService(OpLibrary.class)
 public final class InitOps implements OpLibrary {
+    public static final String FILL_CONSTANT = "fill_constant";
+    public static final String ASSIGN_VALUE = "assign_value";
+    public static final String UNIFORM_RANDOM = "uniform_random";
+    public static final String GAUSSIAN_RANDOM = "gaussian_random";
+
     @Override
     public List<OpSpec> specs() {
         List<OpSpec> specs = new ArrayList<>();
-        specs.add(OpSpec.builder("fill_constant")
+        specs.add(OpSpec.builder(FILL_CONSTANT)
                 .out("Out")
                 .attr("shape", AttrType.LONGS, new long[0])
                 .attr("dtype", AttrType.STRING, "float32")
@@ -30,7 +35,7 @@ public final class InitOps implements OpLibrary {
                     return a -> a.out("Out", dt, shape).fill(v);
                 })
                 .build());
-        specs.add(OpSpec.builder("assign_value")
+        specs.add(OpSpec.builder(ASSIGN_VALUE)
                 .out("Out")
                 .attr("shape", AttrType.LONGS, null)
                 .attr("dtype", AttrType.STRING, "float32")
@@ -56,7 +61,7 @@ public final class InitOps implements OpLibrary {
                     };
                 })
                 .build());
-        specs.add(OpSpec.builder("uniform_random")
+        specs.add(OpSpec.builder(UNIFORM_RANDOM)
                 .out("Out")
                 .attr("shape", AttrType.LONGS, null)
                 .attr("dtype", AttrType.STRING, "float32")
@@ -75,7 +80,7 @@ public final class InitOps implements OpLibrary {
                     return randomFill(op, r -> lo + (hi - lo) * r.nextDouble());
                 })
                 .build());
-        specs.add(OpSpec.builder("gaussian_random")
+        specs.add(OpSpec.builder(GAUSSIAN_RANDOM)
                 .out("Out")
                 .attr("shape", AttrType.LONGS, null)
                 .attr("dtype", AttrType.STRING, "float32")

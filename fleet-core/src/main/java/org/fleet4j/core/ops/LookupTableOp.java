@@ -16,10 +16,12 @@ import org.fleet4j.core.tensor.Tensor;
  */
 @AutoService(OpLibrary.class)
 public final class LookupTableOp implements OpLibrary {
+    public static final String LOOKUP_TABLE = "lookup_table";
+
     @Override
     public List<OpSpec> specs() {
         List<OpSpec> specs = new ArrayList<>();
-        specs.add(OpSpec.builder("lookup_table")
+        specs.add(OpSpec.builder(LOOKUP_TABLE)
                 .in("W", "Ids").out("Out")
                 .noGrad("Ids")
                 .attr("is_sparse", AttrType.BOOL, false)

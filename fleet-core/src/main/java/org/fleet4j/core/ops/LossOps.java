@@ -11,10 +11,13 @@ import org.fleet4j.core.tensor.Tensor;
 /** softmax over the last axis, and softmax_with_cross_entropy against integer labels, with gradients. */
 @AutoService(OpLibrary.class)
 public final class LossOps implements OpLibrary {
+    public static final String SOFTMAX = "softmax";
+    public static final String SOFTMAX_WITH_CROSS_ENTROPY = "softmax_with_cross_entropy";
+
     @Override
     public List<OpSpec> specs() {
         List<OpSpec> specs = new ArrayList<>();
-        specs.add(OpSpec.builder("softmax")
+        specs.add(OpSpec.builder(SOFTMAX)
                 .in("X").out("Out")
                 .shape(ctx -> {
                     ctx.requireFloat("X");
@@ -51,7 +54,7 @@ public final class LossOps implements OpLibrary {
                 })
                 .build());
 
-        specs.add(OpSpec.builder("softmax_with_cross_entropy")
+        specs.add(OpSpec.builder(SOFTMAX_WITH_CROSS_ENTROPY)
                 .in("Logits", "Label").out("Softmax", "Loss")
                 .noGrad("Label")
                 .attr("ignore_index", AttrType.INT, -100)

@@ -18,10 +18,12 @@ import org.fleet4j.core.tensor.Tensor;
  */
 @AutoService(OpLibrary.class)
 public final class MatmulOps implements OpLibrary {
+    public static final String MATMUL = "matmul";
+
     @Override
     public List<OpSpec> specs() {
         List<OpSpec> specs = new ArrayList<>();
-        specs.add(OpSpec.builder("matmul")
+        specs.add(OpSpec.builder(MATMUL)
                 .in("X", "Y").out("Out")
                 .attr("transpose_X", AttrType.BOOL, false)
                 .attr("transpose_Y", AttrType.BOOL, false)

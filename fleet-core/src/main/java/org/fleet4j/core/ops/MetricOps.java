@@ -9,10 +9,12 @@ import org.fleet4j.core.tensor.Tensor;
 /** accuracy: the fraction of rows whose highest score is at the label. */
 @AutoService(OpLibrary.class)
 public final class MetricOps implements OpLibrary {
+    public static final String ACCURACY = "accuracy";
+
     @Override
     public List<OpSpec> specs() {
         List<OpSpec> specs = new ArrayList<>();
-        specs.add(OpSpec.builder("accuracy")
+        specs.add(OpSpec.builder(ACCURACY)
                 .in("Out", "Label").out("Accuracy").optionalOut("Correct", "Total")
                 .shape(ctx -> {
                     ctx.requireRank("Out", 2);

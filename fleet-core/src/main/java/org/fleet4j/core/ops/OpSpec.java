@@ -97,9 +97,14 @@ public final class OpSpec {
         return slot + "@GRAD";
     }
 
+    /** The type of the gradient op of {@code type}: "matmul_grad". */
+    public static String gradType(String type) {
+        return type + "_grad";
+    }
+
     /** The spec of {@code <type>_grad}: inputs are the forward inputs, outputs and output grads; outputs are input grads. */
     OpSpec gradSpec() {
-        Builder g = new Builder(type + "_grad");
+        Builder g = new Builder(gradType(type));
         for (String s : inputs) {
             g.inputs.add(s);
             g.optionalInputs.add(s);

@@ -15,10 +15,16 @@ import org.fleet4j.core.tensor.Tensor;
  */
 @AutoService(OpLibrary.class)
 public final class OptimizerOps implements OpLibrary {
+    public static final String SGD = "sgd";
+    public static final String MOMENTUM = "momentum";
+    public static final String ADAGRAD = "adagrad";
+    public static final String ADAM = "adam";
+    public static final String ADAMW = "adamw";
+
     @Override
     public List<OpSpec> specs() {
         List<OpSpec> specs = new ArrayList<>();
-        specs.add(OpSpec.builder("sgd")
+        specs.add(OpSpec.builder(SGD)
                 .in("Param", "Grad", "LearningRate").out("ParamOut")
                 .attr("weight_decay", AttrType.FLOAT, 0f)
                 .shape(ctx -> sameAsParam(ctx, "ParamOut"))
@@ -43,7 +49,7 @@ public final class OptimizerOps implements OpLibrary {
                 })
                 .build());
 
-        specs.add(OpSpec.builder("momentum")
+        specs.add(OpSpec.builder(MOMENTUM)
                 .in("Param", "Grad", "Velocity", "LearningRate").out("ParamOut", "VelocityOut")
                 .attr("mu", AttrType.FLOAT, 0.9f)
                 .attr("use_nesterov", AttrType.BOOL, false)
@@ -68,7 +74,7 @@ public final class OptimizerOps implements OpLibrary {
                 })
                 .build());
 
-        specs.add(OpSpec.builder("adagrad")
+        specs.add(OpSpec.builder(ADAGRAD)
                 .in("Param", "Grad", "Moment", "LearningRate").out("ParamOut", "MomentOut")
                 .attr("epsilon", AttrType.FLOAT, 1e-6f)
                 // what the startup program filled Moment with; the kernel does not read it, a parameter server does

@@ -9,10 +9,13 @@ import org.fleet4j.core.tensor.Tensor;
 /** mean (of all elements, to a scalar) and sum (of several same-shaped tensors), with gradients. */
 @AutoService(OpLibrary.class)
 public final class ReduceOps implements OpLibrary {
+    public static final String MEAN = "mean";
+    public static final String SUM = "sum";
+
     @Override
     public List<OpSpec> specs() {
         List<OpSpec> specs = new ArrayList<>();
-        specs.add(OpSpec.builder("mean")
+        specs.add(OpSpec.builder(MEAN)
                 .in("X").out("Out")
                 .shape(ctx -> {
                     ctx.requireFloat("X");
@@ -38,7 +41,7 @@ public final class ReduceOps implements OpLibrary {
                 })
                 .build());
 
-        specs.add(OpSpec.builder("sum")
+        specs.add(OpSpec.builder(SUM)
                 .variadicIn("X").out("Out")
                 .shape(ctx -> {
                     long[] s = ctx.shape("X", 0);

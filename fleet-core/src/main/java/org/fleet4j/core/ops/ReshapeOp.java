@@ -13,10 +13,12 @@ import org.fleet4j.core.tensor.Tensor;
  */
 @AutoService(OpLibrary.class)
 public final class ReshapeOp implements OpLibrary {
+    public static final String RESHAPE = "reshape";
+
     @Override
     public List<OpSpec> specs() {
         List<OpSpec> specs = new ArrayList<>();
-        specs.add(OpSpec.builder("reshape")
+        specs.add(OpSpec.builder(RESHAPE)
                 .in("X").out("Out")
                 .attr("shape", AttrType.LONGS, null)
                 .shape(ctx -> ctx.set("Out", ctx.dtype("X"), inferShape(ctx, ctx.shape("X"), ctx.op().longsAttr("shape"))))

@@ -10,10 +10,13 @@ import org.fleet4j.core.tensor.Tensor;
 /** The step counter (increment) and the learning rate computed from it (lr_schedule) inside the program. */
 @AutoService(OpLibrary.class)
 public final class ScheduleOps implements OpLibrary {
+    public static final String INCREMENT = "increment";
+    public static final String LR_SCHEDULE = "lr_schedule";
+
     @Override
     public List<OpSpec> specs() {
         List<OpSpec> specs = new ArrayList<>();
-        specs.add(OpSpec.builder("increment")
+        specs.add(OpSpec.builder(INCREMENT)
                 .in("X").out("Out")
                 .attr("step", AttrType.FLOAT, 1f)
                 .shape(ctx -> ctx.set("Out", ctx.dtype("X"), ctx.shape("X")))
@@ -28,7 +31,7 @@ public final class ScheduleOps implements OpLibrary {
                     };
                 })
                 .build());
-        specs.add(OpSpec.builder("lr_schedule")
+        specs.add(OpSpec.builder(LR_SCHEDULE)
                 .in("Step").out("LearningRate")
                 .attr("base_lr", AttrType.FLOAT, null)
                 .attr("decay", AttrType.STRING, "constant")

@@ -1,6 +1,13 @@
 package org.fleet4j.gpu.exec;
 
+import com.google.auto.service.AutoService;
 import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.kernel.DeviceKind;
+import org.fleet4j.core.kernel.KernelLibrary;
+import org.fleet4j.core.kernel.KernelRegistrar;
+import org.fleet4j.core.ops.CastOps;
+import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.ops.fused.AllreduceCastOp;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.gpu.LaunchShape;
 
@@ -10,25 +17,34 @@ import org.fleet4j.gpu.LaunchShape;
  * {@code check_finite_and_unscale}, {@code update_loss_scaling} and {@code logical_not}. The loss scale and its step
  * counters stay on the device: a step copies nothing through the host for them.
  */
-final class AmpGpuKernels {
-    private AmpGpuKernels() {
+@AutoService(KernelLibrary.class)
+public final class AmpGpuKernels implements KernelLibrary<GpuKernelFactory> {
+    @Override
+    public DeviceKind device() {
+        return DeviceKind.GPU;
     }
 
-    static void register() {
-        GpuKernelTable.gpu("cast", op -> a -> {
+    @Override
+    public Class<GpuKernelFactory> factoryType() {
+        return GpuKernelFactory.class;
+    }
+
+    @Override
+    public void register(KernelRegistrar<GpuKernelFactory> r) {
+        r.kernel(CastOps.CAST, op -> a -> {
             DeviceTensor x = a.in("X");
             convert(a, x, a.out("Out", DType.parse(op.stringAttr("out_dtype")), x.shape()));
         });
-        GpuKernelTable.gpu("cast_grad", op -> a -> {
+        r.kernel(OpSpec.gradType(CastOps.CAST), op -> a -> {
             DeviceTensor x = a.in("X");
             convert(a, a.in("Out@GRAD"), a.out("X@GRAD", x.dtype(), x.shape()));
         });
         // into Out's existing buffer when it has the shape, so a gradient restored from bfloat16 lands in its bucket view
-        GpuKernelTable.gpu("allreduce_cast", op -> a -> {
+        r.kernel(AllreduceCastOp.TYPE, op -> a -> {
             DeviceTensor x = a.in("X");
             convert(a, x, a.out("Out", DType.parse(op.stringAttr("out_dtype")), x.shape()));
         });
-        GpuKernelTable.gpu("check_finite_and_unscale", op -> a -> {
+        r.kernel(CastOps.CHECK_FINITE_AND_UNSCALE, op -> a -> {
             DeviceTensor scale = a.inF32("Scale");
             DeviceTensor found = a.out("FoundInfinite", DType.I64, 1);
             a.device().zero(found.buffer());
@@ -44,7 +60,7 @@ final class AmpGpuKernels {
                 }
             }
         });
-        GpuKernelTable.gpu("update_loss_scaling", op -> {
+        r.kernel(CastOps.UPDATE_LOSS_SCALING, op -> {
             int incrEvery = op.intAttr("incr_every_n_steps");
             int decrEvery = op.intAttr("decr_every_n_nan_or_inf");
             float incr = op.floatAttr("incr_ratio");
@@ -62,7 +78,7 @@ final class AmpGpuKernels {
                         badOut.buffer(), incrEvery, decrEvery, incr, decr);
             };
         });
-        GpuKernelTable.gpu("logical_not", op -> a -> {
+        r.kernel(CastOps.LOGICAL_NOT, op -> a -> {
             DeviceTensor x = a.in("X");
             if (x.dtype() != DType.I64) {
                 throw a.unsupported("X " + x.describe() + " (" + op.in("X") + "): the GPU kernel takes int64 flags");

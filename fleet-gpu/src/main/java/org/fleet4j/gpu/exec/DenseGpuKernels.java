@@ -1,6 +1,18 @@
 package org.fleet4j.gpu.exec;
 
+import com.google.auto.service.AutoService;
 import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.kernel.DeviceKind;
+import org.fleet4j.core.kernel.KernelLibrary;
+import org.fleet4j.core.kernel.KernelRegistrar;
+import org.fleet4j.core.ops.ActivationOps;
+import org.fleet4j.core.ops.ElementwiseOps;
+import org.fleet4j.core.ops.InitOps;
+import org.fleet4j.core.ops.LossOps;
+import org.fleet4j.core.ops.MatmulOps;
+import org.fleet4j.core.ops.MetricOps;
+import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.ops.ReduceOps;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.gpu.Cublas;
 import org.fleet4j.gpu.GpuDevice;
@@ -11,16 +23,32 @@ import org.fleet4j.gpu.LaunchShape;
  * (both transposes, forward and gradient), elementwise ops with a trailing-dims broadcast of Y, activations,
  * softmax with cross entropy, mean, accuracy and float32 constants.
  */
-final class DenseGpuKernels {
-    private DenseGpuKernels() {
+@AutoService(KernelLibrary.class)
+public final class DenseGpuKernels implements KernelLibrary<GpuKernelFactory> {
+    @Override
+    public DeviceKind device() {
+        return DeviceKind.GPU;
     }
 
-    static void register() {
-        GpuKernelTable.gpu("matmul", DenseGpuKernels::matmul);
-        GpuKernelTable.gpu("matmul_grad", DenseGpuKernels::matmulGrad);
-        for (String kind : new String[]{"add", "sub", "mul", "div"}) {
-            String kernel = "elementwise_" + kind + "_f32";
-            GpuKernelTable.gpu("elementwise_" + kind, op -> a -> {
+    @Override
+    public Class<GpuKernelFactory> factoryType() {
+        return GpuKernelFactory.class;
+    }
+
+    @Override
+    public void register(KernelRegistrar<GpuKernelFactory> r) {
+        r.hostFallback(InitOps.UNIFORM_RANDOM, "an initialiser: runs once in the startup program; its random stream matches"
+                + " the CPU's");
+        r.hostFallback(InitOps.GAUSSIAN_RANDOM, "an initialiser: runs once in the startup program; its random stream matches"
+                + " the CPU's");
+        r.hostFallback(InitOps.ASSIGN_VALUE, "an initialiser with given values (Initializer.values): runs once in the"
+                + " startup program");
+        r.hostFallback(InitOps.FILL_CONSTANT, "for dtypes other than float32: runs once in the startup program");
+        r.kernel(MatmulOps.MATMUL, DenseGpuKernels::matmul);
+        r.kernel(OpSpec.gradType(MatmulOps.MATMUL), DenseGpuKernels::matmulGrad);
+        for (String type : new String[]{ElementwiseOps.ADD, ElementwiseOps.SUB, ElementwiseOps.MUL, ElementwiseOps.DIV}) {
+            String kernel = type + "_f32";
+            r.kernel(type, op -> a -> {
                 DeviceTensor x = a.inF32("X");
                 DeviceTensor y = a.inF32("Y");
                 long ny = rowBroadcast(a, x, y);
@@ -28,22 +56,22 @@ final class DenseGpuKernels {
                 a.launchElements(kernel, x.numel(), x.buffer(), y.buffer(), out.buffer(), x.numel(), ny);
             });
         }
-        GpuKernelTable.gpu("elementwise_add_grad", op -> DenseGpuKernels::elementwiseAddGrad);
-        GpuKernelTable.gpu("elementwise_mul_grad", op -> new ElementwiseMulGrad());
-        for (String act : new String[]{"relu", "sigmoid", "tanh", "gelu"}) {
-            GpuKernelTable.gpu(act, op -> a -> {
+        r.kernel(OpSpec.gradType(ElementwiseOps.ADD), op -> DenseGpuKernels::elementwiseAddGrad);
+        r.kernel(OpSpec.gradType(ElementwiseOps.MUL), op -> new ElementwiseMulGrad());
+        for (String act : new String[]{ActivationOps.RELU, ActivationOps.SIGMOID, ActivationOps.TANH, ActivationOps.GELU}) {
+            r.kernel(act, op -> a -> {
                 DeviceTensor x = a.inF32("X");
                 DeviceTensor out = a.outLike("Out", x);
                 a.launchElements(act + "_f32", x.numel(), x.buffer(), out.buffer(), x.numel());
             });
-            GpuKernelTable.gpu(act + "_grad", op -> a -> {
+            r.kernel(OpSpec.gradType(act), op -> a -> {
                 DeviceTensor x = a.inF32("X");
                 DeviceTensor gx = a.outLike("X@GRAD", x);
                 a.launchElements(act + "_grad_f32", x.numel(), x.buffer(), a.inF32("Out").buffer(),
                         a.inF32("Out@GRAD").buffer(), gx.buffer(), x.numel());
             });
         }
-        GpuKernelTable.gpu("scale", op -> {
+        r.kernel(ActivationOps.SCALE, op -> {
             float s = op.floatAttr("scale");
             float b = op.boolAttr("bias_after_scale") ? op.floatAttr("bias") : op.floatAttr("bias") * s;
             return a -> {
@@ -52,7 +80,7 @@ final class DenseGpuKernels {
                 a.launchElements("scale_f32", x.numel(), x.buffer(), out.buffer(), s, b, x.numel());
             };
         });
-        GpuKernelTable.gpu("scale_grad", op -> {
+        r.kernel(OpSpec.gradType(ActivationOps.SCALE), op -> {
             float s = op.floatAttr("scale");
             return a -> {
                 DeviceTensor g = a.inF32("Out@GRAD");
@@ -60,25 +88,22 @@ final class DenseGpuKernels {
                 a.launchElements("scale_f32", g.numel(), g.buffer(), gx.buffer(), s, 0f, g.numel());
             };
         });
-        GpuKernelTable.gpu("softmax_with_cross_entropy", DenseGpuKernels::softmaxXent);
-        GpuKernelTable.gpu("softmax_with_cross_entropy_grad", DenseGpuKernels::softmaxXentGrad);
-        GpuKernelTable.gpu("mean", op -> a -> {
+        r.kernel(LossOps.SOFTMAX_WITH_CROSS_ENTROPY, DenseGpuKernels::softmaxXent);
+        r.kernel(OpSpec.gradType(LossOps.SOFTMAX_WITH_CROSS_ENTROPY), DenseGpuKernels::softmaxXentGrad);
+        r.kernel(ReduceOps.MEAN, op -> a -> {
             DeviceTensor x = a.inF32("X");
             DeviceTensor out = a.out("Out", DType.F32);
             a.device().zero(out.buffer());
             a.launchElements("sum_f32", x.numel(), x.buffer(), out.buffer(), x.numel(), 1f / x.numel());
         });
-        GpuKernelTable.gpu("mean_grad", op -> a -> {
+        r.kernel(OpSpec.gradType(ReduceOps.MEAN), op -> a -> {
             DeviceTensor x = a.in("X");
             DeviceTensor gx = a.out("X@GRAD", DType.F32, x.shape());
             a.launchElements("fill_scaled_f32", x.numel(), a.inF32("Out@GRAD").buffer(), gx.buffer(), 1f / x.numel(),
                     x.numel());
         });
-        GpuKernelTable.gpu("accuracy", op -> new Accuracy());
-        GpuKernelTable.gpu("fill_constant", op -> {
-            if (DType.parse(op.stringAttr("dtype")) != DType.F32) {
-                return null;
-            }
+        r.kernel(MetricOps.ACCURACY, op -> new Accuracy());
+        r.kernel(InitOps.FILL_CONSTANT, op -> DType.parse(op.stringAttr("dtype")) == DType.F32, "float32", op -> {
             long[] shape = op.longsAttr("shape");
             float value = op.floatAttr("value");
             return a -> {

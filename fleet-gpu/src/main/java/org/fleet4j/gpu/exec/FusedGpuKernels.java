@@ -1,6 +1,13 @@
 package org.fleet4j.gpu.exec;
 
+import com.google.auto.service.AutoService;
 import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.kernel.DeviceKind;
+import org.fleet4j.core.kernel.KernelLibrary;
+import org.fleet4j.core.kernel.KernelRegistrar;
+import org.fleet4j.core.ops.OpSpec;
+import org.fleet4j.core.ops.fused.BucketOps;
+import org.fleet4j.core.ops.fused.FusedElewiseAddActOp;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.gpu.GpuBuffer;
 import org.fleet4j.gpu.GpuDevice;
@@ -10,12 +17,21 @@ import org.fleet4j.gpu.GpuDevice;
  * (relu, sigmoid, tanh) and its gradient as two launches each, and {@code gather_bucket}, which makes gradients
  * views into one contiguous device buffer so that one collective reduces them all.
  */
-final class FusedGpuKernels {
-    private FusedGpuKernels() {
+@AutoService(KernelLibrary.class)
+public final class FusedGpuKernels implements KernelLibrary<GpuKernelFactory> {
+    @Override
+    public DeviceKind device() {
+        return DeviceKind.GPU;
     }
 
-    static void register() {
-        GpuKernelTable.gpu("fused_elemwise_add_activation", op -> {
+    @Override
+    public Class<GpuKernelFactory> factoryType() {
+        return GpuKernelFactory.class;
+    }
+
+    @Override
+    public void register(KernelRegistrar<GpuKernelFactory> r) {
+        r.kernel(FusedElewiseAddActOp.TYPE, op -> {
             String act = activation(op);
             return a -> {
                 DeviceTensor x = a.inF32("X");
@@ -26,8 +42,8 @@ final class FusedGpuKernels {
                 a.launchElements(act + "_f32", x.numel(), out.buffer(), out.buffer(), x.numel());
             };
         });
-        GpuKernelTable.gpu("fused_elemwise_add_activation_grad", op -> new AddActivationGrad(activation(op)));
-        GpuKernelTable.gpu("gather_bucket", op -> new GatherBucket());
+        r.kernel(OpSpec.gradType(FusedElewiseAddActOp.TYPE), op -> new AddActivationGrad(activation(op)));
+        r.kernel(BucketOps.GATHER, op -> new GatherBucket());
     }
 
     /** The activation kernel's name for the op's functor. */

@@ -209,7 +209,6 @@ public final class GpuExecutor implements ProgramRunner {
         }
     }
 
-
     private void runSteps(GpuPlan plan) {
         GpuPlan.Step[] steps = plan.steps;
         for (int i = 0; i < steps.length; i++) {

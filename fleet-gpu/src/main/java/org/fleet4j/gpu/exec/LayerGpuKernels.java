@@ -1,7 +1,15 @@
 package org.fleet4j.gpu.exec;
 
+import com.google.auto.service.AutoService;
 import org.fleet4j.core.exec.ExecutionException;
 import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.kernel.DeviceKind;
+import org.fleet4j.core.kernel.KernelLibrary;
+import org.fleet4j.core.kernel.KernelRegistrar;
+import org.fleet4j.core.ops.BatchNormOp;
+import org.fleet4j.core.ops.DropoutOp;
+import org.fleet4j.core.ops.LookupTableOp;
+import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.gpu.GpuDevice;
 import org.fleet4j.gpu.LaunchShape;
@@ -13,12 +21,21 @@ import org.fleet4j.gpu.LaunchShape;
  * exception (the device cannot throw), and dropout's masks come from a counter-based generator (same law, other
  * draws).
  */
-final class LayerGpuKernels {
-    private LayerGpuKernels() {
+@AutoService(KernelLibrary.class)
+public final class LayerGpuKernels implements KernelLibrary<GpuKernelFactory> {
+    @Override
+    public DeviceKind device() {
+        return DeviceKind.GPU;
     }
 
-    static void register() {
-        GpuKernelTable.gpu("lookup_table", op -> {
+    @Override
+    public Class<GpuKernelFactory> factoryType() {
+        return GpuKernelFactory.class;
+    }
+
+    @Override
+    public void register(KernelRegistrar<GpuKernelFactory> r) {
+        r.kernel(LookupTableOp.LOOKUP_TABLE, op -> {
             long pad = op.<Long>attr("padding_idx");
             return a -> {
                 DeviceTensor w = table(a);
@@ -30,7 +47,7 @@ final class LayerGpuKernels {
                 }
             };
         });
-        GpuKernelTable.gpu("lookup_table_grad", op -> {
+        r.kernel(OpSpec.gradType(LookupTableOp.LOOKUP_TABLE), op -> {
             if (op.boolAttr("is_sparse")) {
                 throw new ExecutionException("op lookup_table_grad of " + op.in("W") + " has is_sparse=true: its gradient"
                         + " is a SelectedRows, and the GPU executor holds dense tensors only. Build the embedding with"
@@ -49,10 +66,10 @@ final class LayerGpuKernels {
                 }
             };
         });
-        GpuKernelTable.gpu("batch_norm", BatchNorm::new);
-        GpuKernelTable.gpu("batch_norm_grad", BatchNormGrad::new);
-        GpuKernelTable.gpu("dropout", Dropout::new);
-        GpuKernelTable.gpu("dropout_grad", op -> a -> {
+        r.kernel(BatchNormOp.BATCH_NORM, BatchNorm::new);
+        r.kernel(OpSpec.gradType(BatchNormOp.BATCH_NORM), BatchNormGrad::new);
+        r.kernel(DropoutOp.DROPOUT, Dropout::new);
+        r.kernel(OpSpec.gradType(DropoutOp.DROPOUT), op -> a -> {
             DeviceTensor g = a.inF32("Out@GRAD");
             DeviceTensor mask = a.inF32("Mask");
             DeviceTensor gx = a.outLike("X@GRAD", g);

@@ -1,6 +1,13 @@
 package org.fleet4j.gpu.exec;
 
+import com.google.auto.service.AutoService;
 import org.fleet4j.core.ir.Op;
+import org.fleet4j.core.kernel.DeviceKind;
+import org.fleet4j.core.kernel.KernelLibrary;
+import org.fleet4j.core.kernel.KernelRegistrar;
+import org.fleet4j.core.ops.OptimizerOps;
+import org.fleet4j.core.ops.ScheduleOps;
+import org.fleet4j.core.ops.fused.FusedOptimizerOps;
 import org.fleet4j.core.tensor.DType;
 
 /**
@@ -9,19 +16,32 @@ import org.fleet4j.core.tensor.DType;
  * on the device copies of the parameters and read the learning rate from device memory, so a step copies no scalar
  * through the host.
  */
-final class OptimizerGpuKernels {
-    private OptimizerGpuKernels() {
+@AutoService(KernelLibrary.class)
+public final class OptimizerGpuKernels implements KernelLibrary<GpuKernelFactory> {
+    @Override
+    public DeviceKind device() {
+        return DeviceKind.GPU;
     }
 
-    static void register() {
-        GpuKernelTable.gpu("sgd", OptimizerGpuKernels::sgd);
-        GpuKernelTable.gpu("fused_sgd", OptimizerGpuKernels::sgd);
-        GpuKernelTable.gpu("momentum", OptimizerGpuKernels::momentum);
-        GpuKernelTable.gpu("fused_momentum", OptimizerGpuKernels::momentum);
-        GpuKernelTable.gpu("adam", op -> adam(op, 0f));
-        GpuKernelTable.gpu("adamw", op -> adam(op, op.floatAttr("coeff")));
-        GpuKernelTable.gpu("fused_adam", op -> adam(op, op.floatAttr("coeff")));
-        GpuKernelTable.gpu("increment", op -> {
+    @Override
+    public Class<GpuKernelFactory> factoryType() {
+        return GpuKernelFactory.class;
+    }
+
+    @Override
+    public void register(KernelRegistrar<GpuKernelFactory> r) {
+        r.kernel(OptimizerOps.SGD, OptimizerGpuKernels::sgd);
+        r.kernel(FusedOptimizerOps.SGD, OptimizerGpuKernels::sgd);
+        r.kernel(OptimizerOps.MOMENTUM, OptimizerGpuKernels::withoutWeightDecay, "weight_decay 0", OptimizerGpuKernels::momentum);
+        r.kernel(FusedOptimizerOps.MOMENTUM, OptimizerGpuKernels::withoutWeightDecay, "weight_decay 0",
+                OptimizerGpuKernels::momentum);
+        r.hostFallback(OptimizerOps.MOMENTUM, "with weight_decay != 0: the parameter, gradient and velocity each way per step");
+        r.hostFallback(FusedOptimizerOps.MOMENTUM, "with weight_decay != 0: the parameters, gradients and velocities each way per"
+                + " step");
+        r.kernel(OptimizerOps.ADAM, op -> adam(op, 0f));
+        r.kernel(OptimizerOps.ADAMW, op -> adam(op, op.floatAttr("coeff")));
+        r.kernel(FusedOptimizerOps.ADAM, op -> adam(op, op.floatAttr("coeff")));
+        r.kernel(ScheduleOps.INCREMENT, op -> {
             float step = op.floatAttr("step");
             return a -> {
                 DeviceTensor x = a.in("X");
@@ -33,13 +53,13 @@ final class OptimizerGpuKernels {
                 }
             };
         });
-        GpuKernelTable.gpu("lr_schedule", op -> {
-            if (!op.stringAttr("decay").equals("constant") || op.intAttr("warmup_steps") > 0) {
-                return null;
-            }
+        r.kernel(ScheduleOps.LR_SCHEDULE, op -> op.stringAttr("decay").equals("constant") && op.intAttr("warmup_steps") == 0,
+                "a constant rate without warm-up", op -> {
             float lr = op.floatAttr("base_lr");
             return a -> a.launchElements("fill_f32", 1, a.out("LearningRate", DType.F32, 1).buffer(), lr, 1L);
         });
+        r.hostFallback(ScheduleOps.LR_SCHEDULE, "for schedules other than a constant rate without warm-up: one scalar each way"
+                + " per step");
     }
 
     /**
@@ -70,10 +90,11 @@ final class OptimizerGpuKernels {
     }
 
     /** The momentum kernel has no weight decay: with one the op takes the host fallback. */
+    private static boolean withoutWeightDecay(Op op) {
+        return op.floatAttr("weight_decay") == 0f;
+    }
+
     private static GpuOpKernel momentum(Op op) {
-        if (op.floatAttr("weight_decay") != 0f) {
-            return null;
-        }
         float mu = op.floatAttr("mu");
         int nesterov = op.boolAttr("use_nesterov") ? 1 : 0;
         return a -> {

@@ -161,7 +161,8 @@ class GpuKernelTableTest {
         b.createVar("y", DType.F32, 2, 3);
         b.appendOp("softmax", Map.of("X", List.of("x")), Map.of("Out", List.of("y")), Map.of());
         var e = assertThrows(ExecutionException.class, () -> prepare(p, null));
-        assertTrue(e.getMessage().startsWith("op #0 softmax has no GPU kernel (GPU kernels: ["), e.getMessage());
+        assertTrue(e.getMessage().startsWith("op #0 softmax has no GPU kernel (no gpu kernel and no host fallback; GPU"
+                + " kernels: ["), e.getMessage());
         assertTrue(e.getMessage().contains("Run this program on the CPU (FLEET_DEVICE=cpu"), e.getMessage());
     }
 
