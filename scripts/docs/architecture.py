@@ -17,9 +17,10 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 # what each module owns, one line, for the picture (the README and docs/ARCHITECTURE.md say more)
 OWNS = {
     "strategy": "DistributedStrategy, config files, validation",
-    "fleet-core": "tensors, IR, ops + CPU kernels, autodiff,\\noptimizers, Executor, ExecContext, data, checkpoints",
-    "collective-nccl": "ProcessGroup, Store, roles, job token;\\nshm, tcp, hierarchical; NCCL device backend",
-    "ops-fusion": "compiler passes; fused ops;\\ncollective op vocabulary + CPU kernels",
+    "collective-api": "ProcessGroup, Work, ReduceOp, DataType;\\nroles, job token, rendezvous store",
+    "fleet-core": "tensors, IR, ops + CPU kernels (fused, collective),\\nkernel registry, autodiff, optimizers, Executor, data",
+    "collective-nccl": "process groups: shm, tcp, hierarchical;\\nNCCL device backend",
+    "ops-fusion": "compiler passes",
     "pserver": "parameter-server tables, optimizers,\\ncheckpoints",
     "fleet-gpu": "CUDA device, allocator, GPU kernels,\\ncuBLAS, NVRTC",
     "fleet-api": "Fleet, role makers, DistributedOptimizer,\\nlauncher (fleetrun)",

@@ -29,14 +29,16 @@ import org.w3c.dom.NodeList;
 /**
  * The module structure docs/ARCHITECTURE.md describes, checked against the build: every module sits in a layer and
  * depends only on layers below it; the picture (docs/architecture.dot, drawn by scripts/docs/architecture.py) has
- * exactly the poms' arrows; and no module's packages import each other in a cycle.
+ * exactly the poms' arrows; no module's packages import each other in a cycle; and no module names a class of a
+ * module it does not depend on, in an import, a fully qualified name or a string (a class name in a string is a tie
+ * the build cannot see).
  */
 class ModuleStructureTest {
     /** The layers, lowest first; a module may depend only on modules of a lower layer (docs/ARCHITECTURE.md). */
     static final List<Set<String>> LAYERS = List.of(
-            Set.of("strategy", "fleet-core", "collective-nccl"),
-            Set.of("ops-fusion", "pserver"),
-            Set.of("fleet-gpu"),
+            Set.of("strategy", "collective-api"),
+            Set.of("fleet-core", "collective-nccl"),
+            Set.of("ops-fusion", "pserver", "fleet-gpu"),
             Set.of("fleet-api"),
             Set.of("examples", "benchmarks"),
             Set.of("tests"));
@@ -44,6 +46,9 @@ class ModuleStructureTest {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     private static final Pattern PACKAGE = Pattern.compile("^package ([\\w.]+);", Pattern.MULTILINE);
     private static final Pattern IMPORT = Pattern.compile("^import (?:static )?([\\w.]+)\\.[\\w*]+;", Pattern.MULTILINE);
+    /** A name in the project's namespace: packages, then optionally a class. */
+    private static final Pattern PROJECT_NAME = Pattern.compile("org\\.fleet4j(?:\\.[a-z_][a-z0-9_]*)+(?:\\.[A-Z]\\w*)?");
+    private static final Pattern COMMENT = Pattern.compile("/\\*.*?\\*/|//[^\n]*", Pattern.DOTALL);
     private static final Pattern DOT_EDGE = Pattern.compile("^\\s*\"([\\w-]+)\" -> \"([\\w-]+)\";", Pattern.MULTILINE);
 
     @Test
@@ -85,6 +90,87 @@ class ModuleStructureTest {
             }
         }
         assertEquals(Map.of(), cycles, "packages that import each other in a cycle, per module");
+    }
+
+    @Test
+    void noModuleNamesAClassOfAModuleItDoesNotDependOn() throws Exception {
+        Map<String, Set<String>> edges = pomEdges();
+        Map<String, String> ownerOfPackage = new HashMap<>();
+        Map<String, Map<String, String>> sources = new TreeMap<>();
+        for (String module : edges.keySet()) {
+            Map<String, String> files = mainSources(ROOT.resolve(module).resolve("src/main/java"));
+            sources.put(module, files);
+            for (String src : files.values()) {
+                Matcher p = PACKAGE.matcher(src);
+                if (p.find()) {
+                    ownerOfPackage.put(p.group(1), module);
+                }
+            }
+        }
+        List<String> ties = new ArrayList<>();
+        sources.forEach((module, files) -> files.forEach((file, src) -> ties.addAll(
+                foreignNames(module, file, src, reachable(module, edges), ownerOfPackage))));
+        assertEquals(List.of(), ties, "names of classes in modules the naming module does not depend on");
+    }
+
+    @Test
+    void aClassNameInAStringOfAnUpperModuleIsFound() {
+        String src = "package org.fleet4j.launch;\nclass X {\n  // org.fleet4j.examples.InAComment is prose\n"
+                + "  String main = \"org.fleet4j.examples.Mnist\";\n  String own = \"org.fleet4j.launch.Y\";\n}\n";
+        Map<String, String> owner = Map.of("org.fleet4j.launch", "fleet-api", "org.fleet4j.examples", "examples");
+        assertEquals(List.of("fleet-api X.java:4 names org.fleet4j.examples.Mnist of module examples"),
+                foreignNames("fleet-api", "X.java", src, Set.of("fleet-api"), owner));
+    }
+
+    /** The names in {@code src} (comments left out) of packages owned by modules outside {@code reachable}. */
+    static List<String> foreignNames(String module, String file, String src, Set<String> reachable,
+                                     Map<String, String> ownerOfPackage) {
+        List<String> found = new ArrayList<>();
+        String code = COMMENT.matcher(src).replaceAll(m -> "\n".repeat((int) m.group().chars().filter(c -> c == '\n').count()));
+        Matcher m = PROJECT_NAME.matcher(code);
+        while (m.find()) {
+            String name = m.group();
+            String owner = null;
+            int longest = -1;
+            for (var e : ownerOfPackage.entrySet()) {
+                if ((name.equals(e.getKey()) || name.startsWith(e.getKey() + ".")) && e.getKey().length() > longest) {
+                    owner = e.getValue();
+                    longest = e.getKey().length();
+                }
+            }
+            if (owner != null && !reachable.contains(owner)) {
+                int line = (int) code.substring(0, m.start()).chars().filter(c -> c == '\n').count() + 1;
+                found.add(module + " " + file + ":" + line + " names " + name + " of module " + owner);
+            }
+        }
+        return found;
+    }
+
+    /** The module and every module it depends on, directly or not. */
+    private static Set<String> reachable(String module, Map<String, Set<String>> edges) {
+        Set<String> seen = new TreeSet<>();
+        Deque<String> todo = new ArrayDeque<>(List.of(module));
+        while (!todo.isEmpty()) {
+            String m = todo.pop();
+            if (seen.add(m)) {
+                todo.addAll(edges.getOrDefault(m, Set.of()));
+            }
+        }
+        return seen;
+    }
+
+    /** File name (relative to {@code sources}) to source text of every main Java file. */
+    private static Map<String, String> mainSources(Path sources) throws IOException {
+        Map<String, String> files = new TreeMap<>();
+        if (!Files.isDirectory(sources)) {
+            return files;
+        }
+        try (Stream<Path> walk = Files.walk(sources)) {
+            for (Path f : walk.filter(p -> p.toString().endsWith(".java")).toList()) {
+                files.put(sources.relativize(f).toString(), Files.readString(f));
+            }
+        }
+        return files;
     }
 
     @Test
