@@ -44,8 +44,20 @@ public record DeviceSelection(List<Integer> gpuIds) {
      * @param nprocPerNode the {@code --nproc_per_node} given, or null when it was left out
      */
     public static DeviceSelection parse(String value, Integer nprocPerNode) {
+        return parse(value, nprocPerNode, false);
+    }
+
+    /**
+     * As {@link #parse(String, Integer)}; {@code plan} (the dry run) plans a GPU world without looking for GPUs, so a
+     * CPU-only machine can show what a job would do on GPUs: {@code gpu} means {@code --nproc_per_node} GPUs (or
+     * one), ids are taken as given.
+     */
+    public static DeviceSelection parse(String value, Integer nprocPerNode, boolean plan) {
         if (value == null || value.equalsIgnoreCase("cpu")) {
             return CPU;
+        }
+        if (plan && value.equalsIgnoreCase("gpu")) {
+            return new DeviceSelection(IntStream.range(0, nprocPerNode == null ? 1 : nprocPerNode).boxed().toList());
         }
         if (value.equalsIgnoreCase("gpu")) {
             int visible = visibleGpuCount();
@@ -74,6 +86,9 @@ public record DeviceSelection(List<Integer> gpuIds) {
         if (nprocPerNode != null && nprocPerNode != ids.size()) {
             throw new LaunchException("--nproc_per_node " + nprocPerNode + " disagrees with --devices " + value
                     + " (one rank per listed device: " + ids.size() + "); leave out --nproc_per_node");
+        }
+        if (plan) {
+            return new DeviceSelection(ids);
         }
         int visible = visibleGpuCount();
         if (visible == 0) {

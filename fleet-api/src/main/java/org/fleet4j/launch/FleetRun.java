@@ -77,7 +77,7 @@ public final class FleetRun {
         }
         ParameterServerFlags ps = ParameterServerFlags.of(options);
         Integer trainers = ps == null ? options.nprocPerNode : Integer.valueOf(ps.workers());
-        DeviceSelection devices = DeviceSelection.parse(options.devices, trainers);
+        DeviceSelection devices = DeviceSelection.parse(options.devices, trainers, options.dryRun);
         int nprocPerNode = devices.isGpu() ? devices.gpuIds().size() : trainers == null ? 1 : trainers;
         if (options.dryRun) {
             int nnodes = options.ips != null ? options.ips.size() : options.nnodes != null ? options.nnodes : 1;

@@ -47,6 +47,23 @@ class BinFleetrunIT {
         }
     }
 
+    /** The dry run of a GPU world, on any machine: where each op of mnist's compiled program would run. */
+    @Test
+    void theDryRunOfAGpuWorldSaysWhereEachOpRuns() throws Exception {
+        assertBuildLibHasTheLauncher();
+        LauncherRun launcher = LauncherRun.start(List.of(SCRIPT.toString(), "--nproc_per_node", "2", "--devices", "gpu",
+                "--dry_run", "mnist"), work, Map.of());
+
+        assertEquals(0, launcher.awaitExit(Duration.ofSeconds(90)), launcher.stderr());
+        String out = launcher.stdout();
+        assertTrue(out.contains("fleet: where the ops would run on gpu:"), out);
+        assertTrue(out.matches("(?s).*gpu +matmul_grad +x3 +gpu kernel\\n.*"), out);
+        assertTrue(out.matches("(?s).*gpu +momentum +x6 +gpu kernel \\(weight_decay 0\\)\\n.*"), out);
+        assertTrue(out.matches("(?s).*host fallback +uniform_random +x3 +an initialiser: runs once.*"), out);
+        assertTrue(!out.contains("CANNOT RUN"), out);
+        assertTrue(out.contains("fleet: dry run: the compiled program is what the 2 ranks would run; nothing ran"), out);
+    }
+
     @Test
     void badFlagThroughTheScriptExitsWith2() throws Exception {
         assertBuildLibHasTheLauncher();
