@@ -2,7 +2,6 @@ package org.fleet4j.gpu.exec;
 
 import com.google.auto.service.AutoService;
 import org.fleet4j.core.ir.Op;
-import org.fleet4j.core.kernel.DeviceKind;
 import org.fleet4j.core.kernel.KernelLibrary;
 import org.fleet4j.core.kernel.KernelRegistrar;
 import org.fleet4j.core.ops.CastOps;
@@ -18,17 +17,7 @@ import org.fleet4j.gpu.LaunchShape;
  * counters stay on the device: a step copies nothing through the host for them.
  */
 @AutoService(KernelLibrary.class)
-public final class AmpGpuKernels implements KernelLibrary<GpuKernelFactory> {
-    @Override
-    public DeviceKind device() {
-        return DeviceKind.GPU;
-    }
-
-    @Override
-    public Class<GpuKernelFactory> factoryType() {
-        return GpuKernelFactory.class;
-    }
-
+public final class AmpGpuKernels extends GpuKernelLibrary {
     @Override
     public void register(KernelRegistrar<GpuKernelFactory> r) {
         r.kernel(CastOps.CAST, op -> a -> {

@@ -2,7 +2,6 @@ package org.fleet4j.gpu.exec;
 
 import com.google.auto.service.AutoService;
 import org.fleet4j.core.exec.ConditionalBlocks;
-import org.fleet4j.core.kernel.DeviceKind;
 import org.fleet4j.core.kernel.KernelLibrary;
 import org.fleet4j.core.kernel.KernelRegistrar;
 import org.fleet4j.core.ops.ActivationOps;
@@ -15,17 +14,7 @@ import org.fleet4j.core.ops.collective.CollectiveOpTypes;
  * ring's host group.
  */
 @AutoService(KernelLibrary.class)
-public final class ControlGpuKernels implements KernelLibrary<GpuKernelFactory> {
-    @Override
-    public DeviceKind device() {
-        return DeviceKind.GPU;
-    }
-
-    @Override
-    public Class<GpuKernelFactory> factoryType() {
-        return GpuKernelFactory.class;
-    }
-
+public final class ControlGpuKernels extends GpuKernelLibrary {
     @Override
     public void register(KernelRegistrar<GpuKernelFactory> r) {
         // the executor skips to the matching end when the condition is false (GpuPlan.Step.skipTo); the ops do nothing

@@ -2,7 +2,6 @@ package org.fleet4j.gpu.exec;
 
 import com.google.auto.service.AutoService;
 import org.fleet4j.core.ir.Op;
-import org.fleet4j.core.kernel.DeviceKind;
 import org.fleet4j.core.kernel.KernelLibrary;
 import org.fleet4j.core.kernel.KernelRegistrar;
 import org.fleet4j.core.ops.ActivationOps;
@@ -24,17 +23,7 @@ import org.fleet4j.gpu.LaunchShape;
  * softmax with cross entropy, mean, accuracy and float32 constants.
  */
 @AutoService(KernelLibrary.class)
-public final class DenseGpuKernels implements KernelLibrary<GpuKernelFactory> {
-    @Override
-    public DeviceKind device() {
-        return DeviceKind.GPU;
-    }
-
-    @Override
-    public Class<GpuKernelFactory> factoryType() {
-        return GpuKernelFactory.class;
-    }
-
+public final class DenseGpuKernels extends GpuKernelLibrary {
     @Override
     public void register(KernelRegistrar<GpuKernelFactory> r) {
         r.hostFallback(InitOps.UNIFORM_RANDOM, "an initialiser: runs once in the startup program; its random stream matches"

@@ -2,7 +2,6 @@ package org.fleet4j.gpu.exec;
 
 import com.google.auto.service.AutoService;
 import org.fleet4j.core.ir.Op;
-import org.fleet4j.core.kernel.DeviceKind;
 import org.fleet4j.core.kernel.KernelLibrary;
 import org.fleet4j.core.kernel.KernelRegistrar;
 import org.fleet4j.core.ops.OpSpec;
@@ -18,17 +17,7 @@ import org.fleet4j.gpu.GpuDevice;
  * views into one contiguous device buffer so that one collective reduces them all.
  */
 @AutoService(KernelLibrary.class)
-public final class FusedGpuKernels implements KernelLibrary<GpuKernelFactory> {
-    @Override
-    public DeviceKind device() {
-        return DeviceKind.GPU;
-    }
-
-    @Override
-    public Class<GpuKernelFactory> factoryType() {
-        return GpuKernelFactory.class;
-    }
-
+public final class FusedGpuKernels extends GpuKernelLibrary {
     @Override
     public void register(KernelRegistrar<GpuKernelFactory> r) {
         r.kernel(FusedElewiseAddActOp.TYPE, op -> {

@@ -3,7 +3,6 @@ package org.fleet4j.gpu.exec;
 import com.google.auto.service.AutoService;
 import org.fleet4j.core.exec.ExecutionException;
 import org.fleet4j.core.ir.Op;
-import org.fleet4j.core.kernel.DeviceKind;
 import org.fleet4j.core.kernel.KernelLibrary;
 import org.fleet4j.core.kernel.KernelRegistrar;
 import org.fleet4j.core.ops.BatchNormOp;
@@ -22,17 +21,7 @@ import org.fleet4j.gpu.LaunchShape;
  * draws).
  */
 @AutoService(KernelLibrary.class)
-public final class LayerGpuKernels implements KernelLibrary<GpuKernelFactory> {
-    @Override
-    public DeviceKind device() {
-        return DeviceKind.GPU;
-    }
-
-    @Override
-    public Class<GpuKernelFactory> factoryType() {
-        return GpuKernelFactory.class;
-    }
-
+public final class LayerGpuKernels extends GpuKernelLibrary {
     @Override
     public void register(KernelRegistrar<GpuKernelFactory> r) {
         r.kernel(LookupTableOp.LOOKUP_TABLE, op -> {

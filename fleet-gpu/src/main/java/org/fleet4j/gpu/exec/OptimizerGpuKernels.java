@@ -2,7 +2,6 @@ package org.fleet4j.gpu.exec;
 
 import com.google.auto.service.AutoService;
 import org.fleet4j.core.ir.Op;
-import org.fleet4j.core.kernel.DeviceKind;
 import org.fleet4j.core.kernel.KernelLibrary;
 import org.fleet4j.core.kernel.KernelRegistrar;
 import org.fleet4j.core.ops.OptimizerOps;
@@ -17,17 +16,7 @@ import org.fleet4j.core.tensor.DType;
  * through the host.
  */
 @AutoService(KernelLibrary.class)
-public final class OptimizerGpuKernels implements KernelLibrary<GpuKernelFactory> {
-    @Override
-    public DeviceKind device() {
-        return DeviceKind.GPU;
-    }
-
-    @Override
-    public Class<GpuKernelFactory> factoryType() {
-        return GpuKernelFactory.class;
-    }
-
+public final class OptimizerGpuKernels extends GpuKernelLibrary {
     @Override
     public void register(KernelRegistrar<GpuKernelFactory> r) {
         r.kernel(OptimizerOps.SGD, OptimizerGpuKernels::sgd);
