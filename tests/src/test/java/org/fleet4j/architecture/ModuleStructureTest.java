@@ -31,7 +31,8 @@ import org.w3c.dom.NodeList;
  * depends only on layers below it; the picture (docs/architecture.dot, drawn by scripts/docs/architecture.py) has
  * exactly the poms' arrows; no module's packages import each other in a cycle; and no module names a class of a
  * module it does not depend on, in an import, a fully qualified name or a string (a class name in a string is a tie
- * the build cannot see).
+ * the build cannot see); and every package under a module's src/main/java has a package-info.java whose Javadoc says
+ * what lives there.
  */
 class ModuleStructureTest {
     /** The layers, lowest first; a module may depend only on modules of a lower layer (docs/ARCHITECTURE.md). */
@@ -49,6 +50,10 @@ class ModuleStructureTest {
     /** A name in the project's namespace: packages, then optionally a class. */
     private static final Pattern PROJECT_NAME = Pattern.compile("org\\.fleet4j(?:\\.[a-z_][a-z0-9_]*)+(?:\\.[A-Z]\\w*)?");
     private static final Pattern COMMENT = Pattern.compile("/\\*.*?\\*/|//[^\n]*", Pattern.DOTALL);
+    /** A Javadoc comment with some text in it, then (annotations and) the package declaration. */
+    private static final Pattern PACKAGE_JAVADOC = Pattern.compile(
+            "/\\*\\*(?:(?!\\*/).)*?[^*\\s/](?:(?!\\*/).)*\\*/" + "\\s*(?:@[\\w.]+(?:\\([^)]*\\))?\\s*)*package\\s",
+            Pattern.DOTALL);
     private static final Pattern DOT_EDGE = Pattern.compile("^\\s*\"([\\w-]+)\" -> \"([\\w-]+)\";", Pattern.MULTILINE);
 
     @Test
@@ -178,6 +183,64 @@ class ModuleStructureTest {
         Map<String, Set<String>> graph = Map.of("a", Set.of("b"), "b", Set.of("c"), "c", Set.of("a"), "d", Set.of("a"));
         assertEquals(List.of(List.of("a", "b", "c")), packageCycles(graph));
         assertTrue(packageCycles(Map.of("a", Set.of("b"), "b", Set.of())).isEmpty());
+    }
+
+    @Test
+    void everyPackageHasAPackageInfoWithAJavadocComment() throws Exception {
+        Map<String, List<String>> undocumented = new TreeMap<>();
+        for (String module : pomEdges().keySet()) {
+            List<String> found = undocumentedPackages(mainSources(ROOT.resolve(module).resolve("src/main/java")));
+            if (!found.isEmpty()) {
+                undocumented.put(module, found);
+            }
+        }
+        assertEquals(Map.of(), undocumented, "packages whose package-info.java is missing or has no Javadoc comment "
+                + "(say what lives in the package and what it may touch), per module");
+    }
+
+    @Test
+    void aPackageWithoutADocumentedPackageInfoIsFound() {
+        Map<String, String> files = Map.of(
+                "org/x/good/A.java", "package org.x.good;\nclass A {}\n",
+                "org/x/good/package-info.java", "// licence\n/**\n * What lives here.\n */\npackage org.x.good;\n",
+                "org/x/none/B.java", "package org.x.none;\nclass B {}\n",
+                "org/x/plain/C.java", "package org.x.plain;\nclass C {}\n",
+                "org/x/plain/package-info.java", "/* not Javadoc */\npackage org.x.plain;\n",
+                "org/x/empty/D.java", "package org.x.empty;\nclass D {}\n",
+                "org/x/empty/package-info.java", "/** */\npackage org.x.empty;\n",
+                "org/x/after/E.java", "package org.x.after;\nclass E {}\n",
+                "org/x/after/package-info.java", "package org.x.after;\n/** Too late. */\n");
+        assertEquals(List.of(
+                        "org.x.after: package-info.java has no Javadoc comment before its package declaration",
+                        "org.x.empty: package-info.java has no Javadoc comment before its package declaration",
+                        "org.x.none: no package-info.java",
+                        "org.x.plain: package-info.java has no Javadoc comment before its package declaration"),
+                undocumentedPackages(files));
+    }
+
+    /**
+     * The packages among {@code files} (path relative to a source root → source text) whose directory has no
+     * package-info.java, or one without a non-empty Javadoc comment before its package declaration, sorted.
+     */
+    static List<String> undocumentedPackages(Map<String, String> files) {
+        Set<String> directories = new TreeSet<>();
+        for (String file : files.keySet()) {
+            if (file.endsWith(".java")) {
+                Path parent = Path.of(file).getParent();
+                directories.add(parent == null ? "" : parent.toString());
+            }
+        }
+        List<String> found = new ArrayList<>();
+        for (String dir : directories) {
+            String name = dir.isEmpty() ? "(the default package)" : dir.replace('/', '.').replace('\\', '.');
+            String info = files.get(dir.isEmpty() ? "package-info.java" : Path.of(dir, "package-info.java").toString());
+            if (info == null) {
+                found.add(name + ": no package-info.java");
+            } else if (!PACKAGE_JAVADOC.matcher(info).find()) {
+                found.add(name + ": package-info.java has no Javadoc comment before its package declaration");
+            }
+        }
+        return found;
     }
 
     private static int layerOf(String module) {

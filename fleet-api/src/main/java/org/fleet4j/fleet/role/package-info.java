@@ -24,5 +24,8 @@
  * <p>With none of them the process is a world of one. Every rank of a job needs the same number of ranks per node;
  * a missing, malformed or inconsistent variable is an {@link java.lang.IllegalArgumentException} naming it. Other
  * schedulers implement {@link org.fleet4j.fleet.role.RoleMaker} or use {@link org.fleet4j.fleet.role.UserDefinedRoleMaker}.
+ *
+ * <p>A role maker reads only the variables it is given ({@link org.fleet4j.fleet.role.EnvironmentRoleMaker#fromSystem}
+ * gives the process's environment) and imports only {@code org.fleet4j.cluster.Role}.
  */
 package org.fleet4j.fleet.role;
