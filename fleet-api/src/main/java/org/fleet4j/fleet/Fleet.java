@@ -31,7 +31,6 @@ import org.fleet4j.core.io.SafeTensors;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ops.ExecContext;
 import org.fleet4j.core.optim.Optimizer;
-import org.fleet4j.fleet.ops.OpenRings;
 import org.fleet4j.fleet.role.EnvironmentRoleMaker;
 import org.fleet4j.fleet.role.RoleMaker;
 import org.fleet4j.pserver.compile.PsInference;

@@ -5,7 +5,6 @@ import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.compiler.FuseAllReducePass;
 import org.fleet4j.compiler.RingLayout;
 import org.fleet4j.core.ops.ExecContext;
-import org.fleet4j.fleet.ops.OpenRings;
 
 /**
  * Puts the gradient buckets of each flat ring in memory registered with that ring's process group

@@ -1,4 +1,4 @@
-package org.fleet4j.fleet.ops;
+package org.fleet4j.fleet;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
