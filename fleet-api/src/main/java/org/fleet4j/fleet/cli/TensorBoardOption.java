@@ -7,6 +7,7 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Path;
 import org.fleet4j.core.device.ProgramRunner;
+import org.fleet4j.core.exec.Executor;
 import org.fleet4j.fleet.metrics.StepMetrics;
 import org.fleet4j.fleet.tensorboard.SummaryWriter;
 import picocli.CommandLine.Option;
@@ -33,8 +34,23 @@ public final class TensorBoardOption {
         return StepMetrics.open(rank == 0 ? writer() : null, runner);
     }
 
+    /** As {@link #open(int, ProgramRunner)}, for a program run by an executor of its own. */
+    public StepMetrics open(int rank, Executor executor) {
+        return StepMetrics.open(rank == 0 ? writer() : null, executor);
+    }
+
+    /** As {@link #open(int, ProgramRunner)}, for a program without an executor (nothing to time in its ops). */
+    public StepMetrics open(int rank) {
+        return StepMetrics.open(rank == 0 ? writer() : null, (Executor) null);
+    }
+
     /** A new event file in the folder, or null without {@code --tensorboard}. */
     public SummaryWriter writer() {
+        return writerIn(dir);
+    }
+
+    /** A new event file in {@code dir}, or null when it is null; for programs that parse their own command line. */
+    public static SummaryWriter writerIn(Path dir) {
         if (dir == null) {
             return null;
         }

@@ -3,6 +3,7 @@ package org.fleet4j.fleet.metrics;
 import java.util.function.LongSupplier;
 import org.fleet4j.core.device.CpuProgramRunner;
 import org.fleet4j.core.device.ProgramRunner;
+import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.ops.LrSchedule;
 import org.fleet4j.fleet.metrics.CommunicationTimes.Kind;
 import org.fleet4j.fleet.tensorboard.SummaryWriter;
@@ -32,15 +33,20 @@ public final class StepMetrics implements AutoCloseable {
 
     /**
      * @param tensorboardOrNull where this rank's scalars go (closed with this), or null: none
-     * @param runnerOrNull the runner of the training program, whose CPU executor is timed, or null
+     * @param runnerOrNull the runner of the training program, whose executor is timed when it runs on the CPU, or null
      */
     public static StepMetrics open(SummaryWriter tensorboardOrNull, ProgramRunner runnerOrNull) {
+        return open(tensorboardOrNull, runnerOrNull instanceof CpuProgramRunner cpu ? cpu.executor() : null);
+    }
+
+    /** As {@link #open(SummaryWriter, ProgramRunner)}, timing {@code executorOrNull}. */
+    public static StepMetrics open(SummaryWriter tensorboardOrNull, Executor executorOrNull) {
         RankMetrics rank = RankMetrics.fromEnvironment(System.getenv());
         CommunicationTimes communication = null;
-        if ((tensorboardOrNull != null || rank.reporting()) && runnerOrNull instanceof CpuProgramRunner cpu) {
+        if ((tensorboardOrNull != null || rank.reporting()) && executorOrNull != null) {
             communication = new CommunicationTimes(System::nanoTime);
-            cpu.executor().addObserver(communication);
-            cpu.executor().context().service(PsCommunicator.class)
+            executorOrNull.addObserver(communication);
+            executorOrNull.context().service(PsCommunicator.class)
                     .filter(AsyncCommunicator.class::isInstance).map(AsyncCommunicator.class::cast)
                     .ifPresent(queue -> rank.sample(RankMetric.PS_SEND_QUEUE_DEPTH, queue::pending));
         }
