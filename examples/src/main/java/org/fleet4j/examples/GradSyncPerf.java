@@ -163,14 +163,14 @@ public final class GradSyncPerf implements Callable<Integer>, NamedProgram {
         }
         Map<String, Tensor> feed = Map.of("x", xs);
         Executor exe = ExecutionSettings.executor(fleet);
-        for (Job job : jobs) {
-            for (int i = 0; i < warmup; i++) {
-                exe.run(job.main(), job.scope(), feed, List.of());
-            }
-        }
-        fleet.barrierWorker();
         double[][] us;
         try (StepMetrics metrics = tensorboard.open(rank.rank(), exe)) {
+            for (Job job : jobs) {
+                for (int i = 0; i < warmup; i++) {
+                    exe.run(job.main(), job.scope(), feed, List.of());
+                }
+            }
+            fleet.barrierWorker();
             us = time(jobs, exe, feed, metrics);
         }
         double[] medians = new double[jobs.size()];

@@ -298,10 +298,11 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
                         load.meanUnique(), dense, load.denseBytes(),
                         fused ? "fused" : "one call per tensor", load.callsPerStep(), warmup, steps);
             }
-            PsPerfWorkload.Totals warm = load.run(client, connections, warmup, null);
-            fleet.barrierWorker();
+            PsPerfWorkload.Totals warm;
             PsPerfWorkload.Totals timed;
             try (StepMetrics metrics = tensorboard.open(worker)) {
+                warm = load.run(client, connections, warmup, null);
+                fleet.barrierWorker();
                 metrics.stepStarted();
                 timed = load.run(client, connections, steps, onStep(worker, metrics));
             }

@@ -104,6 +104,33 @@ class ObservabilityIT {
                 job.stderr());
     }
 
+    @Test
+    void anAsyncParameterServerJobShowsItsServerAndEachWorkersPullPushTimesAndSendQueue() throws Exception {
+        Path data = work.resolve("data");
+        FleetRunJob gen = FleetRunJob.start(work.resolve("gen"), 1, "ctr_data", "--rows", "4000", "--out", data.toString());
+        assertEquals(0, gen.await(JOB_TIMEOUT), gen.describe());
+        Path strategy = Files.writeString(work.resolve("async.yaml"), "mode: ps\na_sync: true\n");
+        int port = FreePorts.one();
+        FleetRunJob job = FleetRunJob.start(work.resolve("job"), 2, List.of("--server_num", "1", "--worker_num", "2",
+                "--strategy", strategy.toString(), "--metrics_port", "" + port), "ctr", "--data_dir", data.toString(),
+                "--epochs", "1000", "--batch_size", "128", "--optimizer", "adagrad", "--lr", "0.05");
+        try {
+            Map<String, Double> m = scrapeUntil(URI.create("http://127.0.0.1:" + port + "/metrics"), job,
+                    s -> s.containsKey("fleet_rank_ps_push_seconds_total 0") && s.containsKey("fleet_rank_ps_push_seconds_total 1")
+                            && s.containsKey("fleet_rank_ps_send_queue_depth 0") && s.containsKey("fleet_rank_ps_send_queue_depth 1"));
+            assertEquals(1.0, m.get("fleet_server_up 0"), m.toString());
+            for (int rank = 0; rank < 2; rank++) {
+                assertTrue(m.get("fleet_rank_ps_pull_seconds_total " + rank) > 0, m.toString());
+                assertTrue(m.get("fleet_rank_ps_send_queue_depth " + rank) >= 0, m.toString());
+                assertTrue(m.get("fleet_rank_steps_total " + rank) > 0, m.toString());
+                assertFalse(m.containsKey("fleet_rank_allreduce_seconds " + rank), "no allreduce in ps mode: " + m);
+            }
+        } finally {
+            job.launcher().destroy();
+        }
+        assertEquals(143, job.await(JOB_TIMEOUT), job.describe());
+    }
+
     /**
      * Scrapes {@code uri} until the samples, keyed "NAME INDEX", satisfy {@code done}; fails at the job's timeout, or
      * when the launcher ends first. A refused connection is a launcher still starting.

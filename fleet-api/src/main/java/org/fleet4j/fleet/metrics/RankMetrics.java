@@ -44,11 +44,6 @@ public final class RankMetrics implements AutoCloseable {
         return new RankMetrics(name == null || name.isBlank() ? null : Path.of(name));
     }
 
-    /** Reports to {@code file}. */
-    public static RankMetrics toFile(Path file) {
-        return new RankMetrics(file);
-    }
-
     /** Whether a launcher reads these figures. */
     public boolean reporting() {
         return file != null;

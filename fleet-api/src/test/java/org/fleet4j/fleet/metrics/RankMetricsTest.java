@@ -33,7 +33,7 @@ class RankMetricsTest {
     @Test
     void theFileIsWrittenWithinTheIntervalAndHoldsTheLastFiguresAfterClose() throws Exception {
         Path file = dir.resolve("workermetrics.3");
-        RankMetrics m = RankMetrics.toFile(file);
+        RankMetrics m = RankMetrics.fromEnvironment(Map.of(RankMetrics.FILE_ENV, file.toString()));
         m.set(RankMetric.STEP_SECONDS, 0.5);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!Files.exists(file)) {

@@ -36,7 +36,7 @@ class StepMetricsTest {
     void aStepsFiguresGoToTensorBoardAndToTheLaunchersFile() throws Exception {
         Path file = dir.resolve("workermetrics.0");
         SummaryWriter tensorboard = SummaryWriter.open(dir.resolve("tb"));
-        RankMetrics rank = RankMetrics.toFile(file);
+        RankMetrics rank = RankMetrics.fromEnvironment(Map.of(RankMetrics.FILE_ENV, file.toString()));
         try (StepMetrics m = new StepMetrics(tensorboard, rank, communication, now::get)
                 .learningRate(LrSchedule.stepDecay(0.1, 1, 0.5))) {
             m.stepStarted();
@@ -82,7 +82,7 @@ class StepMetricsTest {
 
     @Test
     void aProgramWithoutCommunicationOpsGetsNoCommunicationFigures() throws Exception {
-        RankMetrics rank = RankMetrics.toFile(dir.resolve("workermetrics.1"));
+        RankMetrics rank = RankMetrics.fromEnvironment(Map.of(RankMetrics.FILE_ENV, dir.resolve("workermetrics.1").toString()));
         try (StepMetrics m = new StepMetrics(null, rank, communication, now::get)) {
             op("mul", 4);
             m.stepFinished(1, Double.NaN, 0, 0);
