@@ -14,7 +14,8 @@ import org.fleet4j.pserver.worker.PsCommunicator;
  * What a training program reports once per step, sent where the user asked for it: to TensorBoard (a
  * {@link SummaryWriter}, rank 0's under {@code --tensorboard}) and to the launcher's Prometheus endpoint
  * ({@link RankMetrics}, when fleetrun runs with {@code --metrics_port}). A step lasts from {@link #stepStarted()}, or
- * else from the end of the step before, to {@link #stepFinished}. On the CPU the runner's executor is also timed in
+ * else from the end of the step before, to {@link #stepFinished}; both are called from the thread that runs the steps.
+ * On the CPU the runner's executor is also timed in
  * its communication ops ({@link CommunicationTimes}); with neither destination nothing is measured or attached, so a
  * run that asks for no metrics pays nothing.
  *

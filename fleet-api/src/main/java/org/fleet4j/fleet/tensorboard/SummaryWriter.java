@@ -59,8 +59,13 @@ public final class SummaryWriter implements AutoCloseable {
             }
         }
         SummaryWriter writer = new SummaryWriter(file, new BufferedOutputStream(stream), flushInterval);
-        writer.write(Event.newBuilder().setWallTime(now()).setFileVersion(FILE_VERSION).build());
-        writer.flush();
+        try {
+            writer.write(Event.newBuilder().setWallTime(now()).setFileVersion(FILE_VERSION).build());
+            writer.flush();
+        } catch (UncheckedIOException e) {
+            stream.close();
+            throw new IOException(e.getMessage(), e.getCause());
+        }
         Thread.ofPlatform().daemon().name("tensorboard-flush " + file.getFileName()).start(writer::flushPeriodically);
         return writer;
     }
