@@ -21,6 +21,8 @@ import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.collective.Work;
 import org.fleet4j.collective.group.OpKind;
 import org.fleet4j.collective.group.ProcessGroups;
+import org.fleet4j.fleet.cli.TensorBoardOption;
+import org.fleet4j.fleet.tensorboard.SummaryWriter;
 import org.fleet4j.launch.NamedProgram;
 
 /**
@@ -47,9 +49,11 @@ public final class AllreducePerf implements NamedProgram {
     public static void main(String[] args) {
         AllreducePerfArgs opts;
         Role role;
+        SummaryWriter tensorboard;
         try {
             opts = AllreducePerfArgs.parse(args);
             role = Role.fromEnvironment();
+            tensorboard = role.rank() == 0 ? TensorBoardOption.writerIn(opts.tensorboard()) : null;
         } catch (IllegalArgumentException e) {
             System.err.println("allreduce_perf: " + e.getMessage());
             System.exit(2);
@@ -57,10 +61,13 @@ public final class AllreducePerf implements NamedProgram {
         }
         GroupOptions groupOptions = GroupOptions.defaults().withBackend(opts.backend()).withShmSlotBytes(opts.slotBytes())
                 .withTcpChunkBytes(opts.chunkBytes()).withVerifyCalls(opts.verifyCalls());
-        try (ProcessGroup group = ProcessGroups.init(role, groupOptions)) {
+        try (ProcessGroup group = ProcessGroups.init(role, groupOptions); SummaryWriter rank0 = tensorboard) {
             List<Row> rows = run(group, opts);
             if (group.rank() == 0) {
                 writeJson(rows);
+            }
+            if (rank0 != null) {
+                writeScalars(rank0, rows, opts);
             }
         } catch (CollectiveException | IOException e) {
             System.err.println("allreduce_perf: rank " + role.rank() + ": " + e.getMessage());
@@ -192,6 +199,20 @@ public final class AllreducePerf implements NamedProgram {
             case ALLGATHER, REDUCE_SCATTER -> (n - 1) / (double) n;
             default -> 1.0;
         };
+    }
+
+    /**
+     * The table as TensorBoard scalars, the message size in bytes as the step: {@code allreduce/busbw_gbps},
+     * {@code allreduce/algbw_gbps} and {@code allreduce/time_us} (with {@code --registered}: {@code allreduce/ordinary/...}
+     * and {@code allreduce/registered/...}).
+     */
+    private static void writeScalars(SummaryWriter tensorboard, List<Row> rows, AllreducePerfArgs opts) {
+        for (Row r : rows) {
+            String prefix = opts.op().displayName() + "/" + (opts.registered() ? r.buffer() + "/" : "");
+            tensorboard.addScalar(prefix + "busbw_gbps", r.busbwGbps(), r.bytes());
+            tensorboard.addScalar(prefix + "algbw_gbps", r.algbwGbps(), r.bytes());
+            tensorboard.addScalar(prefix + "time_us", r.timeUs(), r.bytes());
+        }
     }
 
     private static void writeJson(List<Row> rows) throws IOException {

@@ -1,5 +1,6 @@
 package org.fleet4j.examples;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -7,13 +8,16 @@ import java.util.Locale;
 import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.group.OpKind;
 
-/** The command line of allreduce_perf; every mistake becomes an IllegalArgumentException with a one-line message. */
+/**
+ * The command line of allreduce_perf; every mistake becomes an IllegalArgumentException with a one-line message.
+ * {@code tensorboard} is the folder of --tensorboard, or null.
+ */
 record AllreducePerfArgs(List<Long> sizes, OpKind op, Backend backend, int repeats, Duration perSize, int slotBytes,
-                int chunkBytes, boolean verifyCalls, boolean registered) {
+                int chunkBytes, boolean verifyCalls, boolean registered, Path tensorboard) {
 
     static final String USAGE = "usage: allreduce_perf [--sizes 4K,64K,1M,16M,64M] [--op allreduce|broadcast|allgather|reduce_scatter]"
             + " [--backend auto|shm|tcp|hierarchical] [--repeats 5] [--ms_per_size 400] [--shm_slot 1M] [--tcp_chunk 256K]"
-            + " [--no_verify] [--registered]";
+            + " [--no_verify] [--registered] [--tensorboard DIR]";
 
     static AllreducePerfArgs parse(String[] args) {
         List<Long> sizes = List.of(4L << 10, 64L << 10, 1L << 20, 16L << 20, 64L << 20);
@@ -25,6 +29,7 @@ record AllreducePerfArgs(List<Long> sizes, OpKind op, Backend backend, int repea
         int chunk = 256 << 10;
         boolean verify = true;
         boolean registered = false;
+        Path tensorboard = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -37,11 +42,13 @@ record AllreducePerfArgs(List<Long> sizes, OpKind op, Backend backend, int repea
                 case "--tcp_chunk" -> chunk = (int) parseSize(value(args, ++i, a));
                 case "--no_verify" -> verify = false;
                 case "--registered" -> registered = true;
+                case "--tensorboard" -> tensorboard = Path.of(value(args, ++i, a));
                 case "-h", "--help" -> throw new IllegalArgumentException(USAGE);
                 default -> throw new IllegalArgumentException("unknown argument '" + a + "'; " + USAGE);
             }
         }
-        return new AllreducePerfArgs(sizes, op, backend, repeats, Duration.ofMillis(msPerSize), slot, chunk, verify, registered);
+        return new AllreducePerfArgs(sizes, op, backend, repeats, Duration.ofMillis(msPerSize), slot, chunk, verify, registered,
+                tensorboard);
     }
 
     private static String value(String[] args, int i, String flag) {

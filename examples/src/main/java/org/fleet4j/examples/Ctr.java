@@ -29,8 +29,10 @@ import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.cli.LogLevelOption;
 import org.fleet4j.fleet.cli.ProgramMain;
+import org.fleet4j.fleet.cli.TensorBoardOption;
 import org.fleet4j.fleet.metrics.LossCurve;
 import org.fleet4j.fleet.metrics.ProgressBar;
+import org.fleet4j.fleet.metrics.StepMetrics;
 import org.fleet4j.fleet.metrics.Summary;
 import org.fleet4j.launch.NamedProgram;
 import picocli.CommandLine.Command;
@@ -90,6 +92,8 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
             + " mode the training resumes after the last epoch saved")
     Path loadCheckpoint;
     @Mixin
+    TensorBoardOption tensorboard;
+    @Mixin
     LogLevelOption logLevel;
 
     public static void main(String[] args) {
@@ -133,8 +137,9 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
                 fleet.initWorker();
             }
             int status;
-            try (ProgramRunner runner = Training.runner(System.out, "ctr", fleet)) {
-                status = train(fleet, rank, runner, net, opt, train, test);
+            try (ProgramRunner runner = Training.runner(System.out, "ctr", fleet);
+                 StepMetrics metrics = tensorboard.open(rank.rank(), runner).learningRate(opt.schedule())) {
+                status = train(fleet, rank, runner, metrics, net, opt, train, test);
             }
             if (fleet.isPsMode()) {
                 fleet.stopWorker();
@@ -172,8 +177,8 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
         }
     }
 
-    private int train(Fleet fleet, Rank rank, ProgramRunner exe, WideDeep net, Optimizer opt, List<Path> train,
-                      List<Path> test) throws Exception {
+    private int train(Fleet fleet, Rank rank, ProgramRunner exe, StepMetrics metrics, WideDeep net, Optimizer opt,
+                      List<Path> train, List<Path> test) throws Exception {
         PrintStream out = System.out;
         Scope scope = new Scope();
         exe.run(net.startup(), scope);
@@ -219,6 +224,7 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
             long evalNanos = 0; // test time, left out of samples_per_sec
             long epochSamples = 0;
             try (CriteoReader reader = CriteoReader.open(train, rank.rank(), rank.worldSize(), skipBadLines)) {
+                metrics.stepStarted();
                 for (int step = 1; step <= stepsPerEpoch; step++) {
                     CtrBatch b = CtrBatch.read(reader, row, batchSize, vocab);
                     Map<String, Tensor> r = exe.run(net.main(), scope, net.feed(b), List.of(net.loss().name()));
@@ -234,6 +240,7 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
                     epochSamples += (long) lossAndRows[1];
                     bar.update(step, lastLoss, epochSamples);
                     done++;
+                    metrics.stepFinished(done, lastLoss, b.rows(), (long) lossAndRows[1]);
                     if (step == stepsPerEpoch && fleet.isPsMode()) {
                         // the epoch's test reads the model as the servers hold it after every trainer's last update
                         fleet.barrierWorker();
@@ -244,6 +251,9 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
                         evalNanos += System.nanoTime() - e0;
                         aucCurve.add(result.auc);
                         aucSteps.add(done);
+                        metrics.scalar("test/auc", result.auc, done);
+                        metrics.scalar("test/logloss", result.logloss, done);
+                        metrics.stepStarted();
                     }
                 }
             }

@@ -24,10 +24,13 @@ import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.ExecutionSettings;
 import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.cli.ProgramMain;
+import org.fleet4j.fleet.cli.TensorBoardOption;
+import org.fleet4j.fleet.metrics.StepMetrics;
 import org.fleet4j.fleet.metrics.Summary;
 import org.fleet4j.launch.NamedProgram;
 import org.fleet4j.strategy.DistributedStrategy;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -59,6 +62,8 @@ public final class GradSyncPerf implements Callable<Integer>, NamedProgram {
     boolean compare;
     @Option(names = "--log_dir", description = "where summary.json goes (default: FLEET_LOG_DIR or log)")
     String logDir;
+    @Mixin
+    TensorBoardOption tensorboard;
 
     private static final int ROUND = 10;
 
@@ -122,6 +127,30 @@ public final class GradSyncPerf implements Callable<Integer>, NamedProgram {
                         || op.type().equals(CollectiveOpTypes.ALLREDUCE_START)).count());
     }
 
+    /**
+     * Each job's step times in microseconds. With --compare the two programs take turns, ROUND steps each, so both see
+     * the same machine load; the compiled program's steps go to {@code metrics}.
+     */
+    private double[][] time(List<Job> jobs, Executor exe, Map<String, Tensor> feed, StepMetrics metrics) {
+        double[][] us = new double[jobs.size()][steps];
+        for (int done = 0; done < steps; done += ROUND) {
+            for (int k = 0; k < jobs.size(); k++) {
+                for (int i = done; i < Math.min(steps, done + ROUND); i++) {
+                    if (k == 0) {
+                        metrics.stepStarted();
+                    }
+                    long s = System.nanoTime();
+                    exe.run(jobs.get(k).main(), jobs.get(k).scope(), feed, List.of());
+                    us[k][i] = (System.nanoTime() - s) / 1e3;
+                    if (k == 0) {
+                        metrics.stepFinished(i + 1, Double.NaN, 0, 0);
+                    }
+                }
+            }
+        }
+        return us;
+    }
+
     private int measure(Fleet fleet, Rank rank, long floats) throws Exception {
         List<Job> jobs = new ArrayList<>(List.of(build(fleet, floats, null)));
         if (compare) {
@@ -134,22 +163,15 @@ public final class GradSyncPerf implements Callable<Integer>, NamedProgram {
         }
         Map<String, Tensor> feed = Map.of("x", xs);
         Executor exe = ExecutionSettings.executor(fleet);
-        for (Job job : jobs) {
-            for (int i = 0; i < warmup; i++) {
-                exe.run(job.main(), job.scope(), feed, List.of());
-            }
-        }
-        fleet.barrierWorker();
-        // with --compare the two programs take turns, ROUND steps each, so both see the same machine load
-        double[][] us = new double[jobs.size()][steps];
-        for (int done = 0; done < steps; done += ROUND) {
-            for (int k = 0; k < jobs.size(); k++) {
-                for (int i = done; i < Math.min(steps, done + ROUND); i++) {
-                    long s = System.nanoTime();
-                    exe.run(jobs.get(k).main(), jobs.get(k).scope(), feed, List.of());
-                    us[k][i] = (System.nanoTime() - s) / 1e3;
+        double[][] us;
+        try (StepMetrics metrics = tensorboard.open(rank.rank(), exe)) {
+            for (Job job : jobs) {
+                for (int i = 0; i < warmup; i++) {
+                    exe.run(job.main(), job.scope(), feed, List.of());
                 }
             }
+            fleet.barrierWorker();
+            us = time(jobs, exe, feed, metrics);
         }
         double[] medians = new double[jobs.size()];
         for (int k = 0; k < jobs.size(); k++) {

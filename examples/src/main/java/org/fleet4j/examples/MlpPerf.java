@@ -26,6 +26,8 @@ import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.Timeline;
 import org.fleet4j.fleet.cli.LogLevelOption;
 import org.fleet4j.fleet.cli.ProgramMain;
+import org.fleet4j.fleet.cli.TensorBoardOption;
+import org.fleet4j.fleet.metrics.StepMetrics;
 import org.fleet4j.fleet.metrics.Summary;
 import org.fleet4j.launch.NamedProgram;
 import org.fleet4j.strategy.DistributedStrategy;
@@ -70,6 +72,8 @@ public final class MlpPerf implements Callable<Integer>, NamedProgram {
             + " taking turns with the job's strategy in the same run")
     Path compareStrategy;
     @Mixin
+    TensorBoardOption tensorboard;
+    @Mixin
     LogLevelOption logLevel;
 
     private static final int ROUND = 5;
@@ -94,10 +98,11 @@ public final class MlpPerf implements Callable<Integer>, NamedProgram {
         System.out.println(Blas.get().description());
         Mlp net = Mlp.build(widths, seed);
         fleet.distributedOptimizer(new SGD(0.01)).minimize(net.loss());
-        try (ProgramRunner runner = Training.runner(System.out, "mlp_perf", fleet)) {
+        try (ProgramRunner runner = Training.runner(System.out, "mlp_perf", fleet);
+             StepMetrics metrics = tensorboard.open(rank.rank(), runner)) {
             Variant job = new Variant(net, runner, fleet.strategy());
             if (compareStrategy == null) {
-                return measure(fleet, rank, widths, List.of(job));
+                return measure(fleet, rank, widths, metrics, List.of(job));
             }
             DistributedStrategy other = DistributedStrategy.load(compareStrategy);
             EffectiveStrategy effective = EffectiveStrategy.resolve(other, fleet.strategy().world());
@@ -105,7 +110,7 @@ public final class MlpPerf implements Callable<Integer>, NamedProgram {
             fleet.distributedOptimizer(new SGD(0.01), other).minimize(net2.loss());
             try (ProgramRunner runner2 = new CpuProgramRunner(new Executor(ExecutionSettings.of(effective),
                     fleet.execContext()))) {
-                return measure(fleet, rank, widths, List.of(job, new Variant(net2, runner2, effective)));
+                return measure(fleet, rank, widths, metrics, List.of(job, new Variant(net2, runner2, effective)));
             }
         }
     }
@@ -117,7 +122,9 @@ public final class MlpPerf implements Callable<Integer>, NamedProgram {
         }
     }
 
-    private int measure(Fleet fleet, Rank rank, int[] widths, List<Variant> variants) throws Exception {
+    /** The job strategy's timed steps go to {@code metrics}, the compared strategy's do not. */
+    private int measure(Fleet fleet, Rank rank, int[] widths, StepMetrics metrics, List<Variant> variants)
+            throws Exception {
         // each rank its own samples, as data-parallel ranks have
         SplittableRandom r = new SplittableRandom(seed + rank.rank());
         Tensor x;
@@ -159,9 +166,17 @@ public final class MlpPerf implements Callable<Integer>, NamedProgram {
                 Map<String, Tensor> feed = Training.feed(v.net(), x, y);
                 List<String> fetch = List.of(v.net().loss().name());
                 for (int i = done; i < Math.min(calls, done + ROUND); i++) {
+                    if (k == 0) {
+                        metrics.stepStarted();
+                    }
                     long s = System.nanoTime();
-                    v.runner().run(v.net().main(), scopes.get(k), feed, fetch);
+                    Map<String, Tensor> result = v.runner().run(v.net().main(), scopes.get(k), feed, fetch);
                     ms[k][i] = (System.nanoTime() - s) / 1e6 / v.stepsPerCall();
+                    if (k == 0 && metrics.wanted()) {
+                        long samples = (long) batchSize * v.stepsPerCall();
+                        metrics.stepFinished((long) (i + 1) * v.stepsPerCall(), result.get(v.net().loss().name()).getFloat(0),
+                                samples, samples * rank.worldSize());
+                    }
                 }
             }
         }

@@ -27,8 +27,10 @@ import org.fleet4j.fleet.InferenceModel;
 import org.fleet4j.fleet.Timeline;
 import org.fleet4j.fleet.cli.LogLevelOption;
 import org.fleet4j.fleet.cli.ProgramMain;
+import org.fleet4j.fleet.cli.TensorBoardOption;
 import org.fleet4j.fleet.metrics.LossCurve;
 import org.fleet4j.fleet.metrics.ProgressBar;
+import org.fleet4j.fleet.metrics.StepMetrics;
 import org.fleet4j.fleet.metrics.Summary;
 import org.fleet4j.fleet.onnx.OnnxExporter;
 import org.fleet4j.launch.NamedProgram;
@@ -83,6 +85,8 @@ public final class Mnist implements Callable<Integer>, NamedProgram {
     Path exportOnnx;
     @Option(names = "--timeline", description = "write a Chrome trace of the training steps; rank N writes FILE with .rankN before the extension")
     Path timelineFile;
+    @Mixin
+    TensorBoardOption tensorboard;
     @Mixin
     LogLevelOption logLevel;
 
@@ -141,13 +145,14 @@ public final class Mnist implements Callable<Integer>, NamedProgram {
             out.println("mnist: --freeze keeps " + Training.freeze(net.main(), freeze) + " at their initial values");
         }
         fleet.distributedOptimizer(opt).minimize(net.loss());
-        try (ProgramRunner runner = Training.runner(out, "mnist", fleet)) {
-            return train(fleet, rank, runner, net, opt, train, test, global);
+        try (ProgramRunner runner = Training.runner(out, "mnist", fleet);
+             StepMetrics metrics = tensorboard.open(rank.rank(), runner).learningRate(opt.schedule())) {
+            return train(fleet, rank, runner, metrics, net, opt, train, test, global);
         }
     }
 
-    private int train(Fleet fleet, Rank rank, ProgramRunner exe, Mlp net, Optimizer opt, MnistDataset train,
-                      MnistDataset test, int global) throws Exception {
+    private int train(Fleet fleet, Rank rank, ProgramRunner exe, StepMetrics metrics, Mlp net, Optimizer opt,
+                      MnistDataset train, MnistDataset test, int global) throws Exception {
         PrintStream out = System.out;
         Scope scope = new Scope();
         exe.run(net.startup(), scope);
@@ -173,6 +178,7 @@ public final class Mnist implements Callable<Integer>, NamedProgram {
         long samples = 0;
         double lastLoss = Double.NaN;
         long t0 = System.nanoTime();
+        metrics.stepStarted();
         for (int epoch = 0; epoch < totalEpochs && done < totalSteps; epoch++) {
             int inEpoch = Math.min(perEpoch, totalSteps - done);
             ProgressBar bar = new ProgressBar(out, tty, String.format(Locale.ROOT, "epoch %d/%d", epoch + 1, totalEpochs), inEpoch);
@@ -195,6 +201,7 @@ public final class Mnist implements Callable<Integer>, NamedProgram {
                 curve.add(lastLoss);
                 epochSamples += (long) lossAndRows[1];
                 i++;
+                metrics.stepFinished(done + i, lastLoss, b.size(), (long) lossAndRows[1]);
                 bar.update(i, lastLoss, epochSamples);
             }
             done += i;
@@ -224,6 +231,8 @@ public final class Mnist implements Callable<Integer>, NamedProgram {
         double l2 = Training.paramsL2(net.main(), scope);
         out.printf(Locale.ROOT, "test accuracy %.4f on %d digits (train %.4f); final loss %.4f; %,.0f samples/s%n",
                 accuracy, test.size(), trainAccuracy, lastLoss, samples / seconds);
+        metrics.scalar("test/accuracy", accuracy, done);
+        metrics.scalar("train/accuracy", trainAccuracy, done);
 
         Files.createDirectories(rank.logDir());
         curve.writePng(rank.logDir().resolve("loss_curve.png"), "mnist training loss")

@@ -19,6 +19,9 @@ import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.Fleet;
 import org.fleet4j.fleet.cli.LogLevelOption;
 import org.fleet4j.fleet.cli.ProgramMain;
+import org.fleet4j.fleet.cli.TensorBoardOption;
+import org.fleet4j.fleet.metrics.RankMetric;
+import org.fleet4j.fleet.metrics.StepMetrics;
 import org.fleet4j.fleet.metrics.Summary;
 import org.fleet4j.launch.NamedProgram;
 import org.fleet4j.pserver.compile.CommunicatorSettings;
@@ -101,6 +104,8 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
     long seed = 1;
     @Option(names = "--log_dir", description = "where summary.json goes (default: FLEET_LOG_DIR or log)")
     String logDir;
+    @Mixin
+    TensorBoardOption tensorboard;
     @Mixin
     LogLevelOption logLevel;
 
@@ -293,10 +298,14 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
                         load.meanUnique(), dense, load.denseBytes(),
                         fused ? "fused" : "one call per tensor", load.callsPerStep(), warmup, steps);
             }
-            PsPerfWorkload.Totals warm = load.run(client, connections, warmup, null);
-            fleet.barrierWorker();
-            PsPerfWorkload.Totals timed = load.run(client, connections, steps,
-                    worker == 0 ? (done, t) -> progress(done, t) : null);
+            PsPerfWorkload.Totals warm;
+            PsPerfWorkload.Totals timed;
+            try (StepMetrics metrics = tensorboard.open(worker)) {
+                warm = load.run(client, connections, warmup, null);
+                fleet.barrierWorker();
+                metrics.stepStarted();
+                timed = load.run(client, connections, steps, onStep(worker, metrics));
+            }
             report(fleet, role, transport.protocol(), load, warm, timed);
             fleet.barrierWorker();
             if (worker == 0) {
@@ -304,6 +313,25 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
             }
         }
         return 0;
+    }
+
+    /** Worker 0 prints its progress; every worker gives its steps to {@code metrics} when anyone reads them. */
+    private PsPerfWorkload.Progress onStep(int worker, StepMetrics metrics) {
+        if (!metrics.wanted()) {
+            return worker == 0 ? this::progress : null;
+        }
+        long[] before = new long[2]; // keys and nanos at the end of the step before
+        return (done, t) -> {
+            metrics.stepFinished(done, Double.NaN, 0, 0);
+            double keysPerSec = (t.keys() - before[0]) / ((t.nanos() - before[1]) / 1e9);
+            before[0] = t.keys();
+            before[1] = t.nanos();
+            metrics.set(RankMetric.PS_KEYS_PER_SECOND, keysPerSec);
+            metrics.scalar("ps/keys_per_sec", keysPerSec, done);
+            if (worker == 0) {
+                progress(done, t);
+            }
+        };
     }
 
     private void progress(int done, PsPerfWorkload.Totals t) {

@@ -117,7 +117,17 @@ public final class FleetRun {
         if (ps != null) {
             ps.checkStrategy(plan);
         }
-        return new Job(plan, out, err).run();
+        Job job = new Job(plan, out, err);
+        if (options.metricsPort == null) {
+            return job.run();
+        }
+        try (MetricsEndpoint endpoint = MetricsEndpoint.open(options.metricsHost, options.metricsPort,
+                JobMetrics.of(plan, job)::render)) {
+            if (options.logLevel.shows(LogLevel.INFO)) {
+                err.println("fleetrun: metrics of this node's ranks at " + endpoint.url());
+            }
+            return job.run();
+        }
     }
 
     /** Every rank would report a bad strategy file after start-up; checked here, it is reported once and nothing starts. */
@@ -147,7 +157,8 @@ public final class FleetRun {
         return new LaunchPlan(layout, servers, devices, program, programArgs, Path.of(System.getProperty("java.home"), "bin", "java"),
                 classpath, JvmArgs.split(options.jvmArgs), logDir(options.logDir), options.jobId, options.logLevel, strategy,
                 options.dryRun ? CpuBinding.none("not bound (dry run)") : CpuBinding.plan(options.cpuBind, devices, nprocPerNode),
-                options.dryRun ? JobToken.random() : JobTokens.forJob(options.jobTokenFile, System.getenv(), layout));
+                options.dryRun ? JobToken.random() : JobTokens.forJob(options.jobTokenFile, System.getenv(), layout),
+                !options.dryRun && options.metricsPort != null);
     }
 
     /** The passes the strategy selects for this world, in order (the dry run without a PROGRAM). */

@@ -4,11 +4,11 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.fleet4j.cluster.Role;
@@ -50,7 +50,8 @@ public final class Job {
     private final LaunchPlan plan;
     private final PrintStream console;
     private final PrintStream messages;
-    private final List<RankProcess> processes = new ArrayList<>();
+    /** A copy-on-write list: the metrics endpoint reads it without the job's lock, which a teardown holds for seconds. */
+    private final List<RankProcess> processes = new CopyOnWriteArrayList<>();
     private final Set<ProcessHandle> seenDescendants = new LinkedHashSet<>();
     private boolean stopping;
     private boolean signalled;
@@ -116,6 +117,11 @@ public final class Job {
             }
             rank.process().onExit().thenRun(() -> exited.add(rank));
         }
+    }
+
+    /** The processes started so far, servers first, in the order they started. */
+    List<RankProcess> started() {
+        return List.copyOf(processes);
     }
 
     private static boolean echoed(RankSpec spec) {

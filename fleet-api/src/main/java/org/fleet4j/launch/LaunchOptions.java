@@ -83,6 +83,15 @@ final class LaunchOptions {
             description = "Start a CPU job even when its ranks (heap + off-heap + JVM, from --jvm_args) exceed the memory available.")
     boolean skipMemoryCheck;
 
+    @Option(names = "--metrics_port", paramLabel = "PORT",
+            description = "Serve this node's ranks' figures (step time, samples/s, allreduce and parameter-server times,"
+                    + " exits) in Prometheus's text format at http://HOST:PORT/metrics while the job runs. Default: off.")
+    Integer metricsPort;
+
+    @Option(names = "--metrics_host", paramLabel = "HOST", defaultValue = "127.0.0.1",
+            description = "The address --metrics_port listens on, e.g. 0.0.0.0 for every interface. Default: ${DEFAULT-VALUE}.")
+    String metricsHost;
+
     @Option(names = "--server_num", paramLabel = "N",
             description = "Parameter-server mode on this host: start N parameter servers (on free ports) beside the trainers;"
                     + " the program's strategy must have mode ps. They are stopped when every trainer has finished.")

@@ -8,6 +8,7 @@ import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.fleet4j.cluster.JobToken;
 import org.fleet4j.cluster.Role;
+import org.fleet4j.fleet.metrics.RankMetrics;
 
 /**
  * A fully resolved job on this node: the layout, what to run and how every process's JVM is started. The processes
@@ -21,10 +22,12 @@ import org.fleet4j.cluster.Role;
  * @param strategy absolute path of the strategy file, or null
  * @param cpus which CPUs each rank may run on (--cpu_bind)
  * @param token the job's secret, which the ranks get in their environment and nothing prints
+ * @param rankMetrics whether each rank reports its figures to the launcher ({@code --metrics_port}) in
+ *     {@link #metricsFile}, named in its {@value RankMetrics#FILE_ENV}
  */
 public record LaunchPlan(ClusterLayout layout, ServerLayout servers, DeviceSelection devices, Program program, List<String> programArgs, Path javaBinary,
                          List<Path> baseClasspath, List<String> jvmArgs, Path logDir, String jobId, LogLevel logLevel, Path strategy,
-                         CpuBinding cpus, JobToken token) {
+                         CpuBinding cpus, JobToken token, boolean rankMetrics) {
     /**
      * The flags every Fleet4J JVM needs: FFM native calls (BLAS, shared memory), the Vector API, and protobuf-java's
      * sun.misc.Unsafe calls allowed without JDK 24+'s warning on every rank's log (ONNX export; no protobuf-java
@@ -62,8 +65,16 @@ public record LaunchPlan(ClusterLayout layout, ServerLayout servers, DeviceSelec
         int globalRank = layout.globalRank(localRank);
         var env = RankEnvironment.of(layout, servers, devices, localRank, jobId, logDir, logLevel, strategy);
         env.put(JobToken.ENV, token.text());
+        if (rankMetrics) {
+            env.put(RankMetrics.FILE_ENV, metricsFile(globalRank).toString());
+        }
         return new RankSpec(Role.Kind.TRAINER, globalRank, localRank, command(cpus.prefix(localRank)), env,
                 logDir.resolve("workerlog." + globalRank), RankSpec.ExitPolicy.FINISHES);
+    }
+
+    /** Where rank {@code globalRank} writes its figures for the launcher's metrics endpoint, beside its log. */
+    public Path metricsFile(int globalRank) {
+        return logDir.resolve("workermetrics." + globalRank);
     }
 
     /** Servers keep to no CPU slice: the trainers' slices cover the node's CPUs. */

@@ -7,6 +7,7 @@ import java.util.Map;
 import org.fleet4j.cluster.JobToken;
 import org.fleet4j.cluster.Role;
 import org.fleet4j.core.device.Devices;
+import org.fleet4j.fleet.metrics.RankMetrics;
 import org.fleet4j.pserver.grpcpp.EndpointMap;
 
 /**
@@ -21,7 +22,7 @@ public final class RankEnvironment {
     public static final List<String> OPTIONAL = List.of("FLEET_STRATEGY", "FLEET_DEVICE_ID", "PADDLE_TRAINER_ENDPOINTS",
             JobToken.FILE_ENV, "FLEET_RANK", "FLEET_WORLD_SIZE", "FLEET_LOCAL_RANK", "FLEET_LOCAL_WORLD_SIZE", "FLEET_NODE_RANK",
             "FLEET_NNODES", "FLEET_MASTER", "PADDLE_TRAINER_ID", "PADDLE_CURRENT_ENDPOINT", "PADDLE_RANK_IN_NODE",
-            "PADDLE_PSERVERS_IP_PORT_LIST", "POD_IP", "PADDLE_PORT", EndpointMap.ENV);
+            "PADDLE_PSERVERS_IP_PORT_LIST", "POD_IP", "PADDLE_PORT", EndpointMap.ENV, RankMetrics.FILE_ENV);
 
     private RankEnvironment() {
     }
