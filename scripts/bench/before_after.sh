@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Two builds of Fleet4J side by side, round after round, so both see the same machine: mlp_perf on 1 and 2 ranks
-# (3,000 warm-up steps, then the timed steps) and allreduce_perf (shm, 64 KiB-2.6 MB), then the medians and the
-# after/before ratios. For a refactoring that must not cost speed (issue 13: within 3%).
+# (3,000 warm-up steps, then the timed steps), allreduce_perf (shm, 64 KiB-2.6 MB) and ps_perf (1 server x 2
+# workers, star_server), then the medians and the after/before ratios. For a refactoring that must not cost speed.
 # Usage: scripts/bench/before_after.sh BEFORE_TREE AFTER_TREE [ROUNDS=4] [STEPS=1500] [WARMUP=3000]
 #   each tree is a checkout built with ./mvnw -q package -DskipTests (bin/fleetrun runs from its build/lib)
 set -euo pipefail
@@ -24,6 +24,9 @@ for r in $(seq 1 "$rounds"); do
     done
     "$tree/bin/fleetrun" --nproc_per_node 2 --log_dir "$out/$side.ar.$r" allreduce_perf --backend shm \
       --sizes "$sizes" --repeats 5 --ms_per_size 300 >/dev/null 2>&1
+    printf 'mode: ps\na_sync: true\nprotocol: star_server\n' > "$out/ps.yaml"
+    "$tree/bin/fleetrun" --server_num 1 --worker_num 2 --strategy "$out/ps.yaml" --log_dir "$out/$side.ps.$r" \
+      ps_perf --steps "$steps" --warmup "$warmup" >/dev/null 2>&1
   done
 done
 echo "end:   $(uptime)"
@@ -43,6 +46,11 @@ print(f"rounds {rounds}; medians (before, after, after/before)")
 for n in (1, 2):
     b, a = mlp("before", n), mlp("after", n)
     print(f"mlp_perf {n} rank(s), samples/s: {b:10,.0f} {a:10,.0f}  {a / b:.3f}")
+def ps(side):
+    return statistics.median(json.load(open(f"{out}/{side}.ps.{r}/summary.json"))["keys_per_sec"]
+                             for r in range(1, rounds + 1))
+b, a = ps("before"), ps("after")
+print(f"ps_perf star_server 1x2, keys/s: {b:12,.0f} {a:12,.0f}  {a / b:.3f}")
 ab, aa = allreduce("before"), allreduce("after")
 for size in sorted(ab):
     print(f"allreduce_perf shm {size:>8} B, us: {ab[size]:9.1f} {aa[size]:9.1f}  {aa[size] / ab[size]:.3f}")
