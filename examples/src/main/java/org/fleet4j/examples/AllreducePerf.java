@@ -21,6 +21,7 @@ import org.fleet4j.collective.ReduceOp;
 import org.fleet4j.collective.Work;
 import org.fleet4j.collective.group.OpKind;
 import org.fleet4j.collective.group.ProcessGroups;
+import org.fleet4j.launch.ExitCodes;
 import org.fleet4j.launch.NamedProgram;
 
 /**
@@ -52,7 +53,7 @@ public final class AllreducePerf implements NamedProgram {
             role = Role.fromEnvironment();
         } catch (IllegalArgumentException e) {
             System.err.println("allreduce_perf: " + e.getMessage());
-            System.exit(2);
+            System.exit(ExitCodes.BAD_INPUT);
             return;
         }
         GroupOptions groupOptions = GroupOptions.defaults().withBackend(opts.backend()).withShmSlotBytes(opts.slotBytes())
@@ -62,9 +63,9 @@ public final class AllreducePerf implements NamedProgram {
             if (group.rank() == 0) {
                 writeJson(rows);
             }
-        } catch (CollectiveException | IOException e) {
+        } catch (CollectiveException | IllegalArgumentException | IOException e) {
             System.err.println("allreduce_perf: rank " + role.rank() + ": " + e.getMessage());
-            System.exit(1);
+            System.exit(ExitCodes.of(e));
         }
     }
 

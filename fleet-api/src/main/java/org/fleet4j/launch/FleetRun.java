@@ -22,11 +22,10 @@ import picocli.CommandLine;
 
 /**
  * {@code bin/fleetrun}: starts one JVM per rank with its role in the environment, supervises them, and
- * tears the whole job down when one fails. Bad input exits with code 2 and a one-line message.
+ * tears the whole job down when one fails. Bad input exits with code 2 and a one-line message; every exit code means
+ * what {@link ExitCodes} says.
  */
 public final class FleetRun {
-    private static final int BAD_INPUT = 2;
-    private static final int LAUNCH_FAILED = 1;
     private static final Path MEMINFO = Path.of("/proc/meminfo");
 
     private FleetRun() {
@@ -41,7 +40,8 @@ public final class FleetRun {
      *
      * @param out where rank 0's output and the dry run go
      * @param err where the launcher's own messages go
-     * @return the process exit code: 0, 2 for bad input, or the failed rank's exit code
+     * @return the process exit code ({@link ExitCodes}): 0, 2 for bad input, the failed process's code, 3 for a process
+     *         killed by a signal
      */
     public static int run(String[] args, PrintStream out, PrintStream err) {
         LaunchOptions options = new LaunchOptions();
@@ -57,13 +57,13 @@ public final class FleetRun {
             }
             return launch(options, split.programArgs(), out, err);
         } catch (ParameterException e) {
-            return fail(err, e.getMessage().replace(System.lineSeparator(), "; ").strip() + " (see bin/fleetrun --help)", e, debug, BAD_INPUT);
+            return fail(err, e.getMessage().replace(System.lineSeparator(), "; ").strip() + " (see bin/fleetrun --help)", e, debug, ExitCodes.BAD_INPUT);
         } catch (LaunchException e) {
-            return fail(err, e.getMessage(), e, debug, BAD_INPUT);
+            return fail(err, e.getMessage(), e, debug, ExitCodes.BAD_INPUT);
         } catch (IOException e) {
-            return fail(err, e.getMessage(), e, debug, LAUNCH_FAILED);
+            return fail(err, e.getMessage(), e, debug, ExitCodes.INTERNAL_ERROR);
         } catch (UncheckedIOException e) {
-            return fail(err, e.getMessage() + ": " + e.getCause().getMessage(), e, debug, LAUNCH_FAILED);
+            return fail(err, e.getMessage() + ": " + e.getCause().getMessage(), e, debug, ExitCodes.INTERNAL_ERROR);
         }
     }
 

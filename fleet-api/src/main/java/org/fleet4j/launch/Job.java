@@ -35,7 +35,6 @@ public final class Job {
     private static final Duration KILL_WAIT = Duration.ofSeconds(3);
     private static final Duration ECHO_DRAIN = Duration.ofSeconds(5);
     private static final int TAIL_LINES = 20;
-    private static final int SIGTERM_EXIT = 128 + 15;
     /** Longer than the shutdown hook's teardown takes, so the JVM's own exit comes first. */
     private static final Duration SIGNAL_EXIT_WAIT = TERM_GRACE.plus(KILL_WAIT).multipliedBy(2);
     /** How often the launcher notes the processes its ranks started, so orphans of a dead rank are still found. */
@@ -65,7 +64,10 @@ public final class Job {
         this.messages = messages;
     }
 
-    /** Runs the job and returns the launcher's exit code: 0, or the failed process's code (1 for a server that exited with 0). */
+    /**
+     * Runs the job and returns the launcher's exit code ({@link ExitCodes}): 0; or the failed process's own code, but
+     * 3 for one killed by a signal and for a server that ended while ranks still ran.
+     */
     public int run() throws IOException {
         try {
             Files.createDirectories(plan.logDir());
@@ -134,11 +136,11 @@ public final class Job {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 stopAll();
-                return SIGTERM_EXIT;
+                return ExitCodes.SIGTERM;
             }
             if (cleanServerExit != null && System.nanoTime() - cleanServerExitNanos > CLEAN_SERVER_EXIT_GRACE.toNanos()
                     && startFailureTeardown()) {
-                return reportFailure(cleanServerExit, 1, ExitStatus.describe(0) + " while " + finishing
+                return reportFailure(cleanServerExit, ExitStatus.launcherCode(0), ExitStatus.describe(0) + " while " + finishing
                         + " rank(s) still ran");
             }
             if (rank == null) {
@@ -149,7 +151,7 @@ public final class Job {
             if (rank.spec().exitPolicy() == ExitPolicy.FINISHES) {
                 finishing--;
                 if (code != 0 && startFailureTeardown()) {
-                    return reportFailure(rank, code, ExitStatus.describe(code));
+                    return reportFailure(rank, ExitStatus.launcherCode(code), ExitStatus.describe(code));
                 }
             } else {
                 serving--;
@@ -160,7 +162,7 @@ public final class Job {
                     }
                 } else if (startFailureTeardown()) {
                     String why = ExitStatus.describe(code) + " while " + finishing + " rank(s) still ran";
-                    return reportFailure(rank, code != 0 ? code : 1, why);
+                    return reportFailure(rank, ExitStatus.launcherCode(code), why);
                 }
             }
         }
@@ -188,7 +190,7 @@ public final class Job {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        return SIGTERM_EXIT;
+        return ExitCodes.SIGTERM;
     }
 
     /** True when this failure is the one that stops the job (not a rank going down during a stop). */
