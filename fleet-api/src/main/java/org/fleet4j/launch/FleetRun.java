@@ -96,7 +96,9 @@ public final class FleetRun {
                 return 0;
             }
             out.flush();
-            return DryRunProgram.run(plan, out);
+            try (LogDirLock held = LogDirLock.acquire(plan.logDir(), plan.jobId())) {
+                return DryRunProgram.run(plan, out);
+            }
         }
         if (options.program == null) {
             throw new LaunchException("missing PROGRAM: name a built-in (" + String.join(", ", NamedPrograms.all().keySet())
@@ -113,7 +115,9 @@ public final class FleetRun {
         if (ps != null) {
             ps.checkStrategy(plan);
         }
-        return new Job(plan, out, err).run();
+        try (LogDirLock held = LogDirLock.acquire(plan.logDir(), plan.jobId())) {
+            return new Job(plan, out, err).run();
+        }
     }
 
     /** Every rank would report a bad strategy file after start-up; checked here, it is reported once and nothing starts. */

@@ -73,7 +73,7 @@ public final class Job {
             Files.createDirectories(plan.logDir());
             Files.writeString(plan.logDir().resolve("endpoints.log"), plan.endpointsReport());
         } catch (IOException e) {
-            throw new IOException("cannot write the logs to --log_dir " + plan.logDir() + ": " + e, e);
+            throw new IOException("cannot write the logs to --log_dir " + plan.logDir() + ": " + e.getMessage(), e);
         }
         Thread hook = new Thread(this::stopOnSignal, "fleetrun-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
