@@ -116,7 +116,7 @@ public final class Fleet implements AutoCloseable {
     }
 
     /** How long to wait for other ranks: FLEET_TIMEOUT in seconds, else the collective module's default. */
-    static Duration timeout(String fleetTimeout) {
+    public static Duration timeout(String fleetTimeout) {
         if (fleetTimeout == null || fleetTimeout.isBlank()) {
             return GroupOptions.DEFAULT_TIMEOUT;
         }

@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -14,6 +15,7 @@ import java.util.Locale;
 import java.util.Map;
 import org.fleet4j.cluster.JobToken;
 import org.fleet4j.compiler.Pipeline;
+import org.fleet4j.fleet.Fleet;
 import org.fleet4j.strategy.report.StrategyCli;
 import org.fleet4j.strategy.rules.World;
 import org.fleet4j.strategy.schema.StrategyException;
@@ -110,13 +112,23 @@ public final class FleetRun {
         if (!devices.isGpu() && !options.skipMemoryCheck) {
             RankMemory.check(nprocPerNode + (ps == null ? 0 : ps.servers()), JvmArgs.split(options.jvmArgs), MEMINFO);
         }
+        Duration peerTimeout = peerTimeout();
         LaunchPlan plan = plan(options, programArgs, strategy, devices, nprocPerNode);
         checkStrategy(plan);
         if (ps != null) {
             ps.checkStrategy(plan);
         }
         try (LogDirLock held = LogDirLock.acquire(plan.logDir(), plan.jobId())) {
-            return new Job(plan, out, err).run();
+            return new Job(plan, out, err, peerTimeout).run();
+        }
+    }
+
+    /** FLEET_TIMEOUT, which every process of the job inherits: a bad value is refused here, once. */
+    private static Duration peerTimeout() {
+        try {
+            return Fleet.timeout(System.getenv("FLEET_TIMEOUT"));
+        } catch (IllegalArgumentException e) {
+            throw new LaunchException(e.getMessage(), e);
         }
     }
 

@@ -51,17 +51,21 @@ public final class Job {
     private final PrintStream messages;
     private final List<RankProcess> processes = new ArrayList<>();
     private final Set<ProcessHandle> seenDescendants = new LinkedHashSet<>();
+    private final StoppedProcessWatch stopped;
     private boolean stopping;
     private boolean signalled;
 
     /**
      * @param console where rank 0's output is echoed
      * @param messages where the launcher's own messages go
+     * @param peerTimeout how long the processes wait for each other (FLEET_TIMEOUT), for what the launcher says of a
+     *                    stopped one
      */
-    public Job(LaunchPlan plan, PrintStream console, PrintStream messages) {
+    public Job(LaunchPlan plan, PrintStream console, PrintStream messages, Duration peerTimeout) {
         this.plan = plan;
         this.console = console;
         this.messages = messages;
+        this.stopped = new StoppedProcessWatch(peerTimeout, message -> messages.println("fleetrun: " + message));
     }
 
     /**
@@ -145,6 +149,7 @@ public final class Job {
             }
             if (rank == null) {
                 trackDescendants();
+                checkStopped();
                 continue;
             }
             int code = rank.process().exitValue();
@@ -269,6 +274,14 @@ public final class Job {
             messages.println("fleetrun: could not stop process(es) " + survivors.stream().map(ProcessHandle::pid).toList()
                     + " within " + (TERM_GRACE.plus(KILL_WAIT).toSeconds()) + " s even with SIGKILL");
         }
+    }
+
+    private void checkStopped() {
+        List<RankProcess> all;
+        synchronized (this) {
+            all = List.copyOf(processes);
+        }
+        stopped.check(all, System.nanoTime());
     }
 
     private synchronized void trackDescendants() {
