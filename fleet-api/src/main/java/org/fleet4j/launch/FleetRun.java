@@ -117,6 +117,7 @@ public final class FleetRun {
         checkStrategy(plan);
         if (ps != null) {
             ps.checkStrategy(plan);
+            ParameterServerFlags.checkEndpointMap(plan, Path.of("").toAbsolutePath());
         }
         try (LogDirLock held = LogDirLock.acquire(plan.logDir(), plan.jobId())) {
             return new Job(plan, out, err, peerTimeout).run();
