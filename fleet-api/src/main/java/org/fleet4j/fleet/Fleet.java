@@ -158,6 +158,12 @@ public final class Fleet implements AutoCloseable {
                     + " but the strategy's mode is " + mode.spelling() + "; parameter servers need mode ps"
                     + " (set mode: ps in the strategy, e.g. bin/fleetrun --strategy ps.yaml)");
         }
+        if (role.isWorker() && !psMode && role.serverNum() > 0) {
+            throw new IllegalArgumentException("Fleet.init: this process is " + role.describe() + " in a job with "
+                    + role.serverNum() + " parameter server(s) (PADDLE_PSERVERS_IP_PORT_LIST), but the strategy's mode is "
+                    + mode.spelling() + ", which would train without them; set mode: ps in the strategy (e.g. bin/fleetrun"
+                    + " --strategy ps.yaml), or start no servers");
+        }
         if (role.isFirst()) {
             log.println("fleet: " + role.describe());
             log.println(StrategyReport.describe(effective));
@@ -172,6 +178,11 @@ public final class Fleet implements AutoCloseable {
             ParameterServerJob ps = psMode
                     ? new ParameterServerJob(role, strategy, effective, JobToken.random(), options.timeout(), log) : null;
             return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, true);
+        }
+        if (role.isWorker() && psMode && role.serverNum() == 0) {
+            throw new IllegalArgumentException("Fleet.init: the strategy's mode is ps, but this process is " + role.describe()
+                    + " in a job without parameter servers; start the job with bin/fleetrun --server_num S --worker_num W,"
+                    + " or set PADDLE_PSERVERS_IP_PORT_LIST");
         }
         // a parameter-server job started by hand with Paddle's variables only may have no token (ParameterServerToken)
         JobToken token = psMode ? ParameterServerToken.of(env, role, log) : JobToken.fromEnvironment(env, role.worldSize());

@@ -118,6 +118,8 @@ public final class FleetRun {
         if (ps != null) {
             ps.checkStrategy(plan);
             ParameterServerFlags.checkEndpointMap(plan, Path.of("").toAbsolutePath());
+        } else {
+            ParameterServerFlags.checkNoPsStrategy(plan);
         }
         try (LogDirLock held = LogDirLock.acquire(plan.logDir(), plan.jobId())) {
             return new Job(plan, out, err, peerTimeout).run();

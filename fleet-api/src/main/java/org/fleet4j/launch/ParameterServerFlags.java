@@ -97,7 +97,10 @@ record ParameterServerFlags(int servers, int workers, ParameterServerHosts hosts
                 .mapToObj(i -> new HostPort(trainers.host(), first + i)).toList());
     }
 
-    /** A strategy file given with --server_num must ask for mode ps, or every server would fail at start. */
+    /**
+     * A strategy file given with --server_num must ask for mode ps, or every server would fail at start (and a trainer
+     * would refuse to train without them). A strategy set in the program's code is checked by Fleet.init.
+     */
     void checkStrategy(LaunchPlan plan) {
         if (plan.strategy() != null && DistributedStrategy.load(plan.strategy()).mode() != Mode.PS) {
             throw new LaunchException("--server_num " + servers + " starts parameter servers, but --strategy "
@@ -130,6 +133,14 @@ record ParameterServerFlags(int servers, int workers, ParameterServerHosts hosts
             map.checkFree(taken);
         } catch (IllegalArgumentException e) {
             throw new LaunchException(e.getMessage(), e);
+        }
+    }
+
+    /** A job without servers: a strategy file of mode ps would have every trainer look for servers that never come. */
+    static void checkNoPsStrategy(LaunchPlan plan) {
+        if (plan.strategy() != null && DistributedStrategy.load(plan.strategy()).mode() == Mode.PS) {
+            throw new LaunchException("--strategy " + plan.strategy() + " has mode ps, but the job has no parameter"
+                    + " servers; start them with --server_num S (or --servers/--workers), or set mode: collective");
         }
     }
 }

@@ -105,6 +105,26 @@ class FleetInitTest {
     }
 
     @Test
+    void aTrainerOfAJobWithServersNeedsAStrategyOfModePs() {
+        Role trainer = Role.single().withServerEndpoints(List.of("127.0.0.1:7000"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Fleet.init(() -> trainer, new DistributedStrategy(), QUICK, log(), false, TOKEN));
+        assertEquals("Fleet.init: this process is " + trainer.describe() + " in a job with 1 parameter server(s)"
+                + " (PADDLE_PSERVERS_IP_PORT_LIST), but the strategy's mode is collective, which would train without"
+                + " them; set mode: ps in the strategy (e.g. bin/fleetrun --strategy ps.yaml), or start no servers",
+                e.getMessage());
+    }
+
+    @Test
+    void aTrainerOfModePsNeedsServers() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Fleet.init(Role::single, new DistributedStrategy().mode(Mode.PS), QUICK, log(), false, TOKEN));
+        assertEquals("Fleet.init: the strategy's mode is ps, but this process is " + Role.single().describe()
+                + " in a job without parameter servers; start the job with bin/fleetrun --server_num S --worker_num W,"
+                + " or set PADDLE_PSERVERS_IP_PORT_LIST", e.getMessage());
+    }
+
+    @Test
     void theStrategyIsResolvedForTheDeviceTheLauncherGaveThisRank() {
         DistributedStrategy strategy = new DistributedStrategy();
         try (Fleet onGpu = Fleet.init(Role::single, strategy, QUICK, log(), true, Map.of("FLEET_DEVICE", "gpu:1"));
