@@ -133,8 +133,9 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
                 System.out.println(plan.describe());
                 return 0;
             }
-            PsOptions options = new PsOptions(null, GroupOptions.DEFAULT_TIMEOUT,
-                    JobToken.fromEnvironment(System.getenv(), role.workerNum() + role.serverNum()));
+            // Fleet.init has said already if the job runs without a token (FLEET_INSECURE=1)
+            PsOptions options = new PsOptions(null, GroupOptions.DEFAULT_TIMEOUT, JobToken.fromEnvironment(System.getenv(),
+                    role.workerNum() + role.serverNum(), role.publicJobFacts(), warning -> { }));
             if (fleet.isServer()) {
                 serve(role, plan, transport, options);
                 return 0;

@@ -184,8 +184,9 @@ public final class Fleet implements AutoCloseable {
                     + " in a job without parameter servers; start the job with bin/fleetrun --server_num S --worker_num W,"
                     + " or set PADDLE_PSERVERS_IP_PORT_LIST");
         }
-        // a parameter-server job started by hand with Paddle's variables only may have no token (ParameterServerToken)
-        JobToken token = psMode ? ParameterServerToken.of(env, role, log) : JobToken.fromEnvironment(env, role.worldSize());
+        // a parameter-server job's servers and trainers share one token (the servers' calls, the trainers' group)
+        JobToken token = JobToken.fromEnvironment(env, psMode ? role.workerNum() + role.serverNum() : role.worldSize(),
+                role.publicJobFacts(), warning -> log.println("fleet: WARNING: " + warning));
         ParameterServerJob ps = psMode ? new ParameterServerJob(role, strategy, effective, token, options.timeout(), log) : null;
         if (role.isServer()) {
             return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, false);

@@ -88,7 +88,7 @@ public final class FleetRun {
                 throw new LaunchException("--dry_run --format " + format + " describes the strategy only; leave out PROGRAM ("
                         + options.program + "), or use the table format to see what the compiler does to it");
             }
-            LaunchPlan plan = options.program == null ? null : plan(options, programArgs, strategy, devices, nprocPerNode);
+            LaunchPlan plan = options.program == null ? null : plan(options, programArgs, strategy, devices, nprocPerNode, err);
             int status = StrategyCli.dryRun(strategy, nnodes, nprocPerNode, devices.kind(), format, out, err);
             if (status != 0 || !format.equals("table")) {
                 return status;
@@ -113,7 +113,7 @@ public final class FleetRun {
             RankMemory.check(nprocPerNode + (ps == null ? 0 : ps.servers()), JvmArgs.split(options.jvmArgs), MEMINFO);
         }
         Duration peerTimeout = peerTimeout();
-        LaunchPlan plan = plan(options, programArgs, strategy, devices, nprocPerNode);
+        LaunchPlan plan = plan(options, programArgs, strategy, devices, nprocPerNode, err);
         checkStrategy(plan);
         if (ps != null) {
             ps.checkStrategy(plan);
@@ -148,7 +148,7 @@ public final class FleetRun {
     }
 
     private static LaunchPlan plan(LaunchOptions options, List<String> programArgs, Path strategy, DeviceSelection devices,
-                                   int nprocPerNode) throws IOException {
+                                   int nprocPerNode, PrintStream err) throws IOException {
         ParameterServerFlags ps = ParameterServerFlags.of(options);
         // one run of free ports for the trainers, the servers and then the servers' grpc++ data ports, so that none of
         // them can pick another's port
@@ -162,7 +162,8 @@ public final class FleetRun {
         return new LaunchPlan(layout, servers, devices, program, programArgs, Path.of(System.getProperty("java.home"), "bin", "java"),
                 classpath, JvmArgs.split(options.jvmArgs), logDir(options.logDir), options.jobId, options.logLevel, strategy,
                 options.dryRun ? CpuBinding.none("not bound (dry run)") : CpuBinding.plan(options.cpuBind, devices, nprocPerNode),
-                options.dryRun ? JobToken.random() : JobTokens.forJob(options.jobTokenFile, System.getenv(), layout));
+                options.dryRun ? JobToken.random() : JobTokens.forJob(options.jobTokenFile, System.getenv(), layout,
+                        warning -> err.println("fleetrun: WARNING: " + warning)));
     }
 
     /** The passes the strategy selects for this world, in order (the dry run without a PROGRAM). */
