@@ -33,7 +33,6 @@ import org.fleet4j.pserver.table.ServerOptimizer;
 import org.fleet4j.pserver.table.SparseTableConfig;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.PsConnection;
-import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
 import org.fleet4j.pserver.transport.PsTransport;
@@ -197,7 +196,7 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
     private static PsTransport transport(String name) {
         try {
             return PsTransport.forProtocol(name);
-        } catch (PsException e) {
+        } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--protocol " + name + ": " + e.getMessage(), e);
         }
     }

@@ -37,19 +37,17 @@ public final class ExitCodes {
     }
 
     /**
-     * The exit code for a program that ends with {@code failure}. A failed peer anywhere in the causes wins (an op
-     * whose collective timed out is a failed peer, not a bad op); otherwise the innermost failure that a wrapper (an
-     * op's kernel, unchecked I/O, a future, a reflective call) reports decides between bad input and a bug.
+     * The exit code for a program that ends with {@code failure}: what the innermost failure that wrappers (an op's
+     * kernel, unchecked I/O, a future, a reflective call, a bare RuntimeException) carry says. An op whose collective
+     * timed out is a failed peer, not a bad op; a bad flag that names the peer-side error it caused stays bad input.
      */
     public static int of(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof CollectiveException || t instanceof PsException) {
-                return PEER_FAILED;
-            }
-        }
         Throwable t = failure;
         while (isWrapper(t)) {
             t = t.getCause();
+        }
+        if (t instanceof CollectiveException || t instanceof PsException) {
+            return PEER_FAILED;
         }
         return isBadInput(t) ? BAD_INPUT : INTERNAL_ERROR;
     }
@@ -68,7 +66,8 @@ public final class ExitCodes {
     private static boolean isWrapper(Throwable t) {
         return t.getCause() != null && t.getCause() != t && (t instanceof ExecutionException
                 || t instanceof UncheckedIOException || t instanceof CompletionException
-                || t instanceof java.util.concurrent.ExecutionException || t instanceof InvocationTargetException);
+                || t instanceof java.util.concurrent.ExecutionException || t instanceof InvocationTargetException
+                || t.getClass() == RuntimeException.class);
     }
 
     /** The user's input is wrong: a bad value, a path that does not work, data or a file that does not parse. */

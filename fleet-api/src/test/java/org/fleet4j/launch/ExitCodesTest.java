@@ -12,15 +12,21 @@ import org.fleet4j.core.exec.ExecutionException;
 import org.fleet4j.pserver.transport.PsException;
 import org.junit.jupiter.api.Test;
 
-/** Which exit code a failure gets: a failed peer anywhere in the causes, else what the wrapped failure is. */
+/** Which exit code a failure gets: what the failure that wrappers carry is. */
 class ExitCodesTest {
     @Test
-    void aFailedPeerWinsWhereverItIs() {
+    void aFailedPeerIsThreeThroughWrappers() {
         assertEquals(ExitCodes.PEER_FAILED, ExitCodes.of(new CollectiveException("rank 1 (pid 9) exited or was killed")));
         assertEquals(ExitCodes.PEER_FAILED, ExitCodes.of(new ExecutionException("op #3 pull_sparse failed",
                 new PsException("parameter server 127.0.0.1:6000: no answer within 180000 ms"))));
-        assertEquals(ExitCodes.PEER_FAILED, ExitCodes.of(new IllegalStateException("wrapped",
+        assertEquals(ExitCodes.PEER_FAILED, ExitCodes.of(new RuntimeException(
                 new CompletionException(new CollectiveException("stalled")))));
+    }
+
+    @Test
+    void aBadFlagThatNamesThePeerSideErrorItCausedIsBadInput() {
+        assertEquals(ExitCodes.BAD_INPUT, ExitCodes.of(new IllegalArgumentException("--protocol x: no transport",
+                new PsException("no transport for protocol 'x'"))));
     }
 
     @Test
