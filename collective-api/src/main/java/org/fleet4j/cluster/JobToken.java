@@ -11,6 +11,7 @@ import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -18,11 +19,14 @@ import javax.crypto.spec.SecretKeySpec;
  * The secret that every process of one job holds and nobody else does. It never travels: a store or data connection
  * proves it with an HMAC-SHA256 over a fresh nonce ({@link #proof}), so a stranger who knows the job id and the ports
  * still cannot read or change anything. The launcher hands it to its ranks in {@link #ENV}; a user supplies it for a
- * job on several hosts, in that variable or in a file only they can read ({@link #FILE_ENV}, {@link #fromFile}).
+ * job on several hosts, in that variable or in a file only they can read ({@link #FILE_ENV}, {@link #fromFile}). A job
+ * of several processes without one is refused, unless the user opts out ({@link #INSECURE_ENV}).
  */
 public final class JobToken {
     public static final String ENV = "FLEET_JOB_TOKEN";
     public static final String FILE_ENV = "FLEET_JOB_TOKEN_FILE";
+    /** Set to 1, it lets a job of several processes run without a token, unprotected (a warning on every process). */
+    public static final String INSECURE_ENV = "FLEET_INSECURE";
     /** Shorter secrets are refused: they could be guessed. 32 random bytes in base64 are 44 characters. */
     public static final int MIN_CHARS = 16;
     /** Bytes of a challenge nonce and of a proof (HMAC-SHA256). */
@@ -81,10 +85,14 @@ public final class JobToken {
     }
 
     /**
-     * The token of a rank: {@link #ENV}, else the file named by {@link #FILE_ENV}. A world of one may go without (it
-     * gets a random token, as nobody else must join it); a larger world may not, since every rank must hold the same.
+     * The token of one process of a job of {@code processes} processes: {@link #ENV}, else the file named by
+     * {@link #FILE_ENV}. A job of one process may go without (it gets a random token, as nobody else must join it); a
+     * larger job may not, since every process must hold the same secret, unless {@link #INSECURE_ENV}{@code =1} opts
+     * out: its processes then share a token derived from {@code publicFacts} (what every process of the job knows
+     * alike, such as its endpoints), which anyone who knows those facts can derive too, and {@code warn} is told so.
      */
-    public static JobToken fromEnvironment(Map<String, String> env, int worldSize) {
+    public static JobToken fromEnvironment(Map<String, String> env, int processes, String publicFacts,
+                                           Consumer<String> warn) {
         String text = env.get(ENV);
         if (text != null) {
             return of(text, "environment variable " + ENV);
@@ -93,12 +101,37 @@ public final class JobToken {
         if (file != null) {
             return fromFile(Path.of(file), "environment variable " + FILE_ENV + ":");
         }
-        if (worldSize == 1) {
+        if (processes == 1) {
             return random();
         }
-        throw new IllegalArgumentException("no job token: a job of " + worldSize + " ranks needs the same secret in every rank,"
-                + " in " + ENV + " or in a file named by " + FILE_ENV + "; bin/fleetrun sets it for its ranks, other launchers"
-                + " (torchrun, mpirun, Slurm) pass on what you export (" + HOW_TO_MAKE + "; export " + FILE_ENV + "=job.token)");
+        if (insecure(env)) {
+            warn.accept(INSECURE_ENV + "=1: this job of " + processes + " processes runs without a job token: any process"
+                    + " that reaches its ports can join it, read and change its state (its token is derived from its"
+                    + " endpoints, which are no secret); give every process the same " + ENV + " or " + FILE_ENV
+                    + " instead (" + HOW_TO_MAKE + ")");
+            return derived(publicFacts);
+        }
+        throw new IllegalArgumentException("no job token: a job of " + processes + " processes needs the same secret in"
+                + " every process, in " + ENV + " or in a file named by " + FILE_ENV + "; bin/fleetrun sets it for its"
+                + " processes, other launchers (torchrun, mpirun, Slurm, Paddle's) pass on what you export ("
+                + HOW_TO_MAKE + "; export " + FILE_ENV + "=job.token), or set " + INSECURE_ENV + "=1 to run the job"
+                + " unprotected");
+    }
+
+    /** Whether the user opted out of the token: {@link #INSECURE_ENV}{@code =1}. */
+    public static boolean insecure(Map<String, String> env) {
+        return "1".equals(env.get(INSECURE_ENV));
+    }
+
+    /** The same token in every process that is given the same facts. */
+    private static JobToken derived(String publicFacts) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256")
+                    .digest(("fleet4j-insecure-job\n" + publicFacts).getBytes(StandardCharsets.UTF_8));
+            return new JobToken(Base64.getEncoder().encodeToString(digest));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
     }
 
     /** A fresh random challenge. */

@@ -164,6 +164,16 @@ public record Role(Kind kind, int rank, int worldSize, int localRank, int localW
         return rank == 0;
     }
 
+    /**
+     * What every process of this role's job knows alike, and anyone who can see the job may know too: the servers and
+     * the number of trainers of a parameter-server job (its servers and trainers see the same), else the job id, the
+     * master and the world size. A job that runs without a secret (FLEET_INSECURE=1) derives its token from it.
+     */
+    public String publicJobFacts() {
+        return serverEndpoints.isEmpty() ? "collective job " + jobId + " at " + master + " of " + worldSize + " ranks"
+                : "parameter-server job of servers " + String.join(",", serverEndpoints) + " and " + workerNum + " trainers";
+    }
+
     /** "rank 1 of 4 (node 0 of 2, local rank 1 of 2) from torchrun", or "server 0 of 2 (10.0.0.1:6000) for 4 trainers from ...". */
     public String describe() {
         if (isServer()) {

@@ -23,6 +23,7 @@ import org.fleet4j.collective.group.OpKind;
 import org.fleet4j.collective.group.ProcessGroups;
 import org.fleet4j.fleet.cli.TensorBoardOption;
 import org.fleet4j.fleet.tensorboard.SummaryWriter;
+import org.fleet4j.launch.ExitCodes;
 import org.fleet4j.launch.NamedProgram;
 
 /**
@@ -56,7 +57,7 @@ public final class AllreducePerf implements NamedProgram {
             tensorboard = role.rank() == 0 ? TensorBoardOption.writerIn(opts.tensorboard()) : null;
         } catch (IllegalArgumentException e) {
             System.err.println("allreduce_perf: " + e.getMessage());
-            System.exit(2);
+            System.exit(ExitCodes.BAD_INPUT);
             return;
         }
         GroupOptions groupOptions = GroupOptions.defaults().withBackend(opts.backend()).withShmSlotBytes(opts.slotBytes())
@@ -69,9 +70,9 @@ public final class AllreducePerf implements NamedProgram {
             if (rank0 != null) {
                 writeScalars(rank0, rows, opts);
             }
-        } catch (CollectiveException | IOException e) {
+        } catch (CollectiveException | IllegalArgumentException | IOException e) {
             System.err.println("allreduce_perf: rank " + role.rank() + ": " + e.getMessage());
-            System.exit(1);
+            System.exit(ExitCodes.of(e));
         }
     }
 

@@ -36,7 +36,6 @@ import org.fleet4j.pserver.table.ServerOptimizer;
 import org.fleet4j.pserver.table.SparseTableConfig;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.PsConnection;
-import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
 import org.fleet4j.pserver.transport.PsTransport;
@@ -138,8 +137,9 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
                 System.out.println(plan.describe());
                 return 0;
             }
-            PsOptions options = new PsOptions(null, GroupOptions.DEFAULT_TIMEOUT,
-                    JobToken.fromEnvironment(System.getenv(), role.workerNum() + role.serverNum()));
+            // Fleet.init has said already if the job runs without a token (FLEET_INSECURE=1)
+            PsOptions options = new PsOptions(null, GroupOptions.DEFAULT_TIMEOUT, JobToken.fromEnvironment(System.getenv(),
+                    role.workerNum() + role.serverNum(), role.publicJobFacts(), warning -> { }));
             if (fleet.isServer()) {
                 serve(role, plan, transport, options);
                 return 0;
@@ -201,7 +201,7 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
     private static PsTransport transport(String name) {
         try {
             return PsTransport.forProtocol(name);
-        } catch (PsException e) {
+        } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--protocol " + name + ": " + e.getMessage(), e);
         }
     }

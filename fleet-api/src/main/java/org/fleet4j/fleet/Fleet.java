@@ -118,7 +118,7 @@ public final class Fleet implements AutoCloseable {
     }
 
     /** How long to wait for other ranks: FLEET_TIMEOUT in seconds, else the collective module's default. */
-    static Duration timeout(String fleetTimeout) {
+    public static Duration timeout(String fleetTimeout) {
         if (fleetTimeout == null || fleetTimeout.isBlank()) {
             return GroupOptions.DEFAULT_TIMEOUT;
         }
@@ -160,6 +160,12 @@ public final class Fleet implements AutoCloseable {
                     + " but the strategy's mode is " + mode.spelling() + "; parameter servers need mode ps"
                     + " (set mode: ps in the strategy, e.g. bin/fleetrun --strategy ps.yaml)");
         }
+        if (role.isWorker() && !psMode && role.serverNum() > 0) {
+            throw new IllegalArgumentException("Fleet.init: this process is " + role.describe() + " in a job with "
+                    + role.serverNum() + " parameter server(s) (PADDLE_PSERVERS_IP_PORT_LIST), but the strategy's mode is "
+                    + mode.spelling() + ", which would train without them; set mode: ps in the strategy (e.g. bin/fleetrun"
+                    + " --strategy ps.yaml), or start no servers");
+        }
         if (role.isFirst()) {
             log.println("fleet: " + role.describe());
             log.println(StrategyReport.describe(effective));
@@ -175,8 +181,14 @@ public final class Fleet implements AutoCloseable {
                     ? new ParameterServerJob(role, strategy, effective, JobToken.random(), options.timeout(), log) : null;
             return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, true, log);
         }
-        // a parameter-server job started by hand with Paddle's variables only may have no token (ParameterServerToken)
-        JobToken token = psMode ? ParameterServerToken.of(env, role, log) : JobToken.fromEnvironment(env, role.worldSize());
+        if (role.isWorker() && psMode && role.serverNum() == 0) {
+            throw new IllegalArgumentException("Fleet.init: the strategy's mode is ps, but this process is " + role.describe()
+                    + " in a job without parameter servers; start the job with bin/fleetrun --server_num S --worker_num W,"
+                    + " or set PADDLE_PSERVERS_IP_PORT_LIST");
+        }
+        // a parameter-server job's servers and trainers share one token (the servers' calls, the trainers' group)
+        JobToken token = JobToken.fromEnvironment(env, psMode ? role.workerNum() + role.serverNum() : role.worldSize(),
+                role.publicJobFacts(), warning -> log.println("fleet: WARNING: " + warning));
         ParameterServerJob ps = psMode ? new ParameterServerJob(role, strategy, effective, token, options.timeout(), log) : null;
         if (role.isServer()) {
             return new Fleet(role, effective, layout, null, null, null, ExecContext.none(), options.timeout(), ps, false, log);

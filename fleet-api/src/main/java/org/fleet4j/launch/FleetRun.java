@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -17,6 +18,7 @@ import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.group.BackendChoice;
 import org.fleet4j.collective.group.Locality;
 import org.fleet4j.compiler.Pipeline;
+import org.fleet4j.fleet.Fleet;
 import org.fleet4j.strategy.report.StrategyCli;
 import org.fleet4j.strategy.rules.World;
 import org.fleet4j.strategy.schema.StrategyException;
@@ -25,11 +27,10 @@ import picocli.CommandLine;
 
 /**
  * {@code bin/fleetrun}: starts one JVM per rank with its role in the environment, supervises them, and
- * tears the whole job down when one fails. Bad input exits with code 2 and a one-line message.
+ * tears the whole job down when one fails. Bad input exits with code 2 and a one-line message; every exit code means
+ * what {@link ExitCodes} says.
  */
 public final class FleetRun {
-    private static final int BAD_INPUT = 2;
-    private static final int LAUNCH_FAILED = 1;
     private static final Path MEMINFO = Path.of("/proc/meminfo");
 
     private FleetRun() {
@@ -44,7 +45,8 @@ public final class FleetRun {
      *
      * @param out where rank 0's output and the dry run go
      * @param err where the launcher's own messages go
-     * @return the process exit code: 0, 2 for bad input, or the failed rank's exit code
+     * @return the process exit code ({@link ExitCodes}): 0, 2 for bad input, the failed process's code, 3 for a process
+     *         killed by a signal
      */
     public static int run(String[] args, PrintStream out, PrintStream err) {
         LaunchOptions options = new LaunchOptions();
@@ -60,13 +62,13 @@ public final class FleetRun {
             }
             return launch(options, split.programArgs(), out, err);
         } catch (ParameterException e) {
-            return fail(err, e.getMessage().replace(System.lineSeparator(), "; ").strip() + " (see bin/fleetrun --help)", e, debug, BAD_INPUT);
+            return fail(err, e.getMessage().replace(System.lineSeparator(), "; ").strip() + " (see bin/fleetrun --help)", e, debug, ExitCodes.BAD_INPUT);
         } catch (LaunchException e) {
-            return fail(err, e.getMessage(), e, debug, BAD_INPUT);
+            return fail(err, e.getMessage(), e, debug, ExitCodes.BAD_INPUT);
         } catch (IOException e) {
-            return fail(err, e.getMessage(), e, debug, LAUNCH_FAILED);
+            return fail(err, e.getMessage(), e, debug, ExitCodes.INTERNAL_ERROR);
         } catch (UncheckedIOException e) {
-            return fail(err, e.getMessage() + ": " + e.getCause().getMessage(), e, debug, LAUNCH_FAILED);
+            return fail(err, e.getMessage() + ": " + e.getCause().getMessage(), e, debug, ExitCodes.INTERNAL_ERROR);
         }
     }
 
@@ -89,7 +91,7 @@ public final class FleetRun {
                 throw new LaunchException("--dry_run --format " + format + " describes the strategy only; leave out PROGRAM ("
                         + options.program + "), or use the table format to see what the compiler does to it");
             }
-            LaunchPlan plan = options.program == null ? null : plan(options, programArgs, strategy, devices, nprocPerNode);
+            LaunchPlan plan = options.program == null ? null : plan(options, programArgs, strategy, devices, nprocPerNode, err);
             int status = StrategyCli.dryRun(strategy, nnodes, nprocPerNode, devices.kind(), format, out, err);
             if (status != 0 || !format.equals("table")) {
                 return status;
@@ -100,7 +102,9 @@ public final class FleetRun {
                 return 0;
             }
             out.flush();
-            return DryRunProgram.run(plan, out);
+            try (LogDirLock held = LogDirLock.acquire(plan.logDir(), plan.jobId())) {
+                return DryRunProgram.run(plan, out);
+            }
         }
         if (options.program == null) {
             throw new LaunchException("missing PROGRAM: name a built-in (" + String.join(", ", NamedPrograms.all().keySet())
@@ -112,21 +116,36 @@ public final class FleetRun {
         if (!devices.isGpu() && !options.skipMemoryCheck) {
             RankMemory.check(nprocPerNode + (ps == null ? 0 : ps.servers()), JvmArgs.split(options.jvmArgs), MEMINFO);
         }
-        LaunchPlan plan = plan(options, programArgs, strategy, devices, nprocPerNode);
+        Duration peerTimeout = peerTimeout();
+        LaunchPlan plan = plan(options, programArgs, strategy, devices, nprocPerNode, err);
         checkStrategy(plan);
         if (ps != null) {
             ps.checkStrategy(plan);
+            ParameterServerFlags.checkEndpointMap(plan, Path.of("").toAbsolutePath());
+        } else {
+            ParameterServerFlags.checkNoPsStrategy(plan);
         }
-        Job job = new Job(plan, out, err);
-        if (options.metricsPort == null) {
-            return job.run();
-        }
-        try (MetricsEndpoint endpoint = MetricsEndpoint.open(options.metricsHost, options.metricsPort,
-                JobMetrics.of(plan, job)::render)) {
-            if (options.logLevel.shows(LogLevel.INFO)) {
-                err.println("fleetrun: metrics of this node's ranks at " + endpoint.url());
+        try (LogDirLock held = LogDirLock.acquire(plan.logDir(), plan.jobId())) {
+            Job job = new Job(plan, out, err, peerTimeout);
+            if (options.metricsPort == null) {
+                return job.run();
             }
-            return job.run();
+            try (MetricsEndpoint endpoint = MetricsEndpoint.open(options.metricsHost, options.metricsPort,
+                    JobMetrics.of(plan, job)::render)) {
+                if (options.logLevel.shows(LogLevel.INFO)) {
+                    err.println("fleetrun: metrics of this node's ranks at " + endpoint.url());
+                }
+                return job.run();
+            }
+        }
+    }
+
+    /** FLEET_TIMEOUT, which every process of the job inherits: a bad value is refused here, once. */
+    private static Duration peerTimeout() {
+        try {
+            return Fleet.timeout(System.getenv("FLEET_TIMEOUT"));
+        } catch (IllegalArgumentException e) {
+            throw new LaunchException(e.getMessage(), e);
         }
     }
 
@@ -143,7 +162,7 @@ public final class FleetRun {
     }
 
     private static LaunchPlan plan(LaunchOptions options, List<String> programArgs, Path strategy, DeviceSelection devices,
-                                   int nprocPerNode) throws IOException {
+                                   int nprocPerNode, PrintStream err) throws IOException {
         ParameterServerFlags ps = ParameterServerFlags.of(options);
         // one run of free ports for the trainers, the servers and then the servers' grpc++ data ports, so that none of
         // them can pick another's port
@@ -157,7 +176,8 @@ public final class FleetRun {
         return new LaunchPlan(layout, servers, devices, program, programArgs, Path.of(System.getProperty("java.home"), "bin", "java"),
                 classpath, JvmArgs.split(options.jvmArgs), logDir(options.logDir), options.jobId, options.logLevel, strategy,
                 options.dryRun ? CpuBinding.none("not bound (dry run)") : CpuBinding.plan(options.cpuBind, devices, nprocPerNode),
-                options.dryRun ? JobToken.random() : JobTokens.forJob(options.jobTokenFile, System.getenv(), layout),
+                options.dryRun ? JobToken.random() : JobTokens.forJob(options.jobTokenFile, System.getenv(), layout,
+                        warning -> err.println("fleetrun: WARNING: " + warning)),
                 !options.dryRun && options.metricsPort != null);
     }
 

@@ -35,7 +35,6 @@ public final class Job {
     private static final Duration KILL_WAIT = Duration.ofSeconds(3);
     private static final Duration ECHO_DRAIN = Duration.ofSeconds(5);
     private static final int TAIL_LINES = 20;
-    private static final int SIGTERM_EXIT = 128 + 15;
     /** Longer than the shutdown hook's teardown takes, so the JVM's own exit comes first. */
     private static final Duration SIGNAL_EXIT_WAIT = TERM_GRACE.plus(KILL_WAIT).multipliedBy(2);
     /** How often the launcher notes the processes its ranks started, so orphans of a dead rank are still found. */
@@ -53,26 +52,33 @@ public final class Job {
     /** A copy-on-write list: the metrics endpoint reads it without the job's lock, which a teardown holds for seconds. */
     private final List<RankProcess> processes = new CopyOnWriteArrayList<>();
     private final Set<ProcessHandle> seenDescendants = new LinkedHashSet<>();
+    private final StoppedProcessWatch stopped;
     private boolean stopping;
     private boolean signalled;
 
     /**
      * @param console where rank 0's output is echoed
      * @param messages where the launcher's own messages go
+     * @param peerTimeout how long the processes wait for each other (FLEET_TIMEOUT), for what the launcher says of a
+     *                    stopped one
      */
-    public Job(LaunchPlan plan, PrintStream console, PrintStream messages) {
+    public Job(LaunchPlan plan, PrintStream console, PrintStream messages, Duration peerTimeout) {
         this.plan = plan;
         this.console = console;
         this.messages = messages;
+        this.stopped = new StoppedProcessWatch(peerTimeout, message -> messages.println("fleetrun: " + message));
     }
 
-    /** Runs the job and returns the launcher's exit code: 0, or the failed process's code (1 for a server that exited with 0). */
+    /**
+     * Runs the job and returns the launcher's exit code ({@link ExitCodes}): 0; or the failed process's own code, but
+     * 3 for one killed by a signal and for a server that ended while ranks still ran.
+     */
     public int run() throws IOException {
         try {
             Files.createDirectories(plan.logDir());
             Files.writeString(plan.logDir().resolve("endpoints.log"), plan.endpointsReport());
         } catch (IOException e) {
-            throw new IOException("cannot write the logs to --log_dir " + plan.logDir() + ": " + e, e);
+            throw new IOException("cannot write the logs to --log_dir " + plan.logDir() + ": " + e.getMessage(), e);
         }
         Thread hook = new Thread(this::stopOnSignal, "fleetrun-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
@@ -140,22 +146,23 @@ public final class Job {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 stopAll();
-                return SIGTERM_EXIT;
+                return ExitCodes.SIGTERM;
             }
             if (cleanServerExit != null && System.nanoTime() - cleanServerExitNanos > CLEAN_SERVER_EXIT_GRACE.toNanos()
                     && startFailureTeardown()) {
-                return reportFailure(cleanServerExit, 1, ExitStatus.describe(0) + " while " + finishing
+                return reportFailure(cleanServerExit, ExitStatus.launcherCode(0), ExitStatus.describe(0) + " while " + finishing
                         + " rank(s) still ran");
             }
             if (rank == null) {
                 trackDescendants();
+                checkStopped();
                 continue;
             }
             int code = rank.process().exitValue();
             if (rank.spec().exitPolicy() == ExitPolicy.FINISHES) {
                 finishing--;
                 if (code != 0 && startFailureTeardown()) {
-                    return reportFailure(rank, code, ExitStatus.describe(code));
+                    return reportFailure(rank, ExitStatus.launcherCode(code), ExitStatus.describe(code));
                 }
             } else {
                 serving--;
@@ -166,7 +173,7 @@ public final class Job {
                     }
                 } else if (startFailureTeardown()) {
                     String why = ExitStatus.describe(code) + " while " + finishing + " rank(s) still ran";
-                    return reportFailure(rank, code != 0 ? code : 1, why);
+                    return reportFailure(rank, ExitStatus.launcherCode(code), why);
                 }
             }
         }
@@ -194,7 +201,7 @@ public final class Job {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        return SIGTERM_EXIT;
+        return ExitCodes.SIGTERM;
     }
 
     /** True when this failure is the one that stops the job (not a rank going down during a stop). */
@@ -273,6 +280,14 @@ public final class Job {
             messages.println("fleetrun: could not stop process(es) " + survivors.stream().map(ProcessHandle::pid).toList()
                     + " within " + (TERM_GRACE.plus(KILL_WAIT).toSeconds()) + " s even with SIGKILL");
         }
+    }
+
+    private void checkStopped() {
+        List<RankProcess> all;
+        synchronized (this) {
+            all = List.copyOf(processes);
+        }
+        stopped.check(all, System.nanoTime());
     }
 
     private synchronized void trackDescendants() {

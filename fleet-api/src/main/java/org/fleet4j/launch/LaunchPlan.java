@@ -4,6 +4,7 @@ import java.io.File;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.fleet4j.cluster.JobToken;
@@ -21,7 +22,8 @@ import org.fleet4j.fleet.metrics.RankMetrics;
  * @param logDir absolute directory of workerlog.N, serverlog.N and endpoints.log
  * @param strategy absolute path of the strategy file, or null
  * @param cpus which CPUs each rank may run on (--cpu_bind)
- * @param token the job's secret, which the ranks get in their environment and nothing prints
+ * @param token the job's secret, which the ranks get in their environment and nothing prints; null for a job on several
+ *              nodes run without one (FLEET_INSECURE=1), whose processes each derive the same
  * @param rankMetrics whether each rank reports its figures to the launcher ({@code --metrics_port}) in
  *     {@link #metricsFile}, named in its {@value RankMetrics#FILE_ENV}
  */
@@ -64,7 +66,7 @@ public record LaunchPlan(ClusterLayout layout, ServerLayout servers, DeviceSelec
     private RankSpec rank(int localRank) {
         int globalRank = layout.globalRank(localRank);
         var env = RankEnvironment.of(layout, servers, devices, localRank, jobId, logDir, logLevel, strategy);
-        env.put(JobToken.ENV, token.text());
+        putToken(env);
         if (rankMetrics) {
             env.put(RankMetrics.FILE_ENV, metricsFile(globalRank).toString());
         }
@@ -80,9 +82,15 @@ public record LaunchPlan(ClusterLayout layout, ServerLayout servers, DeviceSelec
     /** Servers keep to no CPU slice: the trainers' slices cover the node's CPUs. */
     private RankSpec server(int index, int localIndex) {
         var env = RankEnvironment.server(layout, servers, index, jobId, logDir, logLevel, strategy);
-        env.put(JobToken.ENV, token.text());
+        putToken(env);
         return new RankSpec(Role.Kind.PSERVER, index, localIndex, command(List.of()), env, logDir.resolve("serverlog." + index),
                 RankSpec.ExitPolicy.RUNS_UNTIL_STOPPED);
+    }
+
+    private void putToken(Map<String, String> env) {
+        if (token != null) {
+            env.put(JobToken.ENV, token.text());
+        }
     }
 
     private List<String> command(List<String> cpuPrefix) {

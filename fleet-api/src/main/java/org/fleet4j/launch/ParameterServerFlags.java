@@ -1,8 +1,12 @@
 package org.fleet4j.launch;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.IntStream;
+import org.fleet4j.pserver.grpcpp.EndpointMap;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
 
@@ -93,12 +97,50 @@ record ParameterServerFlags(int servers, int workers, ParameterServerHosts hosts
                 .mapToObj(i -> new HostPort(trainers.host(), first + i)).toList());
     }
 
-    /** A strategy file given with --server_num must ask for mode ps, or every server would fail at start. */
+    /**
+     * A strategy file given with --server_num must ask for mode ps, or every server would fail at start (and a trainer
+     * would refuse to train without them). A strategy set in the program's code is checked by Fleet.init.
+     */
     void checkStrategy(LaunchPlan plan) {
         if (plan.strategy() != null && DistributedStrategy.load(plan.strategy()).mode() != Mode.PS) {
             throw new LaunchException("--server_num " + servers + " starts parameter servers, but --strategy "
                     + plan.strategy() + " has mode " + DistributedStrategy.load(plan.strategy()).mode().spelling()
                     + "; set mode: ps in it");
+        }
+    }
+
+    /**
+     * The {@code .endpoint_map} of the launcher's working directory, which every process of the job reads: a bad map is
+     * refused here, before anything starts, instead of by each server and worker, and so is a data port that another
+     * process of the job listens on (a trainer, the rendezvous store, a server), which only the launcher knows.
+     */
+    static void checkEndpointMap(LaunchPlan plan, Path workDir) {
+        try {
+            EndpointMap map = EndpointMap.discover(workDir, Map.of());
+            Map<String, String> taken = new LinkedHashMap<>();
+            List<String> trainers = plan.layout().allEndpoints().orElseGet(() -> IntStream.range(0,
+                    plan.layout().nprocPerNode()).mapToObj(i -> plan.layout().endpoint(i).toString()).toList());
+            int firstRank = plan.layout().allEndpoints().isPresent() ? 0 : plan.layout().globalRank(0);
+            for (int i = 0; i < trainers.size(); i++) {
+                taken.put(trainers.get(i), "rank " + (firstRank + i) + "'s endpoint");
+            }
+            taken.merge(plan.layout().master().toString(), "the rendezvous store's endpoint",
+                    (rank, store) -> rank + " (and the rendezvous store's)");
+            List<HostPort> servers = plan.servers().endpoints();
+            for (int i = 0; i < servers.size(); i++) {
+                taken.putIfAbsent(servers.get(i).toString(), "server " + i + "'s endpoint");
+            }
+            map.checkFree(taken);
+        } catch (IllegalArgumentException e) {
+            throw new LaunchException(e.getMessage(), e);
+        }
+    }
+
+    /** A job without servers: a strategy file of mode ps would have every trainer look for servers that never come. */
+    static void checkNoPsStrategy(LaunchPlan plan) {
+        if (plan.strategy() != null && DistributedStrategy.load(plan.strategy()).mode() == Mode.PS) {
+            throw new LaunchException("--strategy " + plan.strategy() + " has mode ps, but the job has no parameter"
+                    + " servers; start them with --server_num S (or --servers/--workers), or set mode: collective");
         }
     }
 }

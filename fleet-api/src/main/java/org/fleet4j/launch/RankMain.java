@@ -12,7 +12,8 @@ import org.fleet4j.fleet.DryRunFinished;
 /**
  * The main class of every rank JVM the launcher starts: {@code RankMain LAUNCHER_PID MAIN_CLASS [ARGS...]}. It starts
  * a {@link LauncherWatch} on the launcher, then runs the program's own main method, so every program, a user's jar
- * included, stops when its launcher dies, also by SIGKILL, when no code of the launcher runs.
+ * included, stops when its launcher dies, also by SIGKILL, when no code of the launcher runs. An exception out of
+ * main exits with its code of {@link ExitCodes}, so a user's program follows the table too.
  */
 public final class RankMain {
     private RankMain() {
@@ -21,7 +22,7 @@ public final class RankMain {
     public static void main(String[] args) throws Throwable {
         if (args.length < 2 || !args[0].matches("\\d{1,19}")) {
             System.err.println("usage: RankMain LAUNCHER_PID MAIN_CLASS [ARGS...] (bin/fleetrun starts ranks this way)");
-            System.exit(2);
+            System.exit(ExitCodes.BAD_INPUT);
         }
         LauncherWatch.start(Long.parseLong(args[0]));
         MethodHandle main = programMain(Class.forName(args[1], false, RankMain.class.getClassLoader()));
@@ -32,6 +33,11 @@ public final class RankMain {
             System.out.println(done.getMessage());
             System.out.flush();
             System.exit(0);
+        } catch (Throwable t) {
+            // as the JVM reports an exception out of main, but with the exit code of what failed (ExitCodes)
+            System.err.print("Exception in thread \"" + Thread.currentThread().getName() + "\" ");
+            t.printStackTrace();
+            System.exit(ExitCodes.of(t));
         }
     }
 

@@ -106,7 +106,7 @@ class DataParallelFleetTest {
         LaunchedJob job = LaunchedJob.run(work.resolve("stall"), 2, Map.of("FLEET_TIMEOUT", "3", "PROBE_STALL_RANK", "1"),
                 JOB_TIMEOUT, FleetProbe.class.getName(), out.toString(), "16", "1");
         assertNotEquals(0, job.exitCode(), job.describe());
-        assertTrue(job.stderr().contains("failed: rank 0 exited with code 1"), job.describe());
+        assertTrue(job.stderr().contains("failed: rank 0 exited with code 3 (a peer died or stalled)"), job.describe());
         String rank0 = Files.readString(job.logDir().resolve("workerlog.0"));
         assertTrue(rank0.contains("timed out after 3000 ms") && rank0.contains("ranks [1] did not take part"),
                 "the timeout names the rank that did not come:\n" + job.describe());

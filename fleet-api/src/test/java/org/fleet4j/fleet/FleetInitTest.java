@@ -91,7 +91,8 @@ class FleetInitTest {
         String master = "127.0.0.1:" + FreePorts.one();
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Fleet.init(
                 UserDefinedRoleMaker.oneHost(1, 2, master, "lonely"), new DistributedStrategy(), QUICK, log(), false, Map.of()));
-        assertTrue(e.getMessage().startsWith("no job token: a job of 2 ranks needs the same secret in every rank"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("no job token: a job of 2 processes needs the same secret in every process"),
+                e.getMessage());
     }
 
     @Test
@@ -102,6 +103,48 @@ class FleetInitTest {
         assertEquals("Fleet.init: this process is server 0 of 1 (127.0.0.1:7000) for 2 trainer(s) from test"
                 + " (TRAINING_ROLE=PSERVER), but the strategy's mode is collective; parameter servers need mode ps"
                 + " (set mode: ps in the strategy, e.g. bin/fleetrun --strategy ps.yaml)", e.getMessage());
+    }
+
+    @Test
+    void aTrainerOfAJobWithServersNeedsAStrategyOfModePs() {
+        Role trainer = Role.single().withServerEndpoints(List.of("127.0.0.1:7000"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Fleet.init(() -> trainer, new DistributedStrategy(), QUICK, log(), false, TOKEN));
+        assertEquals("Fleet.init: this process is " + trainer.describe() + " in a job with 1 parameter server(s)"
+                + " (PADDLE_PSERVERS_IP_PORT_LIST), but the strategy's mode is collective, which would train without"
+                + " them; set mode: ps in the strategy (e.g. bin/fleetrun --strategy ps.yaml), or start no servers",
+                e.getMessage());
+    }
+
+    @Test
+    void aTrainerOfModePsNeedsServers() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Fleet.init(Role::single, new DistributedStrategy().mode(Mode.PS), QUICK, log(), false, TOKEN));
+        assertEquals("Fleet.init: the strategy's mode is ps, but this process is " + Role.single().describe()
+                + " in a job without parameter servers; start the job with bin/fleetrun --server_num S --worker_num W,"
+                + " or set PADDLE_PSERVERS_IP_PORT_LIST", e.getMessage());
+    }
+
+    @Test
+    void aParameterServerJobWithoutATokenIsRefusedSayingHowToMakeOne() {
+        Role server = Role.server(0, List.of("127.0.0.1:7000"), 2, "ps", "Paddle launcher");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Fleet.init(() -> server,
+                new DistributedStrategy().mode(Mode.PS), QUICK, log(), false, Map.of()));
+        assertTrue(e.getMessage().startsWith("no job token: a job of 3 processes needs the same secret in every process"),
+                e.getMessage());
+        assertTrue(e.getMessage().contains(JobToken.HOW_TO_MAKE) && e.getMessage().contains("FLEET_INSECURE=1"), e.getMessage());
+    }
+
+    @Test
+    void insecureOptsOutOfTheTokenWithAWarning() {
+        Role server = Role.server(0, List.of("127.0.0.1:7000"), 2, "ps", "Paddle launcher");
+        try (Fleet fleet = Fleet.init(() -> server, new DistributedStrategy().mode(Mode.PS), QUICK, log(), false,
+                Map.of("FLEET_INSECURE", "1"))) {
+            assertTrue(fleet.isServer());
+        }
+        String printed = log.toString(StandardCharsets.UTF_8);
+        assertTrue(printed.contains("fleet: WARNING: FLEET_INSECURE=1: this job of 3 processes runs without a job token"),
+                printed);
     }
 
     @Test

@@ -273,7 +273,7 @@ class FleetRunProcessTest {
         long rank0 = pid("rank-0.pid", launcher);
         long server0 = pid("server-0.pid", launcher);
 
-        assertEquals(1, launcher.awaitExit(TEARDOWN_TIMEOUT.plus(Duration.ofSeconds(10))), launcher.stderr());
+        assertEquals(ExitCodes.PEER_FAILED, launcher.awaitExit(TEARDOWN_TIMEOUT.plus(Duration.ofSeconds(10))), launcher.stderr());
         String err = launcher.stderr();
         assertTrue(err.contains("fleetrun: server 0 (pid " + server0 + ") exited with code 0 while 1 rank(s) still ran;"
                 + " stopping the other 1 running rank(s)"), err);
@@ -301,10 +301,10 @@ class FleetRunProcessTest {
         long survivor1 = pid("rank-1.pid", launcher);
 
         int code = launcher.awaitExit(TEARDOWN_TIMEOUT.plus(Duration.ofSeconds(10)));
-        assertEquals(1, code, "an uncaught exception exits the JVM with 1: " + launcher.stderr());
+        assertEquals(ExitCodes.INTERNAL_ERROR, code, "an IllegalStateException out of main is a bug: " + launcher.stderr());
         String err = launcher.stderr();
         assertTrue(err.contains("fleetrun: rank 2 (pid "), err);
-        assertTrue(err.contains("exited with code 1; stopping the other 2 running rank(s)"), err);
+        assertTrue(err.contains("exited with code 1 (an internal error); stopping the other 2 running rank(s)"), err);
         assertTrue(err.contains("last 20 lines of " + work.resolve("log/workerlog.2")), err);
         assertTrue(err.contains("    Exception in thread \"main\" java.lang.IllegalStateException: probe failure on purpose in rank 2"), err);
         assertTrue(Await.gone(survivor0, Duration.ZERO) && Await.gone(survivor1, Duration.ZERO), "the other ranks are stopped before fleetrun exits");
@@ -319,7 +319,8 @@ class FleetRunProcessTest {
 
         ProcessHandle.of(rank1).orElseThrow().destroyForcibly();
 
-        assertEquals(128 + 9, launcher.awaitExit(TEARDOWN_TIMEOUT), launcher.stderr());
+        assertEquals(ExitCodes.PEER_FAILED, launcher.awaitExit(TEARDOWN_TIMEOUT), "a rank that a signal killed: "
+                + launcher.stderr());
         assertTrue(launcher.stderr().contains("rank 1 (pid " + rank1 + ") was killed by signal 9 (SIGKILL, exit code 137)"), launcher.stderr());
         assertTrue(launcher.stderr().contains("    hello from rank 1 of 2"), "log tail of the killed rank: " + launcher.stderr());
         assertTrue(Await.gone(rank0, Duration.ZERO), "rank 0 is stopped before fleetrun exits");

@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.stream.IntStream;
 import org.fleet4j.cluster.JobToken;
+import org.fleet4j.fleet.Fleet;
 
 /**
  * The launcher's job supervision ({@link Job}) run on a plan with parameter servers, which the command line does not
@@ -30,6 +31,6 @@ public final class ServerPlanLauncher {
                 Path.of(System.getProperty("java.home"), "bin", "java"), classpath,
                 JvmArgs.split("-XX:TieredStopAtLevel=1 -Xshare:auto -XX:+UseSerialGC -Xmx64m"), logDir, "ps-job", LogLevel.INFO,
                 null, CpuBinding.none("not bound (test)"), JobToken.random(), false);
-        System.exit(new Job(plan, System.out, System.err).run());
+        System.exit(new Job(plan, System.out, System.err, Fleet.timeout(System.getenv("FLEET_TIMEOUT"))).run());
     }
 }

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -43,18 +44,33 @@ final class FleetRunJob {
         return start(work, nproc, jvmArgs, List.of(), program, programArgs);
     }
 
+    /** As {@link #start(Path, int, List, String, String...)}, with {@code env} added to the launcher's environment. */
+    static FleetRunJob startWithEnvironment(Path work, int nproc, Map<String, String> env, List<String> launcherArgs,
+                                            String program, String... programArgs) throws IOException {
+        return start(work, nproc, "", env, launcherArgs, program, programArgs);
+    }
+
     private static FleetRunJob start(Path work, int nproc, String jvmArgs, List<String> launcherArgs, String program,
                                      String... programArgs)
             throws IOException {
+        return start(work, nproc, jvmArgs, Map.of(), launcherArgs, program, programArgs);
+    }
+
+    private static FleetRunJob start(Path work, int nproc, String jvmArgs, Map<String, String> env,
+                                     List<String> launcherArgs, String program, String... programArgs)
+            throws IOException {
         Files.createDirectories(work);
         Path logDir = work.resolve("log");
-        List<String> command = new ArrayList<>(List.of(FLEETRUN.toString(), "--nproc_per_node", "" + nproc,
+        // SIGINT at its default, as in a terminal (a test JVM started in the background may have it ignored, and so
+        // would the launcher); env execs bin/fleetrun, which execs java, so the pid is the launcher's
+        List<String> command = new ArrayList<>(List.of("env", "--default-signal=INT", FLEETRUN.toString(), "--nproc_per_node", "" + nproc,
                 "--log_dir", logDir.toString(), "--jvm_args", ("-XX:+UseSerialGC -Xmx512m " + jvmArgs).strip()));
         command.addAll(launcherArgs);
         command.add(program);
         command.addAll(List.of(programArgs));
         ProcessBuilder builder = new ProcessBuilder(command).directory(work.toFile());
         builder.environment().remove("CLASSPATH");
+        builder.environment().putAll(env);
         Process p = builder
                 .redirectOutput(work.resolve("launcher.out").toFile()).redirectError(work.resolve("launcher.err").toFile())
                 .start();

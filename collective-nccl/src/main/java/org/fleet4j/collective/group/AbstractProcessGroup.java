@@ -38,6 +38,8 @@ public abstract class AbstractProcessGroup implements ProcessGroup {
     private DeviceCommunicator device;
     private int deviceId;
     private long collectiveSeq;
+    /** The running operation's; operations run one at a time, and only the thread that runs one reads it. */
+    private StallWarning stall;
     private volatile CollectiveException broken;
     private volatile boolean closed;
 
@@ -87,6 +89,14 @@ public abstract class AbstractProcessGroup implements ProcessGroup {
     protected abstract void runSend(OpCall call, MemorySegment buffer, int dst);
 
     protected abstract void runRecv(OpCall call, MemorySegment buffer, int src);
+
+    /**
+     * The stall warning of the operation that the calling thread runs: a backend's waits for peers
+     * {@link StallWarning#check} it, so that a stalled peer is named long before the timeout.
+     */
+    protected StallWarning stallWarning() {
+        return stall;
+    }
 
     /** Called once, on the first failure: wake or disconnect peers so that they fail fast too. */
     protected abstract void abort(CollectiveException reason);
@@ -329,6 +339,7 @@ public abstract class AbstractProcessGroup implements ProcessGroup {
         if (b != null) {
             throw new CollectiveException(call + " on " + ctx + " not started: the group failed earlier: " + b.getMessage(), b);
         }
+        stall = new StallWarning(ctx, call, System.nanoTime());
         try {
             body.run();
         } catch (CollectiveException e) {

@@ -41,9 +41,14 @@ public final class ProcessGroups {
                 "ProcessGroups.init"), options);
     }
 
-    /** Opens the default group for {@code role}; the job token comes from FLEET_JOB_TOKEN or FLEET_JOB_TOKEN_FILE (a fresh one for a world of one). */
+    /**
+     * Opens the default group for {@code role}; the job token comes from FLEET_JOB_TOKEN or FLEET_JOB_TOKEN_FILE (a
+     * fresh one for a world of one; with FLEET_INSECURE=1, one derived from the role, with a warning).
+     */
     public static ProcessGroup init(Role role, GroupOptions options) {
-        return init(role, JobToken.fromEnvironment(System.getenv(), role.worldSize()), options);
+        System.Logger log = System.getLogger(ProcessGroups.class.getName());
+        return init(role, JobToken.fromEnvironment(System.getenv(), role.worldSize(), role.publicJobFacts(),
+                warning -> log.log(System.Logger.Level.WARNING, warning)), options);
     }
 
     /** Opens the default group for {@code role}; the store and the data ports admit only holders of {@code token}. */

@@ -234,6 +234,8 @@ public final class ShmProcessGroup extends AbstractProcessGroup {
                         + " ms in phase '" + phase + "': ranks " + laggards(offset - layout.ctrl(peer), target, peer)
                         + " did not take part");
             }
+            stallWarning().check(now, () -> "ranks " + laggards(offset - layout.ctrl(peer), target, peer) + " (phase '"
+                    + phase + "')");
         }
     }
 

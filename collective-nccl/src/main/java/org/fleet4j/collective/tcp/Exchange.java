@@ -7,6 +7,7 @@ import java.nio.channels.SocketChannel;
 import java.util.Arrays;
 import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.group.OpCall;
+import org.fleet4j.collective.group.StallWarning;
 import org.fleet4j.collective.reduce.Reductions;
 
 /**
@@ -34,6 +35,7 @@ final class Exchange {
     private final int from;
     private final int to;
     private final long deadline;
+    private final StallWarning stall;
     private final long fingerprintHigh;
     private final long fingerprintLow;
 
@@ -59,13 +61,17 @@ final class Exchange {
     private final ByteBuffer[] out = new ByteBuffer[2];
     private final ByteBuffer[] in = new ByteBuffer[2];
 
-    /** {@code from} and {@code to} are ranks, equal for two ranks, or -1 where there is nothing to receive or send. */
-    Exchange(TcpTransport transport, OpCall call, int from, int to, long deadline) {
+    /**
+     * {@code from} and {@code to} are ranks, equal for two ranks, or -1 where there is nothing to receive or send;
+     * {@code stall} warns when the operation waits long for them.
+     */
+    Exchange(TcpTransport transport, OpCall call, int from, int to, long deadline, StallWarning stall) {
         this.transport = transport;
         this.call = call;
         this.from = from;
         this.to = to;
         this.deadline = deadline;
+        this.stall = stall;
         this.fingerprintHigh = call.fingerprintHigh();
         this.fingerprintLow = call.fingerprintLow();
         out[0] = transport.sendHeader;
@@ -293,6 +299,10 @@ final class Exchange {
             throw new CollectiveException(call + " on " + transport.context() + " timed out after " + ms
                     + " ms sending to rank " + to + ", which stopped reading: ranks [" + to + "] did not take part");
         }
-        transport.awaitReady(wantRead ? from : -1, wantWrite ? to : -1, deadline - now);
+        stall.check(now, () -> wantRead ? "ranks [" + from + "] (waiting for their data)"
+                : "ranks [" + to + "] (which stopped reading what this rank sends)");
+        // wake for the warning if it comes before the deadline
+        transport.awaitReady(wantRead ? from : -1, wantWrite ? to : -1, Math.min(deadline - now, Math.max(1,
+                stall.nanosUntilDue(now))));
     }
 }

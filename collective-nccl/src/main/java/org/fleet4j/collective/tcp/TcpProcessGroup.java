@@ -81,7 +81,8 @@ public final class TcpProcessGroup extends AbstractProcessGroup {
     }
 
     private Exchange exchange(OpCall call, int from, int to) {
-        return new Exchange(transport, call, from, to, System.nanoTime() + ctx.options().timeout().toNanos());
+        return new Exchange(transport, call, from, to, System.nanoTime() + ctx.options().timeout().toNanos(),
+                stallWarning());
     }
 
     /** Ring exchange with the left neighbour's data coming in and this rank's going to the right. */

@@ -6,24 +6,17 @@ import java.util.concurrent.Callable;
 import org.fleet4j.core.tensor.Bytes;
 import org.fleet4j.core.tensor.OffHeapMemory;
 import org.fleet4j.fleet.DryRunFinished;
+import org.fleet4j.launch.ExitCodes;
 import picocli.CommandLine;
 
 /**
- * Runs a built-in program's command line the way every Fleet4J command behaves: a bad flag or bad input (a
- * missing or corrupt file, an impossible shape) prints one line naming the problem and exits 2; the stack trace
- * appears only with {@code --log_level debug} (or FLEET_LOG_LEVEL=debug).
+ * Runs a built-in program's command line the way every Fleet4J command behaves: a failure prints one line naming the
+ * problem and exits with its code of {@link ExitCodes} (2 for a bad flag or bad input such as a missing or corrupt
+ * file, 3 for a peer that died or stalled, 1 for a bug); the stack trace appears only with {@code --log_level debug}
+ * (or FLEET_LOG_LEVEL=debug).
  */
 public final class ProgramMain {
     private ProgramMain() {
-    }
-
-    /** Exceptions that mean "the user's input is wrong", as opposed to a bug or a failed peer. */
-    public static boolean isUserError(Throwable t) {
-        String n = t.getClass().getName();
-        return t instanceof IllegalArgumentException
-                || t instanceof java.nio.file.NoSuchFileException
-                || n.endsWith("DataFormatException") || n.endsWith("CheckpointException") || n.endsWith("OffHeapMemoryException")
-                || n.endsWith("IrException") || n.endsWith("StrategyException") || n.endsWith("ExecutionException");
     }
 
     public static int run(String name, Callable<Integer> command, String[] args) {
@@ -33,7 +26,7 @@ public final class ProgramMain {
         cl.setParameterExceptionHandler((ex, a) -> {
             err.println(name + ": " + ex.getMessage());
             err.println("Try '" + name + " --help' for the options.");
-            return 2;
+            return ExitCodes.BAD_INPUT;
         });
         cl.setExecutionExceptionHandler((ex, c, parsed) -> {
             if (ex instanceof DryRunFinished done) {
@@ -44,8 +37,10 @@ public final class ProgramMain {
             if (debug) {
                 ex.printStackTrace(err);
             }
-            err.println(name + ": " + describe(ex));
-            return isUserError(ex) || isUserError(rootCause(ex)) ? 2 : 1;
+            int code = ExitCodes.of(ex);
+            err.println(name + ": " + (code == ExitCodes.INTERNAL_ERROR ? "internal error: " + ex.getClass().getName() + ": "
+                    + describe(ex) + (debug ? "" : " (a bug; --log_level debug shows its stack trace)") : describe(ex)));
+            return code;
         });
         try {
             return cl.execute(args);
@@ -55,7 +50,7 @@ public final class ProgramMain {
                 e.printStackTrace(err);
             }
             err.println(name + ": " + outOfMemory(e));
-            return 2;
+            return ExitCodes.BAD_INPUT;
         }
     }
 
@@ -81,13 +76,6 @@ public final class ProgramMain {
         }
         String env = System.getenv("FLEET_LOG_LEVEL");
         return env != null && env.toLowerCase(Locale.ROOT).equals("debug");
-    }
-
-    private static Throwable rootCause(Throwable t) {
-        while (t.getCause() != null && t.getCause() != t) {
-            t = t.getCause();
-        }
-        return t;
     }
 
     private static String describe(Throwable t) {

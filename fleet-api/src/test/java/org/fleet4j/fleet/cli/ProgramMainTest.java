@@ -8,8 +8,11 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
+import org.fleet4j.collective.CollectiveException;
+import org.fleet4j.core.exec.ExecutionException;
 import org.fleet4j.core.tensor.OffHeapMemory;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.launch.ExitCodes;
 import org.fleet4j.launch.LogLevel;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine.Command;
@@ -17,7 +20,7 @@ import picocli.CommandLine.Mixin;
 
 /**
  * A program that cannot get its memory ends in one line and exit code 2, on the heap and off it; a bad --log_level is
- * a bad flag.
+ * a bad flag; an op whose collective timed out is a failed peer (3), not bad input; a bug is 1 and says so.
  */
 class ProgramMainTest {
     @Command(name = "heap")
@@ -45,6 +48,20 @@ class ProgramMainTest {
         @Override
         public Integer call() {
             return log.level() == LogLevel.WARN ? 0 : 1;
+        }
+    }
+
+    @Command(name = "failing")
+    static final class Failing implements Callable<Integer> {
+        private final RuntimeException failure;
+
+        Failing(RuntimeException failure) {
+            this.failure = failure;
+        }
+
+        @Override
+        public Integer call() {
+            throw failure;
         }
     }
 
@@ -88,5 +105,23 @@ class ProgramMainTest {
         assertTrue(r.err().contains("the off-heap limit is"), r.err());
         assertEquals(1, r.err().lines().count(), r.err());
         assertFalse(r.err().contains("\tat "), r.err());
+    }
+
+    @Test
+    void anOpWhoseCollectiveTimedOutIsAFailedPeer() {
+        Result r = run(new Failing(new ExecutionException("op #7 c_allreduce failed: allreduce #3 timed out",
+                new CollectiveException("allreduce #3 on group 'default' timed out after 6000 ms: ranks [1] did not"
+                        + " take part"))));
+        assertEquals(ExitCodes.PEER_FAILED, r.code(), r.err());
+        assertEquals("prog: op #7 c_allreduce failed: allreduce #3 timed out\n", r.err());
+    }
+
+    @Test
+    void aBadFeedIsBadInputAndABugIsAnInternalError() {
+        assertEquals(ExitCodes.BAD_INPUT, run(new Failing(new ExecutionException("feed 'x' has shape [2]"))).code());
+        Result bug = run(new Failing(new ExecutionException("op #2 relu failed: null", new NullPointerException("x"))));
+        assertEquals(ExitCodes.INTERNAL_ERROR, bug.code(), bug.err());
+        assertEquals("prog: internal error: org.fleet4j.core.exec.ExecutionException: op #2 relu failed: null (a bug;"
+                + " --log_level debug shows its stack trace)\n", bug.err());
     }
 }

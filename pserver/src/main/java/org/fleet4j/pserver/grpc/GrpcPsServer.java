@@ -16,7 +16,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.fleet4j.cluster.TcpStore;
 import org.fleet4j.pserver.table.TableShard;
-import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
 import org.fleet4j.pserver.transport.Sessions;
@@ -99,8 +98,10 @@ final class GrpcPsServer implements PsServer {
         try {
             return new GrpcPsServer(protocol, shard, options, dataPort);
         } catch (IOException e) {
-            throw new PsException("parameter server " + shard.server() + " cannot listen on " + options.endpoint()
-                    + ": " + e.getMessage() + " (is the port taken? give another one, or port 0 for a free one)", e);
+            // a port taken is bad configuration (exit code 2), not a failed peer
+            throw new IllegalArgumentException("parameter server " + shard.server() + " cannot listen on "
+                    + options.endpoint() + ": " + e.getMessage() + " (is the port taken? give another one, or port 0 for"
+                    + " a free one)", e);
         }
     }
 

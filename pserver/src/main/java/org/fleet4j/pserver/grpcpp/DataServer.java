@@ -24,7 +24,6 @@ import org.fleet4j.cluster.RateLimitedLog;
 import org.fleet4j.pserver.grpc.DataPort;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.CallProof;
-import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.Sessions;
 
 /**
@@ -77,9 +76,10 @@ final class DataServer implements DataPort, AutoCloseable {
             listener = bootstrap.bind(new InetSocketAddress(host, port)).syncUninterruptibly().channel();
         } catch (RuntimeException e) {
             stopLoops();
-            throw new PsException("parameter server " + controlEndpoint.get() + " cannot listen for grpc++ data on "
-                    + host + ":" + port + ": " + e.getMessage() + " (is the port taken? fix .endpoint_map, or give"
-                    + " port 0 for a free one)", e);
+            // a port taken is bad configuration (exit code 2), not a failed peer
+            throw new IllegalArgumentException("parameter server " + controlEndpoint.get() + " cannot listen for grpc++"
+                    + " data on " + host + ":" + port + ": " + e.getMessage() + " (is the port taken by another process?"
+                    + " give the server a free data port in .endpoint_map)", e);
         }
         endpoint = host + ":" + ((InetSocketAddress) listener.localAddress()).getPort();
     }

@@ -5,7 +5,6 @@ import java.util.Map;
 import org.fleet4j.pserver.grpc.GrpcTransport;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.PsConnection;
-import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
 import org.fleet4j.pserver.transport.PsTransport;
@@ -94,9 +93,9 @@ public final class GrpcppTransport implements PsTransport {
         if (data == null && PROTOCOL.equals(protocol)) {
             // a server of another protocol is named as such (Hello on the control port) before the missing data port
             GrpcTransport.connectControl(protocol, endpoint, options).calls().close();
-            throw new PsException("no grpc++ data port is known for parameter server " + endpoint + " (" + m.source()
-                    + "); list it in " + EndpointMap.FILE + " as " + endpoint + "=HOST:DATA_PORT, or start the job"
-                    + " with bin/fleetrun, which publishes " + EndpointMap.ENV);
+            throw new IllegalArgumentException("no grpc++ data port is known for parameter server " + endpoint + " ("
+                    + m.source() + "); list it in " + EndpointMap.FILE + " as " + endpoint + "=HOST:DATA_PORT, or start"
+                    + " the job with bin/fleetrun, which publishes " + EndpointMap.ENV);
         }
         return GrpcppConnection.open(protocol, endpoint, data, options, settings, overlapPushes);
     }

@@ -57,7 +57,7 @@ public interface PsTransport {
             }
             known.append(known.isEmpty() ? "" : ", ").append(t.protocol());
         }
-        throw new PsException("no parameter-server transport for protocol '" + protocol + "'; registered: ["
+        throw new IllegalArgumentException("no parameter-server transport for protocol '" + protocol + "'; registered: ["
                 + known + "]");
     }
 }

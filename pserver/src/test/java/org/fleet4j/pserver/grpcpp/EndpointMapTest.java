@@ -52,4 +52,45 @@ class EndpointMapTest {
         assertEquals(dir.resolve(".endpoint_map").toString(), map.source());
         assertEquals(Optional.empty(), EndpointMap.discover(dir.resolve("none"), Map.of()).dataEndpoint("h:2"));
     }
+
+    @Test
+    void aDataPortOfZeroIsRefusedNamingTheLine() {
+        assertEquals("/w/.endpoint_map line 2: 'h:2=h:0' maps the server to data port 0 (any free port), which its"
+                + " workers cannot know; give it a fixed free port", assertThrows(IllegalArgumentException.class,
+                () -> EndpointMap.parse(List.of("h:1=h:100", "h:2=h:0"), "/w/.endpoint_map")).getMessage());
+    }
+
+    @Test
+    void twoServersOnOneDataPortAreRefusedNamingBothLines() {
+        assertEquals("/w/.endpoint_map lines 1 and 3: servers h:1 and h:2 both map to data endpoint h:100; give each"
+                + " server a data port of its own", assertThrows(IllegalArgumentException.class,
+                () -> EndpointMap.parse(List.of("h:1=h:100", "# second", "h:2=h:100"), "/w/.endpoint_map")).getMessage());
+    }
+
+    @Test
+    void aDataPortOnAServersControlEndpointIsRefusedNamingBothLines() {
+        assertEquals("/w/.endpoint_map lines 1 and 2: data endpoint h:2 of server h:1 is the control endpoint of server"
+                + " h:2; give each server a data port that no other port of the job uses", assertThrows(
+                IllegalArgumentException.class, () -> EndpointMap.parse(List.of("h:1=h:2", "h:2=h:200"),
+                        "/w/.endpoint_map")).getMessage());
+        assertEquals("/w/.endpoint_map line 1: data endpoint h:1 of server h:1 is its own control endpoint; give it a"
+                + " data port of its own", assertThrows(IllegalArgumentException.class,
+                () -> EndpointMap.parse(List.of("h:1=h:1"), "/w/.endpoint_map")).getMessage());
+    }
+
+    @Test
+    void aDataPortThatAnotherProcessOfTheJobUsesIsRefusedNamingTheLine() {
+        EndpointMap map = EndpointMap.parse(List.of("h:1=h:100", "h:2=h:300"), "/w/.endpoint_map");
+        map.checkFree(Map.of("h:301", "rank 0's endpoint"));
+        assertEquals("/w/.endpoint_map line 2: data endpoint h:300 of server h:2 is rank 1's endpoint; give the server"
+                + " a data port that no other port of the job uses", assertThrows(IllegalArgumentException.class,
+                () -> map.checkFree(Map.of("h:300", "rank 1's endpoint"))).getMessage());
+    }
+
+    @Test
+    void thePublishedMapIsCheckedLikeTheFile() {
+        assertEquals(EndpointMap.ENV + " entries 1 and 2: servers h:1 and h:2 both map to data endpoint h:9; give each"
+                + " server a data port of its own", assertThrows(IllegalArgumentException.class,
+                () -> EndpointMap.discover(dir, Map.of(EndpointMap.ENV, "h:1=h:9,h:2=h:9"))).getMessage());
+    }
 }

@@ -194,7 +194,8 @@ class GrpcppFaultTest {
                     + " 127.0.0.1:" + nobody + ", thread 0): nobody listens on the grpc++ data port 127.0.0.1:"
                     + nobody), e.getMessage());
             GrpcppTransport unmapped = new GrpcppTransport(EndpointMap.empty(), null, TWO_THREADS);
-            PsException none = assertThrows(PsException.class, () -> unmapped.connect(server.endpoint(), options));
+            IllegalArgumentException none = assertThrows(IllegalArgumentException.class,
+                    () -> unmapped.connect(server.endpoint(), options));
             assertTrue(none.getMessage().startsWith("no grpc++ data port is known for parameter server "
                     + server.endpoint()), none.getMessage());
         }
