@@ -8,7 +8,7 @@ import jdk.incubator.vector.VectorSpecies;
  * A stride-1 convolution computed straight from a zero-padded copy of each image, without an im2col matrix: on the
  * padded grid (Hp x Wp) the tap (ky, kx) of output position q = oy Wp + ox reads padded pixel q + ky dh Wp + kx dw, so
  * for one channel every tap reads a contiguous stretch of the padded image at its own offset. Output positions are
- * taken in tiles of 3 vectors, filters in blocks of {@link #FILTERS}; the micro-kernel keeps the 8 x 3 vector sums in
+ * taken in tiles of 3 vectors (the last one or two vectors of an image alone), filters in blocks of {@link #FILTERS}; the micro-kernel keeps the 8 x 3 vector sums in
  * registers and, for each (channel, tap), loads 3 vectors of pixels and broadcasts 8 weights (24 FMAs for 11 loads).
  * The positions ox >= ow of each padded row are computed and dropped (Wp / ow more work, 2 / 30 for a 28-wide 3x3 with
  * padding 1). This is conv2d's forward, and, applied to the output gradient with the flipped filter, its input
@@ -88,10 +88,9 @@ final class DirectConvolution {
             return paddedW() - dw * (kw - 1);
         }
 
-        /** Positions computed per image: whole padded rows, rounded up to whole tiles. */
+        /** Positions computed per image: whole padded rows, rounded up to whole vectors. */
         int positions() {
-            int tile = VECTORS * L;
-            return (oh() * paddedW() + tile - 1) / tile * tile;
+            return (oh() * paddedW() + L - 1) / L * L;
         }
 
         /** Floats of one channel of the padded copy: the image, and the reach of the last tile's farthest tap. */
@@ -173,8 +172,12 @@ final class DirectConvolution {
         for (int b = 0; b < s.blocks(); b++) {
             int weights = b * FILTERS * k;
             int outBase = b * FILTERS * positions;
-            for (int q = 0; q < positions; q += VECTORS * L) {
+            int q = 0;
+            for (; q + VECTORS * L <= positions; q += VECTORS * L) {
                 tile(padded, offsets, k, packed, weights, q, out, outBase + q, positions);
+            }
+            for (; q < positions; q += L) {
+                tileOfOneVector(padded, offsets, k, packed, weights, q, out, outBase + q, positions);
             }
         }
         int oh = s.oh();
@@ -266,5 +269,32 @@ final class DirectConvolution {
         a70.intoArray(out, o + 7 * positions);
         a71.intoArray(out, o + 7 * positions + L);
         a72.intoArray(out, o + 7 * positions + 2 * L);
+    }
+
+    /** As {@link #tile} for the 8 filters and one vector of positions: an image's last positions. */
+    private static void tileOfOneVector(float[] padded, int[] offsets, int k, float[] packed, int weights, int q,
+                                        float[] out, int o, int positions) {
+        FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+        int wi = weights;
+        for (int i = 0; i < k; i++) {
+            FloatVector x0 = FloatVector.fromArray(S, padded, q + offsets[i]);
+            a0 = x0.fma(FloatVector.broadcast(S, packed[wi]), a0);
+            a1 = x0.fma(FloatVector.broadcast(S, packed[wi + 1]), a1);
+            a2 = x0.fma(FloatVector.broadcast(S, packed[wi + 2]), a2);
+            a3 = x0.fma(FloatVector.broadcast(S, packed[wi + 3]), a3);
+            a4 = x0.fma(FloatVector.broadcast(S, packed[wi + 4]), a4);
+            a5 = x0.fma(FloatVector.broadcast(S, packed[wi + 5]), a5);
+            a6 = x0.fma(FloatVector.broadcast(S, packed[wi + 6]), a6);
+            a7 = x0.fma(FloatVector.broadcast(S, packed[wi + 7]), a7);
+            wi += FILTERS;
+        }
+        a0.intoArray(out, o);
+        a1.intoArray(out, o + positions);
+        a2.intoArray(out, o + 2 * positions);
+        a3.intoArray(out, o + 3 * positions);
+        a4.intoArray(out, o + 4 * positions);
+        a5.intoArray(out, o + 5 * positions);
+        a6.intoArray(out, o + 6 * positions);
+        a7.intoArray(out, o + 7 * positions);
     }
 }
