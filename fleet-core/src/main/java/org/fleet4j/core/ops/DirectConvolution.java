@@ -23,6 +23,8 @@ final class DirectConvolution {
     private static final int VECTORS = 3;
 
     private float[] padded = new float[0];
+    /** The shape whose zero padding {@link #padded} holds. */
+    private Shape paddedFor;
     private float[] packed = new float[0];
     private float[] out = new float[0];
     /** For each (channel, tap): where its pixel of output position 0 lies in the padded copy. */
@@ -134,28 +136,28 @@ final class DirectConvolution {
 
     /** y (image n of [n, f, oh, ow]) = the convolution of image n of x ([n, c, h, w]) with the packed filter. */
     private void run(Shape s, MemorySegment x, int n, MemorySegment y) {
-        int hp = s.paddedH();
         int wp = s.paddedW();
         int stride = s.planeStride();
         int positions = s.positions();
         if (padded.length < s.c() * stride) {
             padded = new float[s.c() * stride];
+            paddedFor = null;
         }
         if (out.length < s.blocks() * FILTERS * positions) {
             out = new float[s.blocks() * FILTERS * positions];
         }
+        if (!s.equals(paddedFor)) {
+            // the padding is written once per shape: the image rows below never touch it
+            java.util.Arrays.fill(padded, 0f);
+            paddedFor = s;
+        }
         long image = (long) n * s.c() * s.h() * s.w();
         for (int ci = 0; ci < s.c(); ci++) {
-            int plane = ci * stride;
-            java.util.Arrays.fill(padded, plane, plane + s.padTop() * wp, 0f);
+            int plane = ci * stride + s.padTop() * wp + s.padLeft();
             for (int iy = 0; iy < s.h(); iy++) {
-                int row = plane + (iy + s.padTop()) * wp;
-                java.util.Arrays.fill(padded, row, row + s.padLeft(), 0f);
-                MemorySegment.copy(x, F32.F, (image + (long) ci * s.h() * s.w() + (long) iy * s.w()) * Float.BYTES,
-                        padded, row + s.padLeft(), s.w());
-                java.util.Arrays.fill(padded, row + s.padLeft() + s.w(), row + wp, 0f);
+                MemorySegment.copy(x, F32.F, (image + ((long) ci * s.h() + iy) * s.w()) * Float.BYTES,
+                        padded, plane + iy * wp, s.w());
             }
-            java.util.Arrays.fill(padded, plane + (s.h() + s.padTop()) * wp, plane + stride, 0f);
         }
         int taps = s.kh() * s.kw();
         int k = s.c() * taps;
