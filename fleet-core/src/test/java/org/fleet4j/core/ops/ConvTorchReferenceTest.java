@@ -70,9 +70,9 @@ class ConvTorchReferenceTest {
                 .add("conv_pointwise", conv(15, s(5, 8, 6, 6), s(16, 8, 1, 1)), "F.conv2d(Input, Filter)")
                 .add("conv_pointwise_stride2", conv(16, s(4, 8, 7, 7), s(16, 8, 1, 1)).attr("strides", new int[]{2, 2}),
                         "F.conv2d(Input, Filter, stride=2)")
-                .add("conv_lenet_c1", conv(17, s(8, 1, 28, 28), s(6, 1, 5, 5)).attr("paddings", new int[]{2, 2}),
+                .add("conv_lenet_c1", conv(17, s(4, 1, 28, 28), s(6, 1, 5, 5)).attr("paddings", new int[]{2, 2}),
                         "F.conv2d(Input, Filter, padding=2)")
-                .add("conv_resnet_down", conv(19, s(16, 16, 14, 14), s(32, 16, 3, 3)).attr("strides", new int[]{2, 2})
+                .add("conv_resnet_down", conv(19, s(4, 16, 14, 14), s(32, 16, 3, 3)).attr("strides", new int[]{2, 2})
                         .attr("paddings", new int[]{1, 1}), "F.conv2d(Input, Filter, stride=2, padding=1)")
                 .add("depthwise", conv(ConvOps.DEPTHWISE_CONV2D, 21, s(3, 4, 8, 7), s(8, 1, 3, 3)).attr("groups", 4)
                         .attr("paddings", new int[]{1, 1}), "F.conv2d(Input, Filter, padding=1, groups=4)")
