@@ -60,6 +60,21 @@ class FuseBnActPassTest {
     }
 
     @Test
+    void nchwBatchNormAfterAConvTrainsExactlyAsUnfused() {
+        Program main = new Program().setRandomSeed(9);
+        Program startup = new Program();
+        Layers nn = new Layers(main, startup);
+        Var x = nn.reshape(nn.data("x", DType.F32, -1, 8), -1, 2, 2, 2);
+        Var y = nn.data("y", DType.I64, -1, 1);
+        Var h = nn.relu(nn.batchNorm(nn.conv2d(x, 3, 3, 1, 1, null), false));
+        Var loss = nn.mean(nn.softmaxWithCrossEntropy(nn.fc(h, 3, null), y));
+        new Momentum(0.05, 0.9f).minimize(loss);
+        Program fused = pass.apply(main).program();
+        assertEquals(1, Nets.count(fused, FusedBnActOp.TYPE));
+        Same.runs(Nets.train(main, startup, loss.name(), 10), Nets.train(fused, startup, loss.name(), 10), 1e-6f);
+    }
+
+    @Test
     void batchNormFollowedByAnotherActivationIsLeftAlone() {
         Built b = net(false);
         PassResult r = pass.apply(b.main());

@@ -30,6 +30,29 @@ class SyncBatchNormPassTest {
         return new Nets.Net(main, startup, loss.name());
     }
 
+    /** x [-1, 8] as [N, 2, 2, 2] -> conv2d 3 filters 3x3 -> batch_norm over N, H, W -> relu -> fc 3, SGD. */
+    static Nets.Net convBnNet() {
+        StandInAllreduce.register();
+        Program main = new Program().setRandomSeed(9);
+        Program startup = new Program();
+        Layers nn = new Layers(main, startup);
+        Var x = nn.reshape(nn.data("x", DType.F32, -1, 8), -1, 2, 2, 2);
+        Var y = nn.data("y", DType.I64, -1, 1);
+        Var h = nn.relu(nn.batchNorm(nn.conv2d(x, 3, 3, 1, 1, null), false));
+        Var loss = nn.mean(nn.softmaxWithCrossEntropy(nn.fc(h, 3, null), y));
+        new SGD(0.2).minimize(loss);
+        return new Nets.Net(main, startup, loss.name());
+    }
+
+    @Test
+    void twoEqualRanksNormaliseAsOneOverBatchAndPixels() {
+        Nets.Net net = convBnNet();
+        PassResult r = pass.apply(net.main());
+        assertEquals(1, Nets.count(r.program(), SyncBatchNormOps.APPLY), r.notes().toString());
+        Same.runs(Nets.train(net.main(), net.startup(), net.loss(), 8), Nets.train(r.program(), net.startup(), net.loss(), 8),
+                2e-5f);
+    }
+
     @Test
     void statisticsAndTheirGradientSumsAreAllreducedAroundTheNormalisation() {
         PassResult r = pass.apply(bnNet(false).main());

@@ -19,8 +19,10 @@ import org.fleet4j.core.tensor.Tensor;
 /**
  * A model's weights as a PyTorch {@code state_dict} saved with safetensors, for a PyTorch model made of the same layers
  * in the same order: {@code nn.Linear} for fc (its weight is {@code [out, in]}, fc's {@code [in, out]}: transposed
- * both ways), {@code nn.Embedding} for embedding, {@code nn.BatchNorm1d} for batch_norm (weight, bias, running_mean,
- * running_var). The layers are found in the program's ops, in order, and paired with the PyTorch module names given
+ * both ways), {@code nn.Conv2d} for conv2d and depthwise_conv2d and {@code nn.ConvTranspose2d} for conv2d_transpose
+ * (the same weight layouts; the bias is the parameter of the {@code elementwise_add} that follows), {@code nn.Embedding}
+ * for embedding, {@code nn.BatchNorm1d} and {@code nn.BatchNorm2d} for batch_norm (weight, bias, running_mean,
+ * running_var), {@code nn.GroupNorm} for group_norm (weight, bias). The layers are found in the program's ops, in order, and paired with the PyTorch module names given
  * (e.g. "0", "2" for an {@code nn.Sequential}, or "fc1", "fc2"). Weights of no such layer keep their own names.
  */
 public final class TorchStateDict {
@@ -44,7 +46,7 @@ public final class TorchStateDict {
         TorchStateDict d = new TorchStateDict(program);
         List<String> found = d.findLayers(torchModules);
         if (found.size() != torchModules.size()) {
-            throw new IllegalArgumentException("the program has " + found.size() + " fc, embedding and batch_norm layers "
+            throw new IllegalArgumentException("the program has " + found.size() + " fc, conv, embedding and norm layers "
                     + found + " but " + torchModules.size() + " PyTorch modules were named " + torchModules
                     + "; name one PyTorch module per layer, in the program's order");
         }
@@ -55,7 +57,7 @@ public final class TorchStateDict {
     private List<String> findLayers(List<String> modules) {
         Block b = program.globalBlock();
         List<String> found = new ArrayList<>();
-        Map<String, String> biasOfMatmulOut = new HashMap<>();
+        Map<String, String> biasOfLayerOut = new HashMap<>();
         for (Op op : b.ops()) {
             String module = found.size() < modules.size() ? modules.get(found.size()) : null;
             switch (op.type()) {
@@ -65,14 +67,26 @@ public final class TorchStateDict {
                         found.add("fc " + w);
                         pair(module, "weight", w);
                         linearWeights.add(w);
-                        biasOfMatmulOut.put(op.out("Out"), module);
+                        biasOfLayerOut.put(op.out("Out"), module);
                     }
                 }
                 case "elementwise_add" -> {
-                    String owner = biasOfMatmulOut.get(op.in("X"));
+                    String owner = biasOfLayerOut.get(op.in("X"));
                     if (owner != null && isParameter(op.in("Y"))) {
                         pair(owner, "bias", op.in("Y"));
                     }
+                }
+                case "conv2d", "depthwise_conv2d", "conv2d_transpose" -> {
+                    if (isParameter(op.in("Filter"))) {
+                        found.add(op.type() + " " + op.in("Filter"));
+                        pair(module, "weight", op.in("Filter"));
+                        biasOfLayerOut.put(op.out("Output"), module);
+                    }
+                }
+                case "group_norm" -> {
+                    found.add("group_norm " + op.in("Scale"));
+                    pair(module, "weight", op.in("Scale"));
+                    pair(module, "bias", op.in("Bias"));
                 }
                 case "lookup_table" -> {
                     found.add("embedding " + op.in("W"));

@@ -19,7 +19,7 @@ import org.fleet4j.core.tensor.DType;
  * Var loss = nn.mean(nn.softmaxWithCrossEntropy(logits, y));
  * </pre>
  * Default parameter names: each layer call takes the prefix {@code <layer>_<n>} ({@code fc_0}, {@code fc_1}, ...,
- * {@code embedding_0}, {@code batch_norm_0}), where n counts from 0 the earlier calls of that kind in the same main
+ * {@code embedding_0}, {@code batch_norm_0}, {@code conv2d_0}, {@code group_norm_0}), where n counts from 0 the earlier calls of that kind in the same main
  * program that took a default name, and names its weight {@code <prefix>.w_0} and its bias {@code <prefix>.b_0};
  * batch norm's running mean and variance are {@code <prefix>.w_1} and {@code <prefix>.w_2}. A layer given a name
  * (Paddle's {@code fc(..., name=...)}) takes it as its prefix and no number; a {@link ParamAttr} name replaces one
@@ -119,10 +119,20 @@ public final class Layers {
 
     /** Appends one op whose outputs are fresh temporaries; returns them in slot order. */
     public Var[] op(String type, Map<String, List<String>> inputs, List<String> outSlots, Map<String, Object> attrs) {
+        return op(type, type, inputs, outSlots, attrs);
+    }
+
+    /**
+     * As {@link #op(String, Map, List, Map)}, the temporaries named {@code <tempPrefix>_<n>}: a layer whose op type is
+     * also its parameters' default prefix (conv2d, group_norm) takes another, so that its temporaries do not use up the
+     * numbers of the default-named layers.
+     */
+    private Var[] op(String type, String tempPrefix, Map<String, List<String>> inputs, List<String> outSlots,
+                     Map<String, Object> attrs) {
         Map<String, List<String>> outs = new LinkedHashMap<>();
         Var[] vars = new Var[outSlots.size()];
         for (int i = 0; i < vars.length; i++) {
-            vars[i] = block().createTemp(type);
+            vars[i] = block().createTemp(tempPrefix);
             outs.put(outSlots.get(i), List.of(vars[i].name()));
         }
         block().appendOp(type, inputs, outs, attrs);
@@ -349,5 +359,106 @@ public final class Layers {
 
     public Var batchNorm(Var x, boolean isTest) {
         return batchNorm(x, isTest, 0.9f, 1e-5f);
+    }
+
+    /**
+     * A 2-D convolution of NCHW x with numFilters square filters (Paddle's {@code conv2d}): stride and zero padding
+     * on every side, a bias per filter, then act (null for none). See {@link #conv2d(Var, int, int[], int[], int[],
+     * String, int[], int, String, String, ParamAttr, ParamAttr)}.
+     */
+    public Var conv2d(Var x, int numFilters, int filterSize, int stride, int padding, String act) {
+        return conv2d(x, numFilters, filterSize, stride, padding, 1, 1, act, true);
+    }
+
+    /** As {@link #conv2d(Var, int, int, int, int, String)} with dilation and groups, and without a bias if not bias. */
+    public Var conv2d(Var x, int numFilters, int filterSize, int stride, int padding, int dilation, int groups,
+                      String act, boolean bias) {
+        return conv2d(x, numFilters, new int[]{filterSize, filterSize}, new int[]{stride, stride},
+                new int[]{padding, padding}, "EXPLICIT", new int[]{dilation, dilation}, groups, act, null,
+                ParamAttr.DEFAULT, bias ? ParamAttr.DEFAULT : null);
+    }
+
+    /**
+     * Paddle's {@code conv2d} in full: filterSize, stride and dilation [h, w]; padding [h, w] or [top, bottom, left,
+     * right], used when paddingAlgorithm is EXPLICIT (SAME and VALID decide it themselves). The filter is
+     * {@code <prefix>.w_0} [numFilters, channels / groups, kh, kw] (PyTorch's Conv2d layout), Kaiming-normal as Paddle
+     * initialises it, and the bias {@code <prefix>.b_0} [numFilters], zeros, added with {@code elementwise_add}
+     * (axis 1) as Paddle does; a null {@code bias} (Paddle's bias_attr=False) adds none. groups equal to the channels,
+     * with numFilters a multiple of them, makes a {@code depthwise_conv2d}.
+     */
+    public Var conv2d(Var x, int numFilters, int[] filterSize, int[] stride, int[] padding, String paddingAlgorithm,
+                      int[] dilation, int groups, String act, String name, ParamAttr weight, ParamAttr bias) {
+        long[] xs = x.shape();
+        if (xs.length != 4 || xs[1] < 1) {
+            throw new IrException("conv2d layer: input " + x.name() + " " + java.util.Arrays.toString(xs)
+                    + " must be NCHW with known channels; reshape [N, C*H*W] data to [N, C, H, W] first");
+        }
+        long c = xs[1];
+        if (groups < 1 || c % groups != 0 || numFilters % groups != 0) {
+            throw new IrException("conv2d layer: groups " + groups + " must divide the input's " + c
+                    + " channels and the " + numFilters + " filters");
+        }
+        String prefix = prefix("conv2d", name, weight.name(), bias == null ? "" : bias.name());
+        Var w = createParameter(weight, prefix + ".w_0", x.dtype(),
+                new long[]{numFilters, c / groups, filterSize[0], filterSize[1]}, Initializer.kaimingNormal());
+        boolean depthwise = groups > 1 && groups == c && numFilters % c == 0;
+        Var y = op(depthwise ? "depthwise_conv2d" : "conv2d", "conv2d.tmp",
+                Map.of("Input", List.of(x.name()), "Filter", List.of(w.name())), List.of("Output"),
+                Map.of("strides", stride, "paddings", padding, "padding_algorithm", paddingAlgorithm,
+                        "dilations", dilation, "groups", groups))[0];
+        if (bias != null) {
+            Var b = createParameter(bias, prefix + ".b_0", x.dtype(), new long[]{numFilters}, Initializer.constant(0f));
+            y = op("elementwise_add", Map.of("X", List.of(y.name()), "Y", List.of(b.name())), List.of("Out"),
+                    Map.of("axis", 1))[0];
+        }
+        return act == null ? y : activation(act, y);
+    }
+
+    /** Paddle's {@code pool2d}: max or avg ("max", "avg") over square windows with a stride and zero padding. */
+    public Var pool2d(Var x, int poolSize, String poolType, int poolStride, int poolPadding) {
+        return pool2d(x, new int[]{poolSize, poolSize}, poolType, new int[]{poolStride, poolStride},
+                new int[]{poolPadding, poolPadding}, false, false, true);
+    }
+
+    /**
+     * Paddle's {@code pool2d} in full: poolSize and poolStride [h, w], poolPadding [h, w] or [top, bottom, left,
+     * right]; globalPooling pools each channel to 1 x 1, ceilMode keeps a last partial window, exclusive averages over
+     * the window's unpadded pixels only.
+     */
+    public Var pool2d(Var x, int[] poolSize, String poolType, int[] poolStride, int[] poolPadding,
+                      boolean globalPooling, boolean ceilMode, boolean exclusive) {
+        return unary("pool2d", x, Map.of("pooling_type", poolType, "ksize", poolSize, "strides", poolStride,
+                "paddings", poolPadding, "global_pooling", globalPooling, "ceil_mode", ceilMode,
+                "exclusive", exclusive));
+    }
+
+    /** Adaptive max or avg pooling to outputSize [h, w] (PyTorch's adaptive_avg_pool2d, adaptive_max_pool2d). */
+    public Var adaptivePool2d(Var x, int[] outputSize, String poolType) {
+        return unary("pool2d", x, Map.of("pooling_type", poolType, "ksize", outputSize, "adaptive", true));
+    }
+
+    /** Group normalisation of NCHW x over groups of channels (Paddle's {@code group_norm}), epsilon 1e-5. */
+    public Var groupNorm(Var x, int groups) {
+        return groupNorm(x, groups, 1e-5f, null, null, ParamAttr.DEFAULT, ParamAttr.DEFAULT);
+    }
+
+    /**
+     * As {@link #groupNorm(Var, int)} with epsilon, act (null for none), the layer's name and the attributes of its
+     * scale {@code <prefix>.w_0} (ones) and bias {@code <prefix>.b_0} (zeros), one value per channel.
+     */
+    public Var groupNorm(Var x, int groups, float epsilon, String act, String name, ParamAttr scaleAttr,
+                         ParamAttr biasAttr) {
+        long c = x.shape().length >= 2 ? x.shape()[1] : -1;
+        if (c < 1) {
+            throw new IrException("group_norm layer: input " + x.name() + " " + java.util.Arrays.toString(x.shape())
+                    + " must be [N, C, ...] with known channels");
+        }
+        String prefix = prefix("group_norm", name, scaleAttr.name(), biasAttr.name());
+        Var scale = createParameter(scaleAttr, prefix + ".w_0", x.dtype(), new long[]{c}, Initializer.constant(1f));
+        Var bias = createParameter(biasAttr, prefix + ".b_0", x.dtype(), new long[]{c}, Initializer.constant(0f));
+        Var y = op("group_norm", "group_norm.tmp", Map.of("X", List.of(x.name()), "Scale", List.of(scale.name()),
+                "Bias", List.of(bias.name())), List.of("Y", "Mean", "Variance"),
+                Map.of("groups", groups, "epsilon", epsilon))[0];
+        return act == null ? y : activation(act, y);
     }
 }

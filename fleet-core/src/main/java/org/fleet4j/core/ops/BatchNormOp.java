@@ -4,6 +4,7 @@ import com.google.auto.service.AutoService;
 import java.util.ArrayList;
 import java.util.List;
 import org.fleet4j.core.ir.AttrType;
+import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
 
@@ -14,7 +15,8 @@ import org.fleet4j.core.tensor.Tensor;
  * and VarianceOut are the Mean and Variance vars) as Paddle does: running = momentum * running +
  * (1 - momentum) * batch, with the biased batch variance. Test mode uses the running statistics and changes
  * nothing. SavedMean and SavedVariance hold the mean and the inverse standard deviation that were used, for
- * the gradient.
+ * the gradient. The loops are {@link ChannelLayout}'s, the arithmetic {@link BatchNormalisation}'s (shared with the sync
+ * batch norm ops).
  */
 @AutoService(OpLibrary.class)
 public final class BatchNormOp implements OpLibrary {
@@ -44,7 +46,10 @@ public final class BatchNormOp implements OpLibrary {
     }
 
     private static void inferShape(InferContext ctx) {
-        ctx.requireFloat("X");
+        if (ctx.dtype("X") != DType.F32) {
+            throw ctx.fail("X must be float32 (the CPU kernel is float32; AMP keeps batch_norm in float32), is "
+                    + ctx.dtype("X").displayName());
+        }
         long[] x = ctx.shape("X");
         String layout = ctx.op().stringAttr("data_layout");
         if (!layout.equals("NCHW") && !layout.equals("NHWC")) {
@@ -76,80 +81,39 @@ public final class BatchNormOp implements OpLibrary {
         }
     }
 
-    /** X viewed as [outer, C, inner]: element (o, c, i) is at (o * C + c) * inner + i. */
-    record Layout(long outer, long channels, long inner) {
-        static Layout of(Tensor x, boolean channelsLast) {
-            long[] s = x.shape();
-            if (channelsLast || s.length == 2) {
-                long c = s[s.length - 1];
-                return new Layout(x.numel() / c, c, 1);
-            }
-            return new Layout(s[0], s[1], x.numel() / (s[0] * s[1]));
-        }
-
-        long perChannel() {
-            return outer * inner;
-        }
-
-        long index(long o, long c, long i) {
-            return (o * channels + c) * inner + i;
-        }
-    }
-
     record Forward(float momentum, float epsilon, boolean isTest, boolean channelsLast) implements Kernel {
         @Override
         public void run(KernelArgs a) {
             Tensor x = a.in("X");
             Tensor scale = a.in("Scale");
-            Tensor bias = a.in("Bias");
             Tensor runningMean = a.in("Mean");
             Tensor runningVar = a.in("Variance");
-            Layout l = Layout.of(x, channelsLast);
+            ChannelLayout l = ChannelLayout.of(x, channelsLast);
             if (scale.numel() != l.channels()) {
                 throw new IllegalArgumentException("Scale has " + scale.numel() + " values for " + l.channels()
                         + " channels of X " + x.describe());
             }
-            Tensor y = a.outLike("Y", x);
-            Tensor savedMean = a.out("SavedMean", x.dtype(), l.channels());
-            Tensor savedInvStd = a.out("SavedVariance", x.dtype(), l.channels());
-            long m = l.perChannel();
-            for (long c = 0; c < l.channels(); c++) {
-                double mean;
-                double var;
-                if (isTest) {
-                    mean = runningMean.getDouble(c);
-                    var = runningVar.getDouble(c);
-                } else {
-                    double sum = 0;
-                    for (long o = 0; o < l.outer(); o++) {
-                        for (long i = 0; i < l.inner(); i++) {
-                            sum += x.getDouble(l.index(o, c, i));
-                        }
-                    }
-                    mean = sum / m;
-                    double sq = 0;
-                    for (long o = 0; o < l.outer(); o++) {
-                        for (long i = 0; i < l.inner(); i++) {
-                            double d = x.getDouble(l.index(o, c, i)) - mean;
-                            sq += d * d;
-                        }
-                    }
-                    var = sq / m;
-                    runningMean.setDouble(c, momentum * runningMean.getDouble(c) + (1 - momentum) * mean);
-                    runningVar.setDouble(c, momentum * runningVar.getDouble(c) + (1 - momentum) * var);
+            int c = (int) l.channels();
+            double[] mean = new double[c];
+            double[] var = new double[c];
+            if (isTest) {
+                for (int k = 0; k < c; k++) {
+                    mean[k] = runningMean.getFloat(k);
+                    var[k] = runningVar.getFloat(k);
                 }
-                double invStd = 1.0 / Math.sqrt(var + epsilon);
-                savedMean.setDouble(c, mean);
-                savedInvStd.setDouble(c, invStd);
-                double s = scale.getDouble(c) * invStd;
-                double b = bias.getDouble(c) - mean * s;
-                for (long o = 0; o < l.outer(); o++) {
-                    for (long i = 0; i < l.inner(); i++) {
-                        long k = l.index(o, c, i);
-                        y.setDouble(k, x.getDouble(k) * s + b);
-                    }
+            } else {
+                l.sums(x.segment(), mean);
+                for (int k = 0; k < c; k++) {
+                    mean[k] /= l.perChannel();
                 }
+                l.centredSquares(x.segment(), mean, var);
+                for (int k = 0; k < c; k++) {
+                    var[k] /= l.perChannel();
+                }
+                BatchNormalisation.updateRunning(runningMean, runningVar, mean, var, momentum);
             }
+            BatchNormalisation.normalise(l, x, scale, a.in("Bias"), mean, var, epsilon, a.outLike("Y", x),
+                    a.out("SavedMean", x.dtype(), l.channels()), a.out("SavedVariance", x.dtype(), l.channels()));
             a.setOut("MeanOut", runningMean);
             a.setOut("VarianceOut", runningVar);
         }
@@ -157,7 +121,7 @@ public final class BatchNormOp implements OpLibrary {
 
     /**
      * With xhat = (x - mean) * invStd over the m elements of a channel: dBias = sum(dY), dScale = sum(dY xhat),
-     * and in training dX = Scale invStd / m * (m dY - dBias - xhat dScale) since mean and var depend on X;
+     * and in training dX as {@link BatchNormalisation#inputGradient} gives it, since mean and var depend on X;
      * in test mode the statistics are constants and dX = Scale invStd dY.
      */
     record Grad(boolean isTest, boolean channelsLast) implements Kernel {
@@ -168,43 +132,31 @@ public final class BatchNormOp implements OpLibrary {
             Tensor mean = a.in("SavedMean");
             Tensor invStd = a.in("SavedVariance");
             Tensor dy = a.in("Y@GRAD");
-            Layout l = Layout.of(x, channelsLast);
-            Tensor dx = a.hasOut("X@GRAD") ? a.outLike("X@GRAD", x) : null;
-            Tensor dScale = a.hasOut("Scale@GRAD") ? a.outLike("Scale@GRAD", scale) : null;
-            Tensor dBias = a.hasOut("Bias@GRAD") ? a.outLike("Bias@GRAD", scale) : null;
-            long m = l.perChannel();
-            for (long c = 0; c < l.channels(); c++) {
-                double mu = mean.getDouble(c);
-                double is = invStd.getDouble(c);
-                double sumDy = 0;
-                double sumDyXhat = 0;
-                for (long o = 0; o < l.outer(); o++) {
-                    for (long i = 0; i < l.inner(); i++) {
-                        long k = l.index(o, c, i);
-                        double g = dy.getDouble(k);
-                        sumDy += g;
-                        sumDyXhat += g * (x.getDouble(k) - mu) * is;
-                    }
+            ChannelLayout l = ChannelLayout.of(x, channelsLast);
+            int c = (int) l.channels();
+            double[] mu = new double[c];
+            for (int k = 0; k < c; k++) {
+                mu[k] = mean.getFloat(k);
+            }
+            double[] sumDy = new double[c];
+            double[] sumDyCentred = new double[c];
+            l.sums(dy.segment(), sumDy);
+            l.centredProducts(dy.segment(), x.segment(), mu, sumDyCentred);
+            if (a.hasOut("Bias@GRAD")) {
+                Tensor dBias = a.outLike("Bias@GRAD", scale);
+                for (int k = 0; k < c; k++) {
+                    dBias.setFloat(k, (float) sumDy[k]);
                 }
-                if (dBias != null) {
-                    dBias.setDouble(c, sumDy);
+            }
+            if (a.hasOut("Scale@GRAD")) {
+                Tensor dScale = a.outLike("Scale@GRAD", scale);
+                for (int k = 0; k < c; k++) {
+                    dScale.setFloat(k, (float) (sumDyCentred[k] * invStd.getFloat(k)));
                 }
-                if (dScale != null) {
-                    dScale.setDouble(c, sumDyXhat);
-                }
-                if (dx == null) {
-                    continue;
-                }
-                double k0 = scale.getDouble(c) * is;
-                for (long o = 0; o < l.outer(); o++) {
-                    for (long i = 0; i < l.inner(); i++) {
-                        long k = l.index(o, c, i);
-                        double g = dy.getDouble(k);
-                        double v = isTest ? k0 * g
-                                : k0 / m * (m * g - sumDy - (x.getDouble(k) - mu) * is * sumDyXhat);
-                        dx.setDouble(k, v);
-                    }
-                }
+            }
+            if (a.hasOut("X@GRAD")) {
+                BatchNormalisation.inputGradient(l, x, dy, scale, mean, invStd, isTest ? null : sumDy, sumDyCentred,
+                        l.perChannel(), a.outLike("X@GRAD", x));
             }
         }
     }

@@ -18,6 +18,7 @@ import org.fleet4j.core.autodiff.Backward;
 import org.fleet4j.core.autodiff.ParamGrad;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.layers.Initializer;
 import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.layers.ParamAttr;
 import org.fleet4j.core.ops.LrSchedule;
@@ -62,7 +63,13 @@ class ProgramJsonTest {
         Var x = nn.data("x", DType.F32, -1, 2, 3, 4);
         Var ids = nn.data("ids", DType.I64, -1, 1);
         Var label = nn.data("label", DType.I64, -1, 1);
-        Var flat = nn.reshape(nn.batchNorm(x, false), 0, -1);
+        Var image = nn.conv2d(nn.batchNorm(x, false), 4, 3, 1, 1, "relu");
+        image = nn.groupNorm(nn.conv2d(image, 4, 3, 1, 1, 1, 4, null, false), 2);
+        image = nn.pool2d(image, new int[]{2, 2}, "avg", new int[]{1, 1}, new int[]{0, 0}, false, true, false);
+        Var deconv = nn.createParameter("deconv.w_0", DType.F32, new long[]{4, 2, 2, 2}, Initializer.xavierUniform());
+        image = nn.op("conv2d_transpose", Map.of("Input", List.of(image.name()), "Filter", List.of(deconv.name())),
+                List.of("Output"), Map.of("output_size", new int[]{3, 4}))[0];
+        Var flat = nn.reshape(image, 0, -1);
         Var listed = nn.op("test_list_attributes", Map.of("X", List.of(flat.name())), List.of("Out"),
                 Map.of("ints", new int[]{3, 4, 5}, "floats", new float[]{1.5f, -2f}, "strings", new String[]{"x"}))[0];
         Var h = nn.dropout(nn.fc(listed, 8, "gelu"), 0.25f, false);

@@ -23,7 +23,8 @@ class GradientCheckTest {
     private static final Set<String> CHECKED = Set.of("matmul", "elementwise_add", "elementwise_sub", "elementwise_mul",
             "elementwise_div", "relu", "sigmoid", "tanh", "gelu", "softmax", "scale", "softmax_with_cross_entropy",
             "mean", "sum", "reshape", "concat", "dropout", "lookup_table", "batch_norm", "cast",
-            FusedBnActOp.TYPE, FusedElewiseAddActOp.TYPE);
+            FusedBnActOp.TYPE, FusedElewiseAddActOp.TYPE, "conv2d", "depthwise_conv2d", "conv2d_transpose", "pool2d",
+            "group_norm");
 
     @Test
     void everyDifferentiableOpIsChecked() {

@@ -38,4 +38,19 @@ final class TestTensors {
         }
         return Tensor.of(v, shape);
     }
+
+    /** The values -1 + 2 i / n, shuffled: no two elements closer than 2 / n (max pooling's finite differences). */
+    static Tensor distinct(long seed, long... shape) {
+        int n = (int) Shapes.numel(shape);
+        java.util.List<Integer> order = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            order.add(i);
+        }
+        java.util.Collections.shuffle(order, new java.util.Random(seed));
+        float[] v = new float[n];
+        for (int i = 0; i < n; i++) {
+            v[order.get(i)] = -1f + 2f * i / n;
+        }
+        return Tensor.of(v, shape);
+    }
 }

@@ -5,8 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 import org.fleet4j.core.ir.AttrType;
 import org.fleet4j.core.ir.IrException;
+import org.fleet4j.core.ops.BatchNormalisation;
+import org.fleet4j.core.ops.ChannelLayout;
 import org.fleet4j.core.ops.OpLibrary;
-import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
@@ -22,7 +23,8 @@ import org.fleet4j.core.tensor.Tensor;
  * <li>{@code sync_bn_grad_apply}: dX = Scale invStd (dY - sum(dY) / N - xhat sum(dY xhat) / N) over the global sums
  * and count; dScale and dBias are this rank's sums, which the gradient allreduce then combines like every other.</li>
  * </ul>
- * X is [N, C] or NCHW (channel at dimension 1), as batch_norm's default layout.
+ * X is [N, C] or NCHW (channel at dimension 1, statistics over N, H and W), as batch_norm's default layout; the loops
+ * and the arithmetic are batch_norm's ({@link ChannelLayout}, {@link BatchNormalisation}).
  */
 @AutoService(OpLibrary.class)
 public final class SyncBatchNormOps implements OpLibrary {
@@ -31,19 +33,20 @@ public final class SyncBatchNormOps implements OpLibrary {
     public static final String GRAD_STATS = "sync_bn_grad_stats";
     public static final String GRAD_APPLY = "sync_bn_grad_apply";
 
-    /** X viewed as [outer, C, inner]. */
-    private record Layout(long outer, long channels, long inner) {
-        static Layout of(Tensor x) {
-            long[] s = x.shape();
-            if (s.length != 2 && s.length != 4) {
-                throw new IrException("sync batch norm: X must be [N, C] or NCHW, is " + x.describe());
-            }
-            return new Layout(s[0], s[1], x.numel() / (s[0] * s[1]));
+    /** X as the sync ops see it: [N, C] or NCHW, channels at dimension 1. */
+    private static ChannelLayout layout(Tensor x) {
+        if (x.rank() != 2 && x.rank() != 4) {
+            throw new IrException("sync batch norm: X must be [N, C] or NCHW, is " + x.describe());
         }
+        return ChannelLayout.of(x, false);
+    }
 
-        long index(long o, long c, long i) {
-            return (o * channels + c) * inner + i;
+    private static double[] values(Tensor t, long from, int n) {
+        double[] v = new double[n];
+        for (int k = 0; k < n; k++) {
+            v[k] = t.getDouble(from + k);
         }
+        return v;
     }
     @Override
     public List<OpSpec> specs() {
@@ -52,21 +55,17 @@ public final class SyncBatchNormOps implements OpLibrary {
                 .shape(ctx -> ctx.set("Stats", DType.F64, 3 * channels(ctx.shape("X"))))
                 .kernel(op -> a -> {
                     Tensor x = a.in("X");
-                    Layout l = Layout.of(x);
-                    Tensor st = a.out("Stats", DType.F64, 3 * l.channels());
-                    for (long c = 0; c < l.channels(); c++) {
-                        double sum = 0;
-                        double sq = 0;
-                        for (long o = 0; o < l.outer(); o++) {
-                            for (long i = 0; i < l.inner(); i++) {
-                                double v = x.getDouble(l.index(o, c, i));
-                                sum += v;
-                                sq += v * v;
-                            }
-                        }
-                        st.setDouble(c, sum);
-                        st.setDouble(l.channels() + c, sq);
-                        st.setDouble(2 * l.channels() + c, l.outer() * l.inner());
+                    ChannelLayout l = layout(x);
+                    int c = (int) l.channels();
+                    Tensor st = a.out("Stats", DType.F64, 3L * c);
+                    double[] sum = new double[c];
+                    double[] sq = new double[c];
+                    l.sums(x.segment(), sum);
+                    l.centredSquares(x.segment(), new double[c], sq);
+                    for (int k = 0; k < c; k++) {
+                        st.setDouble(k, sum[k]);
+                        st.setDouble(c + k, sq[k]);
+                        st.setDouble(2L * c + k, l.perChannel());
                     }
                 }).build());
         specs.add(OpSpec.builder(APPLY)
@@ -86,30 +85,20 @@ public final class SyncBatchNormOps implements OpLibrary {
                     return a -> {
                         Tensor x = a.in("X");
                         Tensor st = a.in("Stats");
+                        ChannelLayout l = layout(x);
+                        int c = (int) l.channels();
+                        double[] mean = new double[c];
+                        double[] var = new double[c];
+                        for (int k = 0; k < c; k++) {
+                            double n = st.getDouble(2L * c + k);
+                            mean[k] = st.getDouble(k) / n;
+                            var[k] = Math.max(st.getDouble(c + k) / n - mean[k] * mean[k], 0);
+                        }
                         Tensor runningMean = a.in("Mean");
                         Tensor runningVar = a.in("Variance");
-                        Layout l = Layout.of(x);
-                        Tensor y = a.outLike("Y", x);
-                        Tensor savedMean = a.out("SavedMean", x.dtype(), l.channels());
-                        Tensor savedInvStd = a.out("SavedVariance", x.dtype(), l.channels());
-                        for (long c = 0; c < l.channels(); c++) {
-                            double n = st.getDouble(2 * l.channels() + c);
-                            double mean = st.getDouble(c) / n;
-                            double var = Math.max(st.getDouble(l.channels() + c) / n - mean * mean, 0);
-                            runningMean.setDouble(c, momentum * runningMean.getDouble(c) + (1 - momentum) * mean);
-                            runningVar.setDouble(c, momentum * runningVar.getDouble(c) + (1 - momentum) * var);
-                            double invStd = 1.0 / Math.sqrt(var + eps);
-                            savedMean.setDouble(c, mean);
-                            savedInvStd.setDouble(c, invStd);
-                            double s = a.in("Scale").getDouble(c) * invStd;
-                            double b = a.in("Bias").getDouble(c) - mean * s;
-                            for (long o = 0; o < l.outer(); o++) {
-                                for (long i = 0; i < l.inner(); i++) {
-                                    long k = l.index(o, c, i);
-                                    y.setDouble(k, x.getDouble(k) * s + b);
-                                }
-                            }
-                        }
+                        BatchNormalisation.updateRunning(runningMean, runningVar, mean, var, momentum);
+                        BatchNormalisation.normalise(l, x, a.in("Scale"), a.in("Bias"), mean, var, eps, a.outLike("Y", x),
+                                a.out("SavedMean", x.dtype(), c), a.out("SavedVariance", x.dtype(), c));
                         a.setOut("MeanOut", runningMean);
                         a.setOut("VarianceOut", runningVar);
                     };
@@ -120,23 +109,13 @@ public final class SyncBatchNormOps implements OpLibrary {
                 .kernel(op -> a -> {
                     Tensor x = a.in("X");
                     Tensor dy = a.in("Y@GRAD");
-                    Layout l = Layout.of(x);
-                    Tensor gs = a.out("GradStats", DType.F64, 2 * l.channels());
-                    for (long c = 0; c < l.channels(); c++) {
-                        double mu = a.in("SavedMean").getDouble(c);
-                        double is = a.in("SavedVariance").getDouble(c);
-                        double sumDy = 0;
-                        double sumDyXhat = 0;
-                        for (long o = 0; o < l.outer(); o++) {
-                            for (long i = 0; i < l.inner(); i++) {
-                                long k = l.index(o, c, i);
-                                double g = dy.getDouble(k);
-                                sumDy += g;
-                                sumDyXhat += g * (x.getDouble(k) - mu) * is;
-                            }
-                        }
-                        gs.setDouble(c, sumDy);
-                        gs.setDouble(l.channels() + c, sumDyXhat);
+                    ChannelLayout l = layout(x);
+                    int c = (int) l.channels();
+                    Tensor gs = a.out("GradStats", DType.F64, 2L * c);
+                    double[][] local = localGradSums(l, x, dy, a.in("SavedMean"), a.in("SavedVariance"));
+                    for (int k = 0; k < c; k++) {
+                        gs.setDouble(k, local[0][k]);
+                        gs.setDouble(c + k, local[1][k]);
                     }
                 }).build());
         specs.add(OpSpec.builder(GRAD_APPLY)
@@ -153,40 +132,48 @@ public final class SyncBatchNormOps implements OpLibrary {
                     Tensor dy = a.in("Y@GRAD");
                     Tensor st = a.in("Stats");
                     Tensor gs = a.in("GradStats");
-                    Layout l = Layout.of(x);
-                    Tensor dx = a.hasOut("X@GRAD") ? a.outLike("X@GRAD", x) : null;
-                    Tensor dScale = a.hasOut("Scale@GRAD") ? a.outLike("Scale@GRAD", scale) : null;
-                    Tensor dBias = a.hasOut("Bias@GRAD") ? a.outLike("Bias@GRAD", scale) : null;
-                    for (long c = 0; c < l.channels(); c++) {
-                        double mu = a.in("SavedMean").getDouble(c);
-                        double is = a.in("SavedVariance").getDouble(c);
-                        double n = st.getDouble(2 * l.channels() + c);
-                        double meanDy = gs.getDouble(c) / n;
-                        double meanDyXhat = gs.getDouble(l.channels() + c) / n;
-                        double localDy = 0;
-                        double localDyXhat = 0;
-                        double k0 = scale.getDouble(c) * is;
-                        for (long o = 0; o < l.outer(); o++) {
-                            for (long i = 0; i < l.inner(); i++) {
-                                long k = l.index(o, c, i);
-                                double g = dy.getDouble(k);
-                                double xhat = (x.getDouble(k) - mu) * is;
-                                localDy += g;
-                                localDyXhat += g * xhat;
-                                if (dx != null) {
-                                    dx.setDouble(k, k0 * (g - meanDy - xhat * meanDyXhat));
-                                }
+                    Tensor mean = a.in("SavedMean");
+                    Tensor invStd = a.in("SavedVariance");
+                    ChannelLayout l = layout(x);
+                    int c = (int) l.channels();
+                    if (a.hasOut("X@GRAD")) {
+                        double[] sumDyCentred = values(gs, c, c);
+                        for (int k = 0; k < c; k++) {
+                            sumDyCentred[k] /= invStd.getFloat(k);
+                        }
+                        BatchNormalisation.inputGradient(l, x, dy, scale, mean, invStd, values(gs, 0, c), sumDyCentred,
+                                st.getDouble(2L * c), a.outLike("X@GRAD", x));
+                    }
+                    if (a.hasOut("Scale@GRAD") || a.hasOut("Bias@GRAD")) {
+                        double[][] local = localGradSums(l, x, dy, mean, invStd);
+                        if (a.hasOut("Scale@GRAD")) {
+                            Tensor dScale = a.outLike("Scale@GRAD", scale);
+                            for (int k = 0; k < c; k++) {
+                                dScale.setDouble(k, local[1][k]);
                             }
                         }
-                        if (dScale != null) {
-                            dScale.setDouble(c, localDyXhat);
-                        }
-                        if (dBias != null) {
-                            dBias.setDouble(c, localDy);
+                        if (a.hasOut("Bias@GRAD")) {
+                            Tensor dBias = a.outLike("Bias@GRAD", scale);
+                            for (int k = 0; k < c; k++) {
+                                dBias.setDouble(k, local[0][k]);
+                            }
                         }
                     }
                 }).build());
         return specs;
+    }
+
+    /** This rank's per-channel sums of dY and of dY xhat. */
+    private static double[][] localGradSums(ChannelLayout l, Tensor x, Tensor dy, Tensor mean, Tensor invStd) {
+        int c = (int) l.channels();
+        double[] sumDy = new double[c];
+        double[] sumDyXhat = new double[c];
+        l.sums(dy.segment(), sumDy);
+        l.centredProducts(dy.segment(), x.segment(), values(mean, 0, c), sumDyXhat);
+        for (int k = 0; k < c; k++) {
+            sumDyXhat[k] *= invStd.getFloat(k);
+        }
+        return new double[][]{sumDy, sumDyXhat};
     }
 
     private static long channels(long[] x) {
