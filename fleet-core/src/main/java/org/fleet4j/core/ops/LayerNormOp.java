@@ -1,0 +1,198 @@
+package org.fleet4j.core.ops;
+
+import com.google.auto.service.AutoService;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.List;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+import org.fleet4j.core.ir.AttrType;
+import org.fleet4j.core.tensor.DType;
+import org.fleet4j.core.tensor.Shapes;
+import org.fleet4j.core.tensor.Tensor;
+
+/**
+ * layer_norm (Paddle's op): X seen as [left, right] with right the product of the dims from begin_norm_axis on; each row
+ * is normalised by its own mean and (biased) variance, then scaled and shifted elementwise by Scale and Bias (each of
+ * right elements, optional). Mean and Variance ([left]) are kept for the gradient.
+ */
+@AutoService(OpLibrary.class)
+public final class LayerNormOp implements OpLibrary {
+    public static final String LAYER_NORM = "layer_norm";
+
+    private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+    private static final int L = S.length();
+    private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
+
+    @Override
+    public List<OpSpec> specs() {
+        return List.of(OpSpec.builder(LAYER_NORM)
+                .in("X").optionalIn("Scale", "Bias").out("Y", "Mean", "Variance")
+                .attr("begin_norm_axis", AttrType.INT, 1)
+                .attr("epsilon", AttrType.FLOAT, 1e-5f)
+                .shape(LayerNormOp::inferShape)
+                .kernel(op -> new Forward(op.intAttr("begin_norm_axis"), op.floatAttr("epsilon")))
+                .gradKernel(op -> new Backward(op.intAttr("begin_norm_axis"), op.floatAttr("epsilon")))
+                .build());
+    }
+
+    private static void inferShape(InferContext ctx) {
+        long[] x = ctx.shape("X");
+        int axis = ctx.op().intAttr("begin_norm_axis");
+        if (ctx.dtype("X") != DType.F32) {
+            throw ctx.fail("layer_norm on CPU takes float32 X, not " + ctx.dtype("X").displayName());
+        }
+        if (axis < 1 || axis >= x.length) {
+            throw ctx.fail("begin_norm_axis " + axis + " must be in [1, " + (x.length - 1) + "] for X of rank " + x.length
+                    + " (it is the first normalised dimension: rank - 1 normalises the last one)");
+        }
+        long[] normalised = Arrays.copyOfRange(x, axis, x.length);
+        if (Shapes.knownNumel(normalised) < 0) {
+            throw ctx.fail("the normalised dimensions " + Shapes.str(normalised) + " of X must be known when the"
+                    + " program is built");
+        }
+        long right = Shapes.numel(normalised);
+        for (String slot : List.of("Scale", "Bias")) {
+            if (ctx.has(slot)) {
+                long[] s = ctx.shape(slot);
+                if (Shapes.knownNumel(s) != right || (s.length != 1 && !Arrays.equals(s, normalised))) {
+                    throw ctx.fail(slot + " " + Shapes.str(s) + " must be [" + right + "] or " + Shapes.str(normalised)
+                            + ", the normalised dimensions of X from begin_norm_axis " + axis);
+                }
+                if (ctx.dtype(slot) != DType.F32) {
+                    throw ctx.fail(slot + " must be float32 like X, is " + ctx.dtype(slot).displayName());
+                }
+            }
+        }
+        long left = Shapes.knownNumel(Arrays.copyOfRange(x, 0, axis));
+        ctx.set("Y", DType.F32, x);
+        ctx.set("Mean", DType.F32, left);
+        ctx.set("Variance", DType.F32, left);
+    }
+
+    private static FloatVector load(MemorySegment s, long i, VectorMask<Float> m) {
+        return FloatVector.fromMemorySegment(S, s, i * Float.BYTES, NATIVE, m);
+    }
+
+    private static void store(FloatVector v, MemorySegment s, long i, VectorMask<Float> m) {
+        v.intoMemorySegment(s, i * Float.BYTES, NATIVE, m);
+    }
+
+    /** Rows and row length of X for begin_norm_axis. */
+    private static long[] rowsAndWidth(Tensor x, int axis) {
+        long right = Shapes.numel(Arrays.copyOfRange(x.shape(), axis, x.rank()));
+        return new long[]{x.numel() / right, right};
+    }
+
+    /** Y = (X - mean) / sqrt(var + eps) * Scale + Bias, row by row. */
+    record Forward(int axis, float epsilon) implements Kernel {
+        @Override
+        public void run(KernelArgs a) {
+            Tensor x = a.in("X");
+            long[] rw = rowsAndWidth(x, axis);
+            long rows = rw[0];
+            long n = rw[1];
+            Tensor y = a.outLike("Y", x);
+            MemorySegment mean = a.out("Mean", DType.F32, rows).segment();
+            MemorySegment variance = a.out("Variance", DType.F32, rows).segment();
+            MemorySegment scale = a.hasIn("Scale") ? a.in("Scale").segment() : null;
+            MemorySegment bias = a.hasIn("Bias") ? a.in("Bias").segment() : null;
+            MemorySegment xs = x.segment();
+            MemorySegment ys = y.segment();
+            for (long r = 0; r < rows; r++) {
+                long base = r * n;
+                FloatVector sum = FloatVector.zero(S);
+                for (long j = 0; j < n; j += L) {
+                    VectorMask<Float> m = S.indexInRange(j, n);
+                    sum = sum.add(load(xs, base + j, m));
+                }
+                float mu = sum.reduceLanes(VectorOperators.ADD) / n;
+                FloatVector sq = FloatVector.zero(S);
+                for (long j = 0; j < n; j += L) {
+                    VectorMask<Float> m = S.indexInRange(j, n);
+                    FloatVector d = load(xs, base + j, m).sub(mu);
+                    sq = sq.add(d.mul(d), m);
+                }
+                float var = sq.reduceLanes(VectorOperators.ADD) / n;
+                float rstd = (float) (1 / Math.sqrt(var + epsilon));
+                F32.set(mean, r, mu);
+                F32.set(variance, r, var);
+                for (long j = 0; j < n; j += L) {
+                    VectorMask<Float> m = S.indexInRange(j, n);
+                    FloatVector v = load(xs, base + j, m).sub(mu).mul(rstd);
+                    if (scale != null) {
+                        v = v.mul(load(scale, j, m));
+                    }
+                    if (bias != null) {
+                        v = v.add(load(bias, j, m));
+                    }
+                    store(v, ys, base + j, m);
+                }
+            }
+        }
+    }
+
+    /**
+     * With xhat = (x - mean) rstd and dxhat = dy Scale, per row: dX = rstd (dxhat - mean(dxhat) - xhat
+     * mean(dxhat xhat)); dScale sums dy xhat and dBias sums dy over the rows.
+     */
+    record Backward(int axis, float epsilon) implements Kernel {
+        @Override
+        public void run(KernelArgs a) {
+            Tensor x = a.in("X");
+            long[] rw = rowsAndWidth(x, axis);
+            long rows = rw[0];
+            long n = rw[1];
+            MemorySegment xs = x.segment();
+            MemorySegment dy = a.in("Y@GRAD").segment();
+            MemorySegment mean = a.in("Mean").segment();
+            MemorySegment variance = a.in("Variance").segment();
+            MemorySegment scale = a.hasIn("Scale") ? a.in("Scale").segment() : null;
+            MemorySegment dx = a.hasOut("X@GRAD") ? a.outLike("X@GRAD", x).segment() : null;
+            MemorySegment dScale = a.hasOut("Scale@GRAD") ? a.outLike("Scale@GRAD", a.in("Scale")).segment() : null;
+            MemorySegment dBias = a.hasOut("Bias@GRAD") ? a.outLike("Bias@GRAD", a.in("Bias")).segment() : null;
+            if (dScale != null) {
+                dScale.fill((byte) 0);
+            }
+            if (dBias != null) {
+                dBias.fill((byte) 0);
+            }
+            for (long r = 0; r < rows; r++) {
+                long base = r * n;
+                float mu = F32.get(mean, r);
+                float rstd = (float) (1 / Math.sqrt(F32.get(variance, r) + epsilon));
+                FloatVector sumD = FloatVector.zero(S);
+                FloatVector sumDX = FloatVector.zero(S);
+                for (long j = 0; j < n; j += L) {
+                    VectorMask<Float> m = S.indexInRange(j, n);
+                    FloatVector g = load(dy, base + j, m);
+                    FloatVector xhat = load(xs, base + j, m).sub(mu).mul(rstd);
+                    if (dScale != null) {
+                        store(load(dScale, j, m).add(g.mul(xhat)), dScale, j, m);
+                    }
+                    if (dBias != null) {
+                        store(load(dBias, j, m).add(g), dBias, j, m);
+                    }
+                    FloatVector d = scale == null ? g : g.mul(load(scale, j, m));
+                    sumD = sumD.add(d);
+                    sumDX = sumDX.add(d.mul(xhat), m);
+                }
+                if (dx == null) {
+                    continue;
+                }
+                float meanD = sumD.reduceLanes(VectorOperators.ADD) / n;
+                float meanDX = sumDX.reduceLanes(VectorOperators.ADD) / n;
+                for (long j = 0; j < n; j += L) {
+                    VectorMask<Float> m = S.indexInRange(j, n);
+                    FloatVector g = load(dy, base + j, m);
+                    FloatVector xhat = load(xs, base + j, m).sub(mu).mul(rstd);
+                    FloatVector d = scale == null ? g : g.mul(load(scale, j, m));
+                    store(d.sub(meanD).sub(xhat.mul(meanDX)).mul(rstd), dx, base + j, m);
+                }
+            }
+        }
+    }
+}
