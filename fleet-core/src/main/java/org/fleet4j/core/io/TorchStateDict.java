@@ -20,8 +20,9 @@ import org.fleet4j.core.tensor.Tensor;
  * A model's weights as a PyTorch {@code state_dict} saved with safetensors, for a PyTorch model made of the same layers
  * in the same order: {@code nn.Linear} for fc (its weight is {@code [out, in]}, fc's {@code [in, out]}: transposed
  * both ways), {@code nn.Embedding} for embedding, {@code nn.BatchNorm1d} for batch_norm (weight, bias, running_mean,
- * running_var). The layers are found in the program's ops, in order, and paired with the PyTorch module names given
- * (e.g. "0", "2" for an {@code nn.Sequential}, or "fc1", "fc2"). Weights of no such layer keep their own names.
+ * running_var), {@code nn.LayerNorm} for layer_norm (weight, bias). The layers are found in the program's ops, in
+ * order, and paired with the PyTorch module names given (e.g. "0", "2" for an {@code nn.Sequential}, or "fc1", "fc2"),
+ * or ({@link #byLayerNames}) each with its own layer name. Weights of no such layer keep their own names.
  */
 public final class TorchStateDict {
     /** PyTorch's count of batch-norm updates: Fleet4J's batch norm always uses its momentum, so it has no use for it. */
@@ -51,13 +52,41 @@ public final class TorchStateDict {
         return d;
     }
 
-    /** Walks the ops, pairing each layer with the next module name; returns the layers found, described. */
+    /**
+     * The pairing of {@code program}'s layers with the PyTorch modules of their layer names: a layer whose weight is
+     * {@code transformer.h.0.attn.c_attn.w_0} (the layer named {@code transformer.h.0.attn.c_attn}) is the module
+     * {@code transformer.h.0.attn.c_attn}, so a nanoGPT state_dict ({@code transformer.h.0.attn.c_attn.weight}) loads
+     * into the layers that {@code Layers.transformerBlock(x, ..., "transformer.h.0")} builds.
+     */
+    public static TorchStateDict byLayerNames(Program program) {
+        TorchStateDict d = new TorchStateDict(program);
+        d.findLayers(null);
+        return d;
+    }
+
+    /** The layer name of a parameter named {@code <layer>.<suffix>}, or the name itself when it has no suffix. */
+    private static String layerOf(String parameter) {
+        int dot = parameter.lastIndexOf('.');
+        return dot > 0 ? parameter.substring(0, dot) : parameter;
+    }
+
+    /**
+     * Walks the ops, pairing each layer with the next module name (or, when {@code modules} is null, the module of its
+     * layer name); returns the layers found, described.
+     */
     private List<String> findLayers(List<String> modules) {
         Block b = program.globalBlock();
         List<String> found = new ArrayList<>();
         Map<String, String> biasOfMatmulOut = new HashMap<>();
         for (Op op : b.ops()) {
-            String module = found.size() < modules.size() ? modules.get(found.size()) : null;
+            String next = modules == null || found.size() >= modules.size() ? null : modules.get(found.size());
+            String weight = switch (op.type()) {
+                case "matmul" -> op.in("Y");
+                case "lookup_table" -> op.in("W");
+                case "batch_norm", "layer_norm" -> op.in("Scale");
+                default -> null;
+            };
+            String module = modules != null ? next : weight == null ? null : layerOf(weight);
             switch (op.type()) {
                 case "matmul" -> {
                     String w = op.in("Y");
@@ -88,6 +117,13 @@ public final class TorchStateDict {
                         batchNormModules.add(module);
                     }
                 }
+                case "layer_norm" -> {
+                    if (isParameter(op.in("Scale"))) {
+                        found.add("layer_norm " + op.in("Scale"));
+                        pair(module, "weight", op.in("Scale"));
+                        pair(module, "bias", op.in("Bias"));
+                    }
+                }
                 default -> {
                 }
             }
@@ -100,7 +136,7 @@ public final class TorchStateDict {
     }
 
     private void pair(String module, String torchSuffix, String fleetName) {
-        if (module != null && !toTorch.containsKey(fleetName)) {
+        if (module != null && fleetName != null && !toTorch.containsKey(fleetName)) {
             String torchName = module + "." + torchSuffix;
             toFleet.put(torchName, fleetName);
             toTorch.put(fleetName, torchName);
