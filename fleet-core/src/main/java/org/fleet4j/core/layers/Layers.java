@@ -510,8 +510,8 @@ public final class Layers {
     /**
      * Multi-head self-attention over x [batch, seq, width] (seq known when built), as nanoGPT's CausalSelfAttention:
      * one fused projection {@code <name>.c_attn} to queries, keys and values ([width, 3 width], PyTorch's [3 width,
-     * width] transposed), nHead heads of width / nHead, softmax(q k^T / sqrt(head width) + masks) v, and the output
-     * projection {@code <name>.c_proj}. {@code causal} lets position t attend only to positions up to t;
+     * width] transposed), nHead heads of width / nHead, softmax(q k^T / sqrt(head width) + masks) v (the
+     * self_attention op), and the output projection {@code <name>.c_proj}. {@code causal} lets position t attend only to positions up to t;
      * {@code keyPadding}, when not null, is [batch, seq] with 1 for a real token and 0 for padding, which no position
      * attends to. Dropout of probability {@code dropout} (none at 0) on the attention weights and the output, off when
      * {@code isTest}. Default prefix multi_head_attention_n.
@@ -524,47 +524,23 @@ public final class Layers {
             throw new IrException("multiHeadAttention " + prefix + ": x " + x.name() + " " + java.util.Arrays.toString(xs)
                     + " must be [batch, seq, width] with seq and width known when the program is built");
         }
-        long seq = xs[1];
         long width = xs[2];
         if (nHead < 1 || width % nHead != 0) {
             throw new IrException("multiHeadAttention " + prefix + ": " + nHead + " heads do not divide the width "
                     + width + "; choose n_head dividing n_embd");
         }
-        long headWidth = width / nHead;
-        List<Var> qkv = split(linear(x, (int) (3 * width), prefix + ".c_attn"), 3, -1);
-        Var q = heads(qkv.get(0), nHead, headWidth);
-        Var k = heads(qkv.get(1), nHead, headWidth);
-        Var v = heads(qkv.get(2), nHead, headWidth);
-        Var scores = matmul(q, k, false, true, (float) (1 / Math.sqrt(headWidth)));
-        if (causal) {
-            // -1e9 rather than -inf: exp gives the same 0, and the program stays printable as JSON
-            scores = add(scores, trilTriu(fillConstant(new long[]{seq, seq}, DType.F32, MASKED), 1, false));
-        }
+        Var qkv = linear(x, (int) (3 * width), prefix + ".c_attn");
+        Map<String, List<String>> ins = new LinkedHashMap<>();
+        ins.put("QKV", List.of(qkv.name()));
         if (keyPadding != null) {
-            long[] ks = keyPadding.shape();
-            if (ks.length != 2 || ks[1] != seq || !keyPadding.dtype().isFloating()) {
-                throw new IrException("multiHeadAttention " + prefix + ": keyPadding " + keyPadding.name() + " "
-                        + java.util.Arrays.toString(ks) + " " + keyPadding.dtype().displayName()
-                        + " must be float [batch, " + seq + "] (1 for a token, 0 for padding)");
-            }
-            // 1 -> 0, 0 -> -1e9, as [batch, 1, 1, seq] over every head and query position
-            scores = add(scores, unsqueeze(scale(keyPadding, -MASKED, MASKED), 1, 2));
+            ins.put("KeyPadding", List.of(keyPadding.name()));
         }
-        Var weights = softmax(scores, -1);
-        if (dropout > 0) {
-            weights = dropout(weights, dropout, isTest);
-        }
-        Var merged = reshape(transpose(matmul(weights, v), 0, 2, 1, 3), 0, 0, width);
-        Var out = linear(merged, (int) width, prefix + ".c_proj");
+        boolean dropsWeights = dropout > 0 && !isTest;
+        Var[] attention = op("self_attention", ins, dropsWeights ? List.of("Out", "Softmax", "Mask")
+                : List.of("Out", "Softmax"), Map.of("num_heads", nHead, "scale", (float) (1 / Math.sqrt(width / nHead)),
+                "causal", causal, "dropout_prob", dropout, "is_test", isTest, "seed", nextSeed()));
+        Var out = linear(attention[0], (int) width, prefix + ".c_proj");
         return dropout > 0 ? dropout(out, dropout, isTest) : out;
-    }
-
-    /** The score added at masked positions: exp of it is 0. */
-    private static final float MASKED = -1e9f;
-
-    /** [batch, seq, width] as [batch, heads, seq, head width]. */
-    private Var heads(Var x, int nHead, long headWidth) {
-        return transpose(reshape(x, 0, 0, nHead, headWidth), 0, 2, 1, 3);
     }
 
     /**

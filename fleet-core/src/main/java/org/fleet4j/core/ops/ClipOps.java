@@ -83,11 +83,14 @@ public final class ClipOps implements OpLibrary {
         for (long from = 0; from < n; from += block) {
             long to = Math.min(n, from + block);
             FloatVector acc = FloatVector.zero(S);
-            for (long i = from; i < to; i += S.length()) {
-                VectorMask<Float> m = S.indexInRange(i, to);
-                FloatVector v = FloatVector.fromMemorySegment(S, s, i * Float.BYTES, NATIVE, m);
+            long bound = from + S.loopBound(to - from);
+            for (long i = from; i < bound; i += S.length()) {
+                FloatVector v = FloatVector.fromMemorySegment(S, s, i * Float.BYTES, NATIVE);
                 acc = acc.add(v.mul(v));
             }
+            VectorMask<Float> m = S.indexInRange(bound, to);
+            FloatVector v = FloatVector.fromMemorySegment(S, s, bound * Float.BYTES, NATIVE, m);
+            acc = acc.add(v.mul(v));
             total += acc.reduceLanes(VectorOperators.ADD);
         }
         return total;

@@ -73,12 +73,12 @@ public final class LayerNormOp implements OpLibrary {
         ctx.set("Variance", DType.F32, left);
     }
 
-    private static FloatVector load(MemorySegment s, long i, VectorMask<Float> m) {
-        return FloatVector.fromMemorySegment(S, s, i * Float.BYTES, NATIVE, m);
+    private static FloatVector load(MemorySegment s, long i) {
+        return FloatVector.fromMemorySegment(S, s, i * Float.BYTES, NATIVE);
     }
 
-    private static void store(FloatVector v, MemorySegment s, long i, VectorMask<Float> m) {
-        v.intoMemorySegment(s, i * Float.BYTES, NATIVE, m);
+    private static FloatVector load(MemorySegment s, long i, VectorMask<Float> m) {
+        return FloatVector.fromMemorySegment(S, s, i * Float.BYTES, NATIVE, m);
     }
 
     /** Rows and row length of X for begin_norm_axis. */
@@ -87,14 +87,17 @@ public final class LayerNormOp implements OpLibrary {
         return new long[]{x.numel() / right, right};
     }
 
-    /** Y = (X - mean) / sqrt(var + eps) * Scale + Bias, row by row. */
+    /**
+     * Y = (X - mean) / sqrt(var + eps) * Scale + Bias, row by row. Full vectors in the loops and one masked vector
+     * for a row's tail (a mask made per step would cost more than the arithmetic).
+     */
     record Forward(int axis, float epsilon) implements Kernel {
         @Override
         public void run(KernelArgs a) {
             Tensor x = a.in("X");
             long[] rw = rowsAndWidth(x, axis);
             long rows = rw[0];
-            long n = rw[1];
+            int n = (int) rw[1];
             Tensor y = a.outLike("Y", x);
             MemorySegment mean = a.out("Mean", DType.F32, rows).segment();
             MemorySegment variance = a.out("Variance", DType.F32, rows).segment();
@@ -102,95 +105,134 @@ public final class LayerNormOp implements OpLibrary {
             MemorySegment bias = a.hasIn("Bias") ? a.in("Bias").segment() : null;
             MemorySegment xs = x.segment();
             MemorySegment ys = y.segment();
+            int bound = S.loopBound(n);
+            VectorMask<Float> tail = S.indexInRange(bound, n);
             for (long r = 0; r < rows; r++) {
                 long base = r * n;
                 FloatVector sum = FloatVector.zero(S);
-                for (long j = 0; j < n; j += L) {
-                    VectorMask<Float> m = S.indexInRange(j, n);
-                    sum = sum.add(load(xs, base + j, m));
+                for (int j = 0; j < bound; j += L) {
+                    sum = sum.add(load(xs, base + j));
                 }
+                sum = sum.add(load(xs, base + bound, tail));
                 float mu = sum.reduceLanes(VectorOperators.ADD) / n;
                 FloatVector sq = FloatVector.zero(S);
-                for (long j = 0; j < n; j += L) {
-                    VectorMask<Float> m = S.indexInRange(j, n);
-                    FloatVector d = load(xs, base + j, m).sub(mu);
-                    sq = sq.add(d.mul(d), m);
+                for (int j = 0; j < bound; j += L) {
+                    FloatVector d = load(xs, base + j).sub(mu);
+                    sq = sq.add(d.mul(d));
                 }
+                FloatVector dt = load(xs, base + bound, tail).sub(mu);
+                sq = sq.add(dt.mul(dt), tail);
                 float var = sq.reduceLanes(VectorOperators.ADD) / n;
                 float rstd = (float) (1 / Math.sqrt(var + epsilon));
                 F32.set(mean, r, mu);
                 F32.set(variance, r, var);
-                for (long j = 0; j < n; j += L) {
-                    VectorMask<Float> m = S.indexInRange(j, n);
-                    FloatVector v = load(xs, base + j, m).sub(mu).mul(rstd);
-                    if (scale != null) {
-                        v = v.mul(load(scale, j, m));
-                    }
-                    if (bias != null) {
-                        v = v.add(load(bias, j, m));
-                    }
-                    store(v, ys, base + j, m);
+                for (int j = 0; j < bound; j += L) {
+                    affine(load(xs, base + j), mu, rstd, scale, bias, j, null)
+                            .intoMemorySegment(ys, (base + j) * Float.BYTES, NATIVE);
+                }
+                if (bound < n) {
+                    affine(load(xs, base + bound, tail), mu, rstd, scale, bias, bound, tail)
+                            .intoMemorySegment(ys, (base + bound) * Float.BYTES, NATIVE, tail);
                 }
             }
+        }
+
+        private static FloatVector affine(FloatVector x, float mu, float rstd, MemorySegment scale, MemorySegment bias,
+                                          int j, VectorMask<Float> m) {
+            FloatVector v = x.sub(mu).mul(rstd);
+            if (scale != null) {
+                v = v.mul(m == null ? load(scale, j) : load(scale, j, m));
+            }
+            if (bias != null) {
+                v = v.add(m == null ? load(bias, j) : load(bias, j, m));
+            }
+            return v;
         }
     }
 
     /**
      * With xhat = (x - mean) rstd and dxhat = dy Scale, per row: dX = rstd (dxhat - mean(dxhat) - xhat
-     * mean(dxhat xhat)); dScale sums dy xhat and dBias sums dy over the rows.
+     * mean(dxhat xhat)); dScale sums dy xhat and dBias sums dy over the rows, in scratch rows of whole vectors that
+     * live with the kernel.
      */
-    record Backward(int axis, float epsilon) implements Kernel {
+    static final class Backward implements Kernel {
+        private final int axis;
+        private final float epsilon;
+        private float[] sumScale = new float[0];
+        private float[] sumBias = new float[0];
+
+        Backward(int axis, float epsilon) {
+            this.axis = axis;
+            this.epsilon = epsilon;
+        }
+
         @Override
         public void run(KernelArgs a) {
             Tensor x = a.in("X");
             long[] rw = rowsAndWidth(x, axis);
             long rows = rw[0];
-            long n = rw[1];
+            int n = (int) rw[1];
             MemorySegment xs = x.segment();
             MemorySegment dy = a.in("Y@GRAD").segment();
             MemorySegment mean = a.in("Mean").segment();
             MemorySegment variance = a.in("Variance").segment();
             MemorySegment scale = a.hasIn("Scale") ? a.in("Scale").segment() : null;
             MemorySegment dx = a.hasOut("X@GRAD") ? a.outLike("X@GRAD", x).segment() : null;
-            MemorySegment dScale = a.hasOut("Scale@GRAD") ? a.outLike("Scale@GRAD", a.in("Scale")).segment() : null;
-            MemorySegment dBias = a.hasOut("Bias@GRAD") ? a.outLike("Bias@GRAD", a.in("Bias")).segment() : null;
-            if (dScale != null) {
-                dScale.fill((byte) 0);
+            Tensor dScale = a.hasOut("Scale@GRAD") ? a.outLike("Scale@GRAD", a.in("Scale")) : null;
+            Tensor dBias = a.hasOut("Bias@GRAD") ? a.outLike("Bias@GRAD", a.in("Bias")) : null;
+            int padded = S.loopBound(n + L - 1);
+            if (sumScale.length != padded) {
+                sumScale = new float[padded];
+                sumBias = new float[padded];
             }
-            if (dBias != null) {
-                dBias.fill((byte) 0);
-            }
+            java.util.Arrays.fill(sumScale, 0f);
+            java.util.Arrays.fill(sumBias, 0f);
+            int bound = S.loopBound(n);
+            VectorMask<Float> tail = S.indexInRange(bound, n);
             for (long r = 0; r < rows; r++) {
                 long base = r * n;
                 float mu = F32.get(mean, r);
                 float rstd = (float) (1 / Math.sqrt(F32.get(variance, r) + epsilon));
                 FloatVector sumD = FloatVector.zero(S);
                 FloatVector sumDX = FloatVector.zero(S);
-                for (long j = 0; j < n; j += L) {
-                    VectorMask<Float> m = S.indexInRange(j, n);
-                    FloatVector g = load(dy, base + j, m);
-                    FloatVector xhat = load(xs, base + j, m).sub(mu).mul(rstd);
-                    if (dScale != null) {
-                        store(load(dScale, j, m).add(g.mul(xhat)), dScale, j, m);
+                for (int j = 0; j < padded; j += L) {
+                    VectorMask<Float> m = j < bound ? null : tail;
+                    FloatVector g = m == null ? load(dy, base + j) : load(dy, base + j, m);
+                    FloatVector xhat = (m == null ? load(xs, base + j) : load(xs, base + j, m)).sub(mu).mul(rstd);
+                    if (m != null) {
+                        xhat = FloatVector.zero(S).blend(xhat, m);
                     }
-                    if (dBias != null) {
-                        store(load(dBias, j, m).add(g), dBias, j, m);
-                    }
-                    FloatVector d = scale == null ? g : g.mul(load(scale, j, m));
+                    FloatVector.fromArray(S, sumScale, j).add(g.mul(xhat)).intoArray(sumScale, j);
+                    FloatVector.fromArray(S, sumBias, j).add(g).intoArray(sumBias, j);
+                    FloatVector d = scale == null ? g : g.mul(m == null ? load(scale, j) : load(scale, j, m));
                     sumD = sumD.add(d);
-                    sumDX = sumDX.add(d.mul(xhat), m);
+                    sumDX = sumDX.add(d.mul(xhat));
                 }
                 if (dx == null) {
                     continue;
                 }
                 float meanD = sumD.reduceLanes(VectorOperators.ADD) / n;
                 float meanDX = sumDX.reduceLanes(VectorOperators.ADD) / n;
-                for (long j = 0; j < n; j += L) {
-                    VectorMask<Float> m = S.indexInRange(j, n);
-                    FloatVector g = load(dy, base + j, m);
-                    FloatVector xhat = load(xs, base + j, m).sub(mu).mul(rstd);
-                    FloatVector d = scale == null ? g : g.mul(load(scale, j, m));
-                    store(d.sub(meanD).sub(xhat.mul(meanDX)).mul(rstd), dx, base + j, m);
+                for (int j = 0; j < bound; j += L) {
+                    FloatVector g = load(dy, base + j);
+                    FloatVector xhat = load(xs, base + j).sub(mu).mul(rstd);
+                    FloatVector d = scale == null ? g : g.mul(load(scale, j));
+                    d.sub(meanD).sub(xhat.mul(meanDX)).mul(rstd).intoMemorySegment(dx, (base + j) * Float.BYTES, NATIVE);
+                }
+                if (bound < n) {
+                    FloatVector g = load(dy, base + bound, tail);
+                    FloatVector xhat = load(xs, base + bound, tail).sub(mu).mul(rstd);
+                    FloatVector d = scale == null ? g : g.mul(load(scale, bound, tail));
+                    d.sub(meanD).sub(xhat.mul(meanDX)).mul(rstd)
+                            .intoMemorySegment(dx, (base + bound) * Float.BYTES, NATIVE, tail);
+                }
+            }
+            for (int j = 0; j < n; j++) {
+                if (dScale != null) {
+                    dScale.setFloat(j, sumScale[j]);
+                }
+                if (dBias != null) {
+                    dBias.setFloat(j, sumBias[j]);
                 }
             }
         }

@@ -94,16 +94,26 @@ final class Softmax {
     }
 
     private static void scaleRow(MemorySegment s, long base, long n, float factor) {
-        for (long j = 0; j < n; j += L) {
-            VectorMask<Float> m = S.indexInRange(j, n);
-            store(load(s, base + j, m).mul(factor), s, base + j, m);
+        long bound = S.loopBound(n);
+        for (long j = 0; j < bound; j += L) {
+            FloatVector.fromMemorySegment(S, s, (base + j) * Float.BYTES, NATIVE).mul(factor)
+                    .intoMemorySegment(s, (base + j) * Float.BYTES, NATIVE);
+        }
+        if (bound < n) {
+            VectorMask<Float> m = S.indexInRange(bound, n);
+            store(load(s, base + bound, m).mul(factor), s, base + bound, m);
         }
     }
 
     private static void addToRow(MemorySegment s, long base, long n, float shift) {
-        for (long j = 0; j < n; j += L) {
-            VectorMask<Float> m = S.indexInRange(j, n);
-            store(load(s, base + j, m).add(shift), s, base + j, m);
+        long bound = S.loopBound(n);
+        for (long j = 0; j < bound; j += L) {
+            FloatVector.fromMemorySegment(S, s, (base + j) * Float.BYTES, NATIVE).add(shift)
+                    .intoMemorySegment(s, (base + j) * Float.BYTES, NATIVE);
+        }
+        if (bound < n) {
+            VectorMask<Float> m = S.indexInRange(bound, n);
+            store(load(s, base + bound, m).add(shift), s, base + bound, m);
         }
     }
 
@@ -115,7 +125,7 @@ final class Softmax {
                          boolean log) {
         if (inner == 1) {
             for (long r = 0; r < outer; r++) {
-                rowBackward(out, g, gx, r * n, n, log);
+                rowBackward(out, r * n, g, r * n, gx, r * n, n, log);
             }
             return;
         }
@@ -138,20 +148,29 @@ final class Softmax {
         }
     }
 
-    private static void rowBackward(MemorySegment out, MemorySegment g, MemorySegment gx, long base, long n,
-                                    boolean log) {
+    /** gx = out (g - sum(out g)) (or the log form) over one row of n, each operand at its own base. */
+    static void rowBackward(MemorySegment out, long outBase, MemorySegment g, long gBase, MemorySegment gx, long gxBase,
+                            long n, boolean log) {
+        long bound = S.loopBound(n);
+        VectorMask<Float> tail = S.indexInRange(bound, n);
         FloatVector dotV = FloatVector.zero(S);
-        for (long j = 0; j < n; j += L) {
-            VectorMask<Float> m = S.indexInRange(j, n);
-            FloatVector gv = load(g, base + j, m);
-            dotV = log ? dotV.add(gv) : dotV.add(load(out, base + j, m).mul(gv));
+        for (long j = 0; j < bound; j += L) {
+            FloatVector gv = FloatVector.fromMemorySegment(S, g, (gBase + j) * Float.BYTES, NATIVE);
+            dotV = log ? dotV.add(gv)
+                    : dotV.add(FloatVector.fromMemorySegment(S, out, (outBase + j) * Float.BYTES, NATIVE).mul(gv));
         }
+        FloatVector gt = load(g, gBase + bound, tail);
+        dotV = log ? dotV.add(gt) : dotV.add(load(out, outBase + bound, tail).mul(gt));
         float dot = dotV.reduceLanes(VectorOperators.ADD);
-        for (long j = 0; j < n; j += L) {
-            VectorMask<Float> m = S.indexInRange(j, n);
-            FloatVector o1 = load(out, base + j, m);
-            FloatVector gv = load(g, base + j, m);
-            store(log ? gv.sub(o1.lanewise(VectorOperators.EXP).mul(dot)) : o1.mul(gv.sub(dot)), gx, base + j, m);
+        for (long j = 0; j < bound; j += L) {
+            FloatVector o1 = FloatVector.fromMemorySegment(S, out, (outBase + j) * Float.BYTES, NATIVE);
+            FloatVector gv = FloatVector.fromMemorySegment(S, g, (gBase + j) * Float.BYTES, NATIVE);
+            (log ? gv.sub(o1.lanewise(VectorOperators.EXP).mul(dot)) : o1.mul(gv.sub(dot)))
+                    .intoMemorySegment(gx, (gxBase + j) * Float.BYTES, NATIVE);
+        }
+        if (bound < n) {
+            FloatVector o1 = load(out, outBase + bound, tail);
+            store(log ? gt.sub(o1.lanewise(VectorOperators.EXP).mul(dot)) : o1.mul(gt.sub(dot)), gx, gxBase + bound, tail);
         }
     }
 }

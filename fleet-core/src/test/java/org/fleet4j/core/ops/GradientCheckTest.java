@@ -23,7 +23,7 @@ class GradientCheckTest {
             "mean", "sum", "reshape", "concat", "dropout", "lookup_table", "batch_norm", "cast",
             // TransformerGradientCheckTest checks these
             "layer_norm", "silu", "leaky_relu", "hard_swish", "log_softmax", "transpose", "flatten", "squeeze",
-            "unsqueeze", "slice", "split", "stack", "expand", "where", "tril_triu");
+            "unsqueeze", "slice", "split", "stack", "expand", "where", "tril_triu", "self_attention");
 
     @Test
     void everyDifferentiableOpIsChecked() {

@@ -161,6 +161,31 @@ class TransformerGradientCheckTest {
                 .input("Label", label).lossFrom("Loss"));
     }
 
+    @ParameterizedTest
+    @CsvSource({"true,false", "false,false", "true,true"})
+    void selfAttention(boolean causal, boolean padded) {
+        // seq 5 and heads of 2: a causal block, the diagonal and the tails of the vectors
+        GradientChecker c = GradientChecker.forOp("self_attention").input("QKV", uniform(52, 2, 5, 12))
+                .attr("num_heads", 2).attr("scale", 0.7f).attr("causal", causal);
+        if (padded) {
+            c.input("KeyPadding", Tensor.of(new float[]{1, 1, 1, 0, 0, 1, 1, 1, 1, 1}, 2, 5));
+        }
+        check(c);
+    }
+
+    @Test
+    void selfAttentionWithDropoutItsFixedMask() {
+        check(GradientChecker.forOp("self_attention").input("QKV", uniform(53, 2, 6, 18)).attr("num_heads", 3)
+                .attr("scale", 0.5f).attr("causal", true).attr("dropout_prob", 0.3f).attr("seed", 5L));
+    }
+
+    @Test
+    void selfAttentionOverLongerSequencesUsesTheCausalBlocks() {
+        // seq 40 > one causal block of 32 rows
+        check(GradientChecker.forOp("self_attention").input("QKV", uniform(54, 1, 40, 6)).attr("num_heads", 1)
+                .attr("scale", 0.5f).attr("causal", true).tolerance(1e-2));
+    }
+
     @Test
     void anUnusedPartOfASplitGetsAZeroGradient() {
         Program p = new Program();

@@ -26,7 +26,45 @@ class TransformerTorchReferenceTest {
 
     /** Cases whose PyTorch code deliberately computes something else than the Fleet4J op. */
     private static final Set<String> PLANTED = Set.of("planted_causal_mask_off_by_one", "planted_wrong_head_transpose",
-            "planted_exact_vs_tanh_gelu", "planted_smoothing_ignored", "planted_scores_not_scaled");
+            "planted_exact_vs_tanh_gelu", "planted_smoothing_ignored", "planted_scores_not_scaled",
+            "planted_attention_mask_off_by_one", "planted_attention_wrong_value_transpose");
+
+    /**
+     * nanoGPT's CausalSelfAttention after c_attn, on QKV [B, T, 3C] with 4 heads; {@code mask} is the line that masks
+     * the scores {@code att}, {@code values} the line that makes the heads' values {@code v}.
+     */
+    private static String nanoGptAttention(String mask, String values) {
+        return String.join("\n",
+                "B, T, C3 = QKV.shape",
+                "C = C3 // 3",
+                "q, k, v = QKV.split(C, dim=2)",
+                "q = q.view(B, T, 4, C // 4).transpose(1, 2)",
+                "k = k.view(B, T, 4, C // 4).transpose(1, 2)",
+                values,
+                "att = (q @ k.transpose(-2, -1)) * (1.0 / (C // 4) ** 0.5)",
+                mask,
+                "att = F.softmax(att, dim=-1)",
+                "out = (att @ v).transpose(1, 2).contiguous().view(B, T, C)");
+    }
+
+    private static final String HEADS = "v = v.view(B, T, 4, C // 4).transpose(1, 2)";
+    private static final String CAUSAL = "att = att.masked_fill(torch.tril(torch.ones(T, T)) == 0, float('-inf'))";
+
+    private static GradientChecker attention(long seed, boolean causal) {
+        return GradientChecker.forOp("self_attention").input("QKV", uniform(seed, 3, 40, 48)).attr("num_heads", 4)
+                .attr("scale", (float) (1 / Math.sqrt(4))).attr("causal", causal);
+    }
+
+    /** Key padding of [3, 40]: the last 5 and 12 positions of two sequences are padding. */
+    private static Tensor padding() {
+        float[] keep = new float[3 * 40];
+        for (int t = 0; t < 40; t++) {
+            keep[t] = 1;
+            keep[40 + t] = t < 35 ? 1 : 0;
+            keep[80 + t] = t < 28 ? 1 : 0;
+        }
+        return Tensor.of(keep, 3, 40);
+    }
 
     @Test
     void transformerOpsMatchPyTorchAndPlantedMistakesAreCaught() {
@@ -94,7 +132,15 @@ class TransformerTorchReferenceTest {
                         .input("Logits", range(40, -3, 3, 2, 4, 11)).input("Label", labels).attr("label_smoothing", 0.1f)
                         .lossFrom("Loss"), "F.cross_entropy(Logits.reshape(-1, 11), Label.reshape(-1), ignore_index=-100,"
                         + " label_smoothing=0.1, reduction='none').reshape(2, 4, 1)")
+                .add("attention_causal", attention(47, true), nanoGptAttention(CAUSAL, HEADS))
+                .add("attention_full", attention(48, false), nanoGptAttention("", HEADS))
+                .add("attention_key_padding", attention(49, true).input("KeyPadding", padding()),
+                        nanoGptAttention(CAUSAL + "\natt = att + (KeyPadding[:, None, None, :] - 1) * 1e9", HEADS))
                 // planted mistakes: each must fail
+                .add("planted_attention_mask_off_by_one", attention(50, true), nanoGptAttention(
+                        "att = att.masked_fill(torch.tril(torch.ones(T, T), 1) == 0, float('-inf'))", HEADS))
+                .add("planted_attention_wrong_value_transpose", attention(51, true),
+                        nanoGptAttention(CAUSAL, "v = v.reshape(B, 4, T, C // 4)"))
                 .add("planted_causal_mask_off_by_one", GradientChecker.forOp("tril_triu").input("X", uniform(41, 6, 6)),
                         "torch.tril(X, 1)")
                 .add("planted_wrong_head_transpose", GradientChecker.forOp("transpose").input("X", uniform(42, 2, 4, 4, 4))
