@@ -10,7 +10,7 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * The vectorised float loops of gelu (exact and tanh forms), silu, leaky_relu and hard_swish, forward and backward.
  * Each function is one method on a vector, used by the full-width loop and by one masked pass over the tail, so every
- * element goes through the same operations whatever the vector width.
+ * element goes through the same operations whatever the vector width (fused multiply-adds included).
  */
 final class Activations {
     private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
@@ -72,7 +72,7 @@ final class Activations {
 
     private static FloatVector value(Fn fn, Params p, FloatVector x) {
         return switch (fn) {
-            case GELU -> x.mul(normalCdf(x));
+            case GELU -> x.mul(normalCdf(x, gaussian(x)));
             case GELU_TANH -> x.mul(0.5f).mul(tanhInner(x).lanewise(VectorOperators.TANH).add(1f));
             case SILU -> x.div(x.neg().lanewise(VectorOperators.EXP).add(1f));
             case LEAKY_RELU -> x.blend(x.mul(p.alpha()), x.compare(VectorOperators.LT, 0f));
@@ -82,8 +82,11 @@ final class Activations {
 
     private static FloatVector derivative(Fn fn, Params p, FloatVector x) {
         return switch (fn) {
-            // d/dx x Phi(x) = Phi(x) + x phi(x)
-            case GELU -> normalCdf(x).add(x.mul(x.mul(x).mul(-0.5f).lanewise(VectorOperators.EXP).mul(INV_SQRT_2PI)));
+            // d/dx x Phi(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi), one exp for both
+            case GELU -> {
+                FloatVector g = gaussian(x);
+                yield normalCdf(x, g).add(x.mul(g).mul(INV_SQRT_2PI));
+            }
             case GELU_TANH -> {
                 FloatVector th = tanhInner(x).lanewise(VectorOperators.TANH);
                 FloatVector inner = x.mul(x).mul(3 * TANH_CUBIC).add(1f).mul(SQRT_2_OVER_PI);
@@ -109,18 +112,30 @@ final class Activations {
         return x.mul(x).mul(TANH_CUBIC).add(1f).mul(x).mul(SQRT_2_OVER_PI);
     }
 
+    /** Coefficient k of the erfcx polynomial in every lane. */
+    private static FloatVector c(int k) {
+        return FloatVector.broadcast(S, ERFCX[k]);
+    }
+
+    /** exp(-x^2 / 2). */
+    private static FloatVector gaussian(FloatVector x) {
+        return x.mul(x).mul(-0.5f).lanewise(VectorOperators.EXP);
+    }
+
     /**
      * Phi(x) = erfc(-x / sqrt 2) / 2 from e = exp(-x^2 / 2) erfcx(|x| / sqrt 2) / 2: e itself for x < 0 and 1 - e
-     * otherwise, so the left tail keeps its relative precision (1 + erf(x) would cancel) and one exp serves both.
+     * otherwise, so the left tail keeps its relative precision (1 + erf(x) would cancel); {@code gaussian} is
+     * exp(-x^2 / 2), which the gradient shares. The polynomial is evaluated with fused multiply-adds: every lane, the
+     * tail's included, takes the same operations.
      */
-    private static FloatVector normalCdf(FloatVector x) {
+    private static FloatVector normalCdf(FloatVector x, FloatVector gaussian) {
         FloatVector u = x.abs().mul(INV_SQRT2);
         FloatVector t = ONE.div(u.mul(0.5f).add(1f));
         // Horner written out: a loop would carry the vector through a phi, which C2 may box
-        FloatVector poly = t.mul(ERFCX[10]).add(ERFCX[9]).mul(t).add(ERFCX[8]).mul(t).add(ERFCX[7]).mul(t)
-                .add(ERFCX[6]).mul(t).add(ERFCX[5]).mul(t).add(ERFCX[4]).mul(t).add(ERFCX[3]).mul(t).add(ERFCX[2])
-                .mul(t).add(ERFCX[1]).mul(t).add(ERFCX[0]);
-        FloatVector e = u.mul(u).neg().lanewise(VectorOperators.EXP).mul(t).mul(poly).mul(0.5f);
+        FloatVector poly = t.fma(ERFCX[10], ERFCX[9]);
+        poly = poly.fma(t, c(8)).fma(t, c(7)).fma(t, c(6)).fma(t, c(5)).fma(t, c(4)).fma(t, c(3)).fma(t, c(2))
+                .fma(t, c(1)).fma(t, c(0));
+        FloatVector e = gaussian.mul(t).mul(poly).mul(0.5f);
         return e.neg().add(1f).blend(e, x.compare(VectorOperators.LT, 0f));
     }
 }

@@ -31,12 +31,12 @@ final class DenseGpuKernels {
         GpuKernelTable.gpu("elementwise_add_grad", op -> DenseGpuKernels::elementwiseAddGrad);
         GpuKernelTable.gpu("elementwise_mul_grad", op -> new ElementwiseMulGrad());
         for (String act : new String[]{"relu", "sigmoid", "tanh", "gelu"}) {
-            GpuKernelTable.gpu(act, op -> a -> {
+            GpuKernelTable.gpu(act, op -> tanhForm(op) ? null : a -> {
                 DeviceTensor x = a.inF32("X");
                 DeviceTensor out = a.outLike("Out", x);
                 a.launchElements(act + "_f32", x.numel(), x.buffer(), out.buffer(), x.numel());
             });
-            GpuKernelTable.gpu(act + "_grad", op -> a -> {
+            GpuKernelTable.gpu(act + "_grad", op -> tanhForm(op) ? null : a -> {
                 DeviceTensor x = a.inF32("X");
                 DeviceTensor gx = a.outLike("X@GRAD", x);
                 a.launchElements(act + "_grad_f32", x.numel(), x.buffer(), a.inF32("Out").buffer(),
@@ -307,7 +307,16 @@ final class DenseGpuKernels {
                 x.buffer(), out.buffer(), rows, cols);
     }
 
+    /** gelu's tanh form: the GPU kernel computes the exact one, so the op takes the host fallback. */
+    private static boolean tanhForm(Op op) {
+        return op.hasAttr("approximate") && op.boolAttr("approximate");
+    }
+
+    /** The GPU kernel has no label smoothing: with it the op takes the host fallback. */
     private static GpuOpKernel softmaxXent(Op op) {
+        if (op.floatAttr("label_smoothing") != 0f) {
+            return null;
+        }
         long ignore = op.intAttr("ignore_index");
         return a -> {
             DeviceTensor logits = a.inF32("Logits");
@@ -324,6 +333,9 @@ final class DenseGpuKernels {
     }
 
     private static GpuOpKernel softmaxXentGrad(Op op) {
+        if (op.floatAttr("label_smoothing") != 0f) {
+            return null;
+        }
         long ignore = op.intAttr("ignore_index");
         return a -> {
             DeviceTensor sm = a.inF32("Softmax");

@@ -49,6 +49,10 @@ public final class GpuKernelTable {
         host("merge_step", "gradient merge's micro-step counter: one int64 each way per step, whose condition the"
                 + " executor reads back anyway");
         host("sign", "L1Decay's sign of a parameter (Regularizer.l1Decay): the parameter each way per step");
+        host("gelu", "with approximate (the tanh form; the exact form has a GPU kernel)");
+        host("gelu_grad", "with approximate (the tanh form; the exact form has a GPU kernel)");
+        host("softmax_with_cross_entropy", "with label_smoothing != 0 (without it there is a GPU kernel)");
+        host("softmax_with_cross_entropy_grad", "with label_smoothing != 0 (without it there is a GPU kernel)");
     }
 
     private GpuKernelTable() {
