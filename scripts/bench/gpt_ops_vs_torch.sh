@@ -3,8 +3,9 @@
 # step), one thread each: Fleet4J (benchmarks' TransformerOpsBench) against PyTorch (scripts/peers/torch_gpt_block.py).
 # Both processes start and warm up once (WARMUP steps each), then take turns: ROUNDS rounds of STEPS timed steps each,
 # Fleet4J then PyTorch, so both see the same machine load. Prints each round's median step time, then per side the
-# median of the round medians, their spread (min..max) and tokens/s, and the ratio; with PROFILE=1 also each side's
-# time per op type. Usage (after ./mvnw -q package -DskipTests -pl benchmarks -am):
+# median of the round medians, their spread (min..max) and tokens/s, and the ratio, in wall time and in the stepping
+# thread's CPU time (which other processes on a loaded machine inflate less); with PROFILE=1 also each side's time per
+# op type. Usage (after ./mvnw -q package -DskipTests -pl benchmarks -am):
 #   scripts/bench/gpt_ops_vs_torch.sh [ROUNDS=5] [STEPS=100] [WARMUP=2000]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -39,11 +40,15 @@ ask fleet "warmup $warmup" >/dev/null
 ask torch "warmup $warmup" >/dev/null
 fleet_ms=()
 torch_ms=()
+fleet_cpu=()
+torch_cpu=()
 for r in $(seq 1 "$rounds"); do
   f=$(ask fleet "measure $steps")
   t=$(ask torch "measure $steps")
   fleet_ms+=("$(echo "$f" | cut -d' ' -f2)")
   torch_ms+=("$(echo "$t" | cut -d' ' -f2)")
+  fleet_cpu+=("$(echo "$f" | cut -d' ' -f8)")
+  torch_cpu+=("$(echo "$t" | cut -d' ' -f8)")
   echo "round $r: Fleet4J $f | PyTorch $t"
 done
 if [ "${PROFILE:-0}" = 1 ]; then
@@ -52,14 +57,15 @@ if [ "${PROFILE:-0}" = 1 ]; then
 fi
 ask fleet quit >/dev/null || true
 ask torch quit >/dev/null || true
-/usr/bin/python3 - "${fleet_ms[*]}" "${torch_ms[*]}" <<'PY'
+/usr/bin/python3 - "${fleet_ms[*]}" "${torch_ms[*]}" "${fleet_cpu[*]}" "${torch_cpu[*]}" <<'PY'
 import statistics, sys
-fleet = [float(v) for v in sys.argv[1].split()]
-torch = [float(v) for v in sys.argv[2].split()]
+fleet, torch, fleet_cpu, torch_cpu = ([float(v) for v in a.split()] for a in sys.argv[1:5])
 tokens = 64 * 64
-for name, ms in (("Fleet4J", fleet), ("PyTorch", torch)):
-    m = statistics.median(ms)
-    print("%s: median %.2f ms per step (rounds %.2f..%.2f), %.0f tokens/s" % (name, m, min(ms), max(ms), tokens / m * 1e3))
-print("Fleet4J / PyTorch tokens/s: %.2fx (per round: %s)" % (statistics.median(torch) / statistics.median(fleet),
-      " ".join("%.2f" % (t / f) for f, t in zip(fleet, torch))))
+for label, f, t in (("wall", fleet, torch), ("CPU", fleet_cpu, torch_cpu)):
+    for name, ms in (("Fleet4J", f), ("PyTorch", t)):
+        m = statistics.median(ms)
+        print("%s time, %s: median %.2f ms per step (rounds %.2f..%.2f), %.0f tokens/s"
+              % (label, name, m, min(ms), max(ms), tokens / m * 1e3))
+    print("%s time, Fleet4J / PyTorch tokens/s: %.2fx (per round: %s)" % (label, statistics.median(t) / statistics.median(f),
+          " ".join("%.2f" % (b / a) for a, b in zip(f, t))))
 PY

@@ -3,7 +3,7 @@
     torch_gpt_block.py [BATCH 64] [SEQ 64] [N_EMBD 128] [N_HEAD 4]
 
 Reads commands from standard input, one a line, as TransformerOpsBench does: "warmup N" (answers "warm N"),
-"measure N" (answers "ms MEDIAN P10 P90 tokens_per_s TPS"), "profile N" (the torch profiler's ops by self time, as
+"measure N" (answers "ms MEDIAN P10 P90 tokens_per_s TPS cpu_ms MEDIAN", the last this thread's CPU time), "profile N" (the torch profiler's ops by self time, as
 "op NAME MS_PER_STEP" lines, then "end") and "quit". The block is nanoGPT's (model.py: CausalSelfAttention without
 flash attention, which PyTorch 1.13 lacks; MLP with exact GELU; dropout 0), the loss the mean of its output, and a step
 computes every parameter's gradient (set to None before each step, as zero_grad does), no update."""
@@ -80,13 +80,18 @@ def main():
             print("warm %d" % n)
         elif cmd[0] == "measure":
             ms = []
+            cpu = []
             for _ in range(n):
+                c0 = time.thread_time()
                 t0 = time.perf_counter()
                 step()
                 ms.append((time.perf_counter() - t0) * 1e3)
+                cpu.append((time.thread_time() - c0) * 1e3)
             ms.sort()
+            cpu.sort()
             median = ms[n // 2]
-            print("ms %.3f %.3f %.3f tokens_per_s %.0f" % (median, ms[n // 10], ms[n * 9 // 10], tokens / (median / 1e3)))
+            print("ms %.3f %.3f %.3f tokens_per_s %.0f cpu_ms %.3f" % (median, ms[n // 10], ms[n * 9 // 10],
+                                                                     tokens / (median / 1e3), cpu[n // 2]))
         elif cmd[0] == "profile":
             with torch.profiler.profile() as prof:
                 for _ in range(n):

@@ -2,6 +2,8 @@ package org.fleet4j.bench.ops;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -27,7 +29,8 @@ import org.fleet4j.core.tensor.Tensor;
  * warming either up twice:
  * <pre>
  *   warmup N     runs N steps; answers "warm N"
- *   measure N    runs N steps, timing each; answers "ms MEDIAN P10 P90 tokens_per_s TPS"
+ *   measure N    runs N steps, timing each; answers "ms MEDIAN P10 P90 tokens_per_s TPS cpu_ms MEDIAN" (the
+ *                median of the steps' CPU time on this thread, less inflated than wall time on a loaded machine)
  *   profile N    runs N steps; answers "op TYPE MS_PER_STEP" per op type (most first), then "end"
  *   quit
  * </pre>
@@ -62,17 +65,23 @@ public final class TransformerOpsBench {
         executor.run(main, scope, feed, fetch);
     }
 
+    /** Each step's wall time and this thread's CPU time (which a loaded machine inflates less). */
     private String measure(int steps) {
+        ThreadMXBean cpu = ManagementFactory.getThreadMXBean();
         double[] ms = new double[steps];
+        double[] cpuMs = new double[steps];
         for (int i = 0; i < steps; i++) {
+            long c0 = cpu.getCurrentThreadCpuTime();
             long t0 = System.nanoTime();
             step();
             ms[i] = (System.nanoTime() - t0) / 1e6;
+            cpuMs[i] = (cpu.getCurrentThreadCpuTime() - c0) / 1e6;
         }
         Arrays.sort(ms);
+        Arrays.sort(cpuMs);
         double median = ms[steps / 2];
-        return String.format(Locale.ROOT, "ms %.3f %.3f %.3f tokens_per_s %.0f", median, ms[steps / 10],
-                ms[steps * 9 / 10], tokens / (median / 1e3));
+        return String.format(Locale.ROOT, "ms %.3f %.3f %.3f tokens_per_s %.0f cpu_ms %.3f", median, ms[steps / 10],
+                ms[steps * 9 / 10], tokens / (median / 1e3), cpuMs[steps / 2]);
     }
 
     private void profile(int steps, StringBuilder out) {

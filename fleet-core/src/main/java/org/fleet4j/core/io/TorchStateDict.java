@@ -19,7 +19,7 @@ import org.fleet4j.core.tensor.Tensor;
 /**
  * A model's weights as a PyTorch {@code state_dict} saved with safetensors, for a PyTorch model made of the same layers
  * in the same order: {@code nn.Linear} for fc (its weight is {@code [out, in]}, fc's {@code [in, out]}: transposed
- * both ways), {@code nn.Embedding} for embedding, {@code nn.BatchNorm1d} for batch_norm (weight, bias, running_mean,
+ * both ways; the transformer layers' linear weights are already {@code [out, in]}), {@code nn.Embedding} for embedding, {@code nn.BatchNorm1d} for batch_norm (weight, bias, running_mean,
  * running_var), {@code nn.LayerNorm} for layer_norm (weight, bias). The layers are found in the program's ops, in
  * order, and paired with the PyTorch module names given (e.g. "0", "2" for an {@code nn.Sequential}, or "fc1", "fc2"),
  * or ({@link #byLayerNames}) each with its own layer name. Weights of no such layer keep their own names.
@@ -81,7 +81,7 @@ public final class TorchStateDict {
         for (Op op : b.ops()) {
             String next = modules == null || found.size() >= modules.size() ? null : modules.get(found.size());
             String weight = switch (op.type()) {
-                case "matmul" -> op.in("Y");
+                case "matmul", "fused_gemm_epilogue" -> op.in("Y");
                 case "lookup_table" -> op.in("W");
                 case "batch_norm", "layer_norm" -> op.in("Scale");
                 default -> null;
@@ -89,12 +89,28 @@ public final class TorchStateDict {
             String module = modules != null ? next : weight == null ? null : layerOf(weight);
             switch (op.type()) {
                 case "matmul" -> {
+                    // fc's weight [in, out] is PyTorch's transposed; one multiplied with transpose_Y is its layout
                     String w = op.in("Y");
-                    if (isParameter(w) && b.var(w).shape().length == 2 && !op.<Boolean>attr("transpose_Y")) {
+                    if (isParameter(w) && b.var(w).shape().length == 2 && !op.<Boolean>attr("transpose_X")) {
                         found.add("fc " + w);
                         pair(module, "weight", w);
-                        linearWeights.add(w);
+                        if (!op.<Boolean>attr("transpose_Y")) {
+                            linearWeights.add(w);
+                        }
                         biasOfMatmulOut.put(op.out("Out"), module);
+                    }
+                }
+                case "fused_gemm_epilogue" -> {
+                    String w = op.in("Y");
+                    if (isParameter(w)) {
+                        found.add("fc " + w);
+                        pair(module, "weight", w);
+                        if (!op.<Boolean>attr("trans_y")) {
+                            linearWeights.add(w);
+                        }
+                        if (isParameter(op.in("Bias"))) {
+                            pair(module, "bias", op.in("Bias"));
+                        }
                     }
                 }
                 case "elementwise_add" -> {

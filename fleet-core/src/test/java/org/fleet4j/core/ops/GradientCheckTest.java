@@ -23,7 +23,8 @@ class GradientCheckTest {
             "mean", "sum", "reshape", "concat", "dropout", "lookup_table", "batch_norm", "cast",
             // TransformerGradientCheckTest checks these
             "layer_norm", "silu", "leaky_relu", "hard_swish", "log_softmax", "transpose", "flatten", "squeeze",
-            "unsqueeze", "slice", "split", "stack", "expand", "where", "tril_triu", "self_attention");
+            "unsqueeze", "slice", "split", "stack", "expand", "where", "tril_triu", "self_attention",
+            "fused_gemm_epilogue");
 
     @Test
     void everyDifferentiableOpIsChecked() {

@@ -186,6 +186,14 @@ class TransformerGradientCheckTest {
                 .attr("scale", 0.5f).attr("causal", true).tolerance(1e-2));
     }
 
+    @ParameterizedTest
+    @CsvSource({"false,none", "true,none", "true,gelu", "false,gelu"})
+    void fusedGemmEpilogue(boolean transY, String activation) {
+        check(GradientChecker.forOp("fused_gemm_epilogue").input("X", uniform(55, 2, 3, 4))
+                .input("Y", uniform(56, transY ? 5 : 4, transY ? 4 : 5)).input("Bias", uniform(57, 5))
+                .attr("trans_y", transY).attr("activation", activation));
+    }
+
     @Test
     void anUnusedPartOfASplitGetsAZeroGradient() {
         Program p = new Program();

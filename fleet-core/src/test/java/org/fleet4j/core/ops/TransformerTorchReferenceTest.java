@@ -136,6 +136,13 @@ class TransformerTorchReferenceTest {
                 .add("attention_full", attention(48, false), nanoGptAttention("", HEADS))
                 .add("attention_key_padding", attention(49, true).input("KeyPadding", padding()),
                         nanoGptAttention(CAUSAL + "\natt = att + (KeyPadding[:, None, None, :] - 1) * 1e9", HEADS))
+                // rows in several blocks of the epilogue: 4,096 x 384 outputs
+                .add("linear_blocks", GradientChecker.forOp("fused_gemm_epilogue").input("X", uniform(58, 8, 512, 16))
+                        .input("Y", uniform(59, 384, 16)).input("Bias", uniform(60, 384)).attr("trans_y", true),
+                        "F.linear(X, Y, Bias)")
+                .add("linear_gelu", GradientChecker.forOp("fused_gemm_epilogue").input("X", uniform(61, 3, 50, 16))
+                        .input("Y", uniform(62, 16, 24)).input("Bias", uniform(63, 24)).attr("activation", "gelu"),
+                        "F.gelu(X @ Y + Bias)")
                 // planted mistakes: each must fail
                 .add("planted_attention_mask_off_by_one", attention(50, true), nanoGptAttention(
                         "att = att.masked_fill(torch.tril(torch.ones(T, T), 1) == 0, float('-inf'))", HEADS))
