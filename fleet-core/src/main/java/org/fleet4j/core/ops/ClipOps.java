@@ -88,9 +88,11 @@ public final class ClipOps implements OpLibrary {
                 FloatVector v = FloatVector.fromMemorySegment(S, s, i * Float.BYTES, NATIVE);
                 acc = acc.add(v.mul(v));
             }
-            VectorMask<Float> m = S.indexInRange(bound, to);
-            FloatVector v = FloatVector.fromMemorySegment(S, s, bound * Float.BYTES, NATIVE, m);
-            acc = acc.add(v.mul(v));
+            if (bound < to) {
+                VectorMask<Float> m = S.indexInRange(bound, to);
+                FloatVector v = FloatVector.fromMemorySegment(S, s, bound * Float.BYTES, NATIVE, m);
+                acc = acc.add(v.mul(v));
+            }
             total += acc.reduceLanes(VectorOperators.ADD);
         }
         return total;

@@ -110,14 +110,15 @@ public final class FusedGemmEpilogueOp implements OpLibrary {
     }
 
     /**
-     * With dPre = act'(pre) dOut: dBias = the column sums of dPre, dX = dPre op(Y)^T, dY from dPre and X, block of rows
-     * by block of rows (dY adds up the blocks' products).
+     * With dPre = act'(pre) dOut: dBias = the column sums of dPre and dX = dPre op(Y)^T block of rows by block of rows
+     * (each block of dPre still in cache), then dY from all of dPre and X in one GEMM (its reduction over every row
+     * runs best unsplit).
      */
     static final class Backward implements Kernel {
         private final boolean ty;
         private final boolean gelu;
         private final Gemm gemm;
-        private Tensor scratch;
+        private Tensor activationGrad;
         private Tensor columnSums;
 
         Backward(boolean ty, boolean gelu, Gemm gemm) {
@@ -138,48 +139,43 @@ public final class FusedGemmEpilogueOp implements OpLibrary {
             MemorySegment gx = a.hasOut("X@GRAD") ? a.outLike("X@GRAD", x).segment() : null;
             MemorySegment gy = a.hasOut("Y@GRAD") ? a.outLike("Y@GRAD", y).segment() : null;
             Tensor gb = a.hasOut("Bias@GRAD") ? a.outLike("Bias@GRAD", a.in("Bias")) : null;
-            if (scratch == null || scratch.numel() != (long) block * n) {
-                scratch = Tensor.zeros(DType.F32, (long) block * n);
+            if (gelu && (activationGrad == null || activationGrad.numel() != g.numel())) {
+                activationGrad = Tensor.zeros(DType.F32, g.numel());
+            }
+            if (columnSums == null || columnSums.numel() != n) {
                 columnSums = Tensor.zeros(DType.F32, n);
             }
             if (gb != null) {
                 gb.fill(0);
             }
-            if (rows == 0 && gy != null) {
-                gy.fill((byte) 0);
-            }
-            MemorySegment xs = x.segment();
+            MemorySegment dPre = gelu ? activationGrad.segment() : g.segment();
             MemorySegment ys = y.segment();
             for (long r0 = 0; r0 < rows; r0 += block) {
                 int m = (int) Math.min(block, rows - r0);
                 long at = r0 * n;
-                MemorySegment dPre;
-                long dPreAt;
+                long bytes = (long) m * n * Float.BYTES;
+                MemorySegment blockGrad = dPre.asSlice(at * Float.BYTES, bytes);
                 if (gelu) {
-                    dPre = scratch.segment();
-                    dPreAt = 0;
                     Activations.backward(Activations.Fn.GELU, Activations.Params.NONE,
-                            a.in("ReserveSpace").segment().asSlice(at * Float.BYTES, (long) m * n * Float.BYTES),
-                            g.segment().asSlice(at * Float.BYTES, (long) m * n * Float.BYTES), dPre, (long) m * n);
-                } else {
-                    dPre = g.segment();
-                    dPreAt = at;
+                            a.in("ReserveSpace").segment().asSlice(at * Float.BYTES, bytes),
+                            g.segment().asSlice(at * Float.BYTES, bytes), blockGrad, (long) m * n);
                 }
                 if (gb != null) {
-                    F32.sumRows(dPre.asSlice(dPreAt * Float.BYTES, (long) m * n * Float.BYTES), columnSums.segment(), m, n);
+                    F32.sumRows(blockGrad, columnSums.segment(), m, n);
                     F32.accumulate(gb.segment(), columnSums.segment(), n);
                 }
                 if (gx != null) {
                     // Out = X Y (dX = dPre Y^T) or X Y^T (dX = dPre Y)
-                    gemm.sgemm(false, !ty, m, k, n, 1f, dPre, dPreAt, n, ys, 0, ty ? k : n, 0f, gx, r0 * k, k);
+                    gemm.sgemm(false, !ty, m, k, n, 1f, dPre, at, n, ys, 0, ty ? k : n, 0f, gx, r0 * k, k);
                 }
-                if (gy != null) {
-                    float beta = r0 == 0 ? 0f : 1f;
-                    if (ty) {   // dY [N, K] = dPre^T X
-                        gemm.sgemm(true, false, n, k, m, 1f, dPre, dPreAt, n, xs, r0 * k, k, beta, gy, 0, k);
-                    } else {    // dY [K, N] = X^T dPre
-                        gemm.sgemm(true, false, k, n, m, 1f, xs, r0 * k, k, dPre, dPreAt, n, beta, gy, 0, n);
-                    }
+            }
+            if (gy != null) {
+                if (rows == 0) {
+                    gy.fill((byte) 0);
+                } else if (ty) {    // dY [N, K] = dPre^T X
+                    gemm.sgemm(true, false, n, k, (int) rows, 1f, dPre, 0, n, x.segment(), 0, k, 0f, gy, 0, k);
+                } else {            // dY [K, N] = X^T dPre
+                    gemm.sgemm(true, false, k, n, (int) rows, 1f, x.segment(), 0, k, dPre, 0, n, 0f, gy, 0, n);
                 }
             }
         }

@@ -113,15 +113,19 @@ public final class LayerNormOp implements OpLibrary {
                 for (int j = 0; j < bound; j += L) {
                     sum = sum.add(load(xs, base + j));
                 }
-                sum = sum.add(load(xs, base + bound, tail));
+                if (bound < n) {
+                    sum = sum.add(load(xs, base + bound, tail));
+                }
                 float mu = sum.reduceLanes(VectorOperators.ADD) / n;
                 FloatVector sq = FloatVector.zero(S);
                 for (int j = 0; j < bound; j += L) {
                     FloatVector d = load(xs, base + j).sub(mu);
                     sq = sq.add(d.mul(d));
                 }
-                FloatVector dt = load(xs, base + bound, tail).sub(mu);
-                sq = sq.add(dt.mul(dt), tail);
+                if (bound < n) {
+                    FloatVector dt = load(xs, base + bound, tail).sub(mu);
+                    sq = sq.add(dt.mul(dt), tail);
+                }
                 float var = sq.reduceLanes(VectorOperators.ADD) / n;
                 float rstd = (float) (1 / Math.sqrt(var + epsilon));
                 F32.set(mean, r, mu);

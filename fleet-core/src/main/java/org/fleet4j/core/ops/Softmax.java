@@ -70,7 +70,9 @@ final class Softmax {
         for (long j = 0; j < bound; j += L) {
             maxV = maxV.max(FloatVector.fromMemorySegment(S, x, (base + j) * Float.BYTES, NATIVE));
         }
-        maxV = maxV.lanewise(VectorOperators.MAX, load(x, base + bound, tail), tail);
+        if (bound < n) {
+            maxV = maxV.lanewise(VectorOperators.MAX, load(x, base + bound, tail), tail);
+        }
         float max = maxV.reduceLanes(VectorOperators.MAX);
         FloatVector sumV = FloatVector.zero(S);
         for (long j = 0; j < bound; j += L) {
@@ -79,10 +81,12 @@ final class Softmax {
             sumV = sumV.add(e);
             (log ? shifted : e).intoMemorySegment(out, (base + j) * Float.BYTES, NATIVE);
         }
-        FloatVector shiftedTail = load(x, base + bound, tail).sub(max);
-        FloatVector eTail = shiftedTail.lanewise(VectorOperators.EXP);
-        sumV = sumV.add(eTail, tail);
-        store(log ? shiftedTail : eTail, out, base + bound, tail);
+        if (bound < n) {
+            FloatVector shiftedTail = load(x, base + bound, tail).sub(max);
+            FloatVector eTail = shiftedTail.lanewise(VectorOperators.EXP);
+            sumV = sumV.add(eTail, tail);
+            store(log ? shiftedTail : eTail, out, base + bound, tail);
+        }
         float sum = sumV.reduceLanes(VectorOperators.ADD);
         double logSum = Math.log(sum);
         if (log) {
@@ -159,8 +163,10 @@ final class Softmax {
             dotV = log ? dotV.add(gv)
                     : dotV.add(FloatVector.fromMemorySegment(S, out, (outBase + j) * Float.BYTES, NATIVE).mul(gv));
         }
-        FloatVector gt = load(g, gBase + bound, tail);
-        dotV = log ? dotV.add(gt) : dotV.add(load(out, outBase + bound, tail).mul(gt));
+        if (bound < n) {
+            FloatVector gt = load(g, gBase + bound, tail);
+            dotV = log ? dotV.add(gt) : dotV.add(load(out, outBase + bound, tail).mul(gt));
+        }
         float dot = dotV.reduceLanes(VectorOperators.ADD);
         for (long j = 0; j < bound; j += L) {
             FloatVector o1 = FloatVector.fromMemorySegment(S, out, (outBase + j) * Float.BYTES, NATIVE);
@@ -170,6 +176,7 @@ final class Softmax {
         }
         if (bound < n) {
             FloatVector o1 = load(out, outBase + bound, tail);
+            FloatVector gt = load(g, gBase + bound, tail);
             store(log ? gt.sub(o1.lanewise(VectorOperators.EXP).mul(dot)) : o1.mul(gt.sub(dot)), gx, gxBase + bound, tail);
         }
     }
