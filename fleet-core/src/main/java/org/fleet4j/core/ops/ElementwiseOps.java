@@ -155,7 +155,7 @@ public final class ElementwiseOps implements OpLibrary {
             long n = g.numel();
             if (kind == Kind.ADD && layout.rowLen > 0 && x.dtype() == DType.F32) {
                 if (wantX) {
-                    passOn(a, g, gx);
+                    passOn(a, g);
                 }
                 if (wantY) {
                     F32.sumRows(g.segment(), gy.segment(), n / layout.rowLen, layout.rowLen);
@@ -204,8 +204,8 @@ public final class ElementwiseOps implements OpLibrary {
          * reader), unless X@GRAD already holds a tensor of its own that others see, such as a view into a gradient
          * bucket (gather_bucket), which is then written in place.
          */
-        private static void passOn(KernelArgs a, Tensor g, Tensor held) {
-            Object current = held != null ? held : a.outValue("X@GRAD", 0);
+        private static void passOn(KernelArgs a, Tensor g) {
+            Object current = a.outValue("X@GRAD", 0);
             if (current instanceof Tensor t && t != g && t.hasShape(g.shape()) && t.dtype() == g.dtype()) {
                 t.copyFrom(g);
             } else {
@@ -216,7 +216,7 @@ public final class ElementwiseOps implements OpLibrary {
         /** No broadcasting: each gradient is one vector pass, no accumulation. */
         private void sameShapeF32(KernelArgs a, MemorySegment g, Tensor x, Tensor y, Tensor gx, Tensor gy, long n) {
             if (kind == Kind.ADD && a.hasOut("X@GRAD")) {
-                passOn(a, a.in("Out@GRAD"), null);
+                passOn(a, a.in("Out@GRAD"));
             } else if (gx != null) {
                 switch (kind) {
                     case ADD, SUB -> F32.copy(g, gx.segment(), n);

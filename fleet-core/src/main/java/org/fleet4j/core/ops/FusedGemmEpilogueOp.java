@@ -20,8 +20,11 @@ import org.fleet4j.core.tensor.Tensor;
 @AutoService(OpLibrary.class)
 public final class FusedGemmEpilogueOp implements OpLibrary {
     public static final String FUSED_GEMM_EPILOGUE = "fused_gemm_epilogue";
-    /** Output elements per block: a quarter of a 2 MB L2 cache. */
-    private static final long BLOCK_FLOATS = 128 * 1024;
+    /**
+     * Output elements per block: half of a 2 MB L2 cache. Smaller blocks cost OpenBLAS more than the cache saves
+     * (4,096 x 128 x 384 in blocks of 336 rows took 4 % longer than in blocks of 512 or more).
+     */
+    private static final long BLOCK_FLOATS = 256 * 1024;
 
     @Override
     public List<OpSpec> specs() {
