@@ -28,6 +28,7 @@ import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
+import org.fleet4j.core.ops.ClipOps;
 import org.fleet4j.core.ops.ControlOps;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.strategy.schema.StrategySchema;
@@ -142,13 +143,15 @@ public final class AmpPass implements Pass {
                         + " no gradient " + e.getValue() + ", which its update reads");
             }
         }
-        // the updates begin with the first op after backward that reads a parameter: a regularizer's decay, added to
-        // the gradient, must see it unscaled, so it goes inside the skipped block too
+        // the updates begin with the first op after backward that reads a parameter or clips the gradients: a
+        // regularizer's decay, added to the gradient, and the clip by global norm must see it unscaled, so they go
+        // inside the skipped block too
         int firstUpdate = -1;
         int lastUpdate = -1;
         for (int i = tail; i < ops.size(); i++) {
             boolean readsParam = ops.get(i).allInputs().stream().anyMatch(gradOfParam::containsKey);
-            if (firstUpdate < 0 && (readsParam || UPDATES.contains(ops.get(i).type()))) {
+            boolean clips = ops.get(i).type().equals(ClipOps.CLIP_BY_GLOBAL_NORM);
+            if (firstUpdate < 0 && (readsParam || clips || UPDATES.contains(ops.get(i).type()))) {
                 firstUpdate = i;
             }
             if (UPDATES.contains(ops.get(i).type())) {

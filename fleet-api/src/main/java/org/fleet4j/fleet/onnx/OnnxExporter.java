@@ -128,6 +128,8 @@ public final class OnnxExporter {
             why = "is in training mode (is_test=false); build the inference program with dropout(x, p, true)";
         } else if (op.type().equals("batch_norm") && !op.boolAttr("is_test")) {
             why = "is in training mode (is_test=false); build the inference program with batchNorm(x, true)";
+        } else if (op.type().equals("gelu") && op.hasAttr("approximate") && op.boolAttr("approximate")) {
+            why = "is GELU's tanh form (approximate=true), which the exporter does not write (it exports the exact form)";
         } else if (op.type().equals("lookup_table") && op.<Long>attr("padding_idx") != -1L) {
             why = "has padding_idx " + op.<Long>attr("padding_idx") + ", which the exporter does not carry over";
         }
@@ -156,7 +158,8 @@ public final class OnnxExporter {
             case "elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div" -> elementwise(g, b, op);
             case "relu", "sigmoid", "tanh" -> g.node(capitalised(type), List.of(g.value(op.in("X"))),
                     List.of(g.define(out)), Map.of());
-            case "softmax" -> g.node("Softmax", List.of(g.value(op.in("X"))), List.of(g.define(out)), Map.of("axis", -1));
+            case "softmax" -> g.node("Softmax", List.of(g.value(op.in("X"))), List.of(g.define(out)),
+                    Map.of("axis", op.intAttr("axis")));
             case "gelu" -> gelu(g, b, op);
             case "scale" -> scale(g, b, op);
             case "reshape" -> g.node("Reshape", List.of(g.value(op.in("X")),

@@ -11,6 +11,7 @@ import org.fleet4j.core.ir.Block;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.ops.InitOps;
 import org.fleet4j.core.ops.OpRegistry;
 import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.tensor.Shapes;
@@ -61,13 +62,15 @@ public final class Backward {
             }
             Op op = forward.get(i);
             OpSpec spec = OpRegistry.get(op.type());
+            // per output slot, the gradient of each of its vars (null: the loss does not depend on it)
             Map<String, List<String>> outGrads = new LinkedHashMap<>();
             for (var e : op.outputs().entrySet()) {
+                List<String> grads = new ArrayList<>();
                 for (String out : e.getValue()) {
-                    String g = finalGrad(block, out, contributions);
-                    if (g != null) {
-                        outGrads.put(OpSpec.gradSlot(e.getKey()), List.of(g));
-                    }
+                    grads.add(finalGrad(block, out, contributions));
+                }
+                if (grads.stream().anyMatch(g -> g != null)) {
+                    outGrads.put(OpSpec.gradSlot(e.getKey()), grads);
                 }
             }
             boolean inputNeedsGrad = op.inputs().entrySet().stream().anyMatch(e -> !spec.isNoGradInput(e.getKey())
@@ -90,6 +93,7 @@ public final class Backward {
                 }
                 gradOuts.put(OpSpec.gradSlot(e.getKey()), names);
             }
+            fillMissingGrads(block, op, outGrads);
             Map<String, List<String>> gradIns = new LinkedHashMap<>(op.inputs());
             gradIns.putAll(op.outputs());
             gradIns.putAll(outGrads);
@@ -107,6 +111,28 @@ public final class Backward {
             }
         }
         return result;
+    }
+
+    /**
+     * A slot of several outputs (split's Out) whose gradients the loss gives only some of gets zeros for the others
+     * (fill_zeros_like), so the grad op sees one gradient per output, in order.
+     */
+    private static void fillMissingGrads(Block block, Op op, Map<String, List<String>> outGrads) {
+        for (var e : op.outputs().entrySet()) {
+            List<String> grads = outGrads.get(OpSpec.gradSlot(e.getKey()));
+            if (grads == null) {
+                continue;
+            }
+            for (int j = 0; j < grads.size(); j++) {
+                if (grads.get(j) == null) {
+                    String out = e.getValue().get(j);
+                    String zero = block.program().uniqueName(gradName(out) + "@ZERO");
+                    block.appendOp(InitOps.FILL_ZEROS_LIKE, Map.of("X", List.of(out)), Map.of("Out", List.of(zero)),
+                            Map.of());
+                    grads.set(j, zero);
+                }
+            }
+        }
     }
 
     private static long[] positive(long[] s) {

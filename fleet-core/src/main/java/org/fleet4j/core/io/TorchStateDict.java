@@ -19,11 +19,14 @@ import org.fleet4j.core.tensor.Tensor;
 /**
  * A model's weights as a PyTorch {@code state_dict} saved with safetensors, for a PyTorch model made of the same layers
  * in the same order: {@code nn.Linear} for fc (its weight is {@code [out, in]}, fc's {@code [in, out]}: transposed
- * both ways), {@code nn.Conv2d} for conv2d and depthwise_conv2d and {@code nn.ConvTranspose2d} for conv2d_transpose
- * (the same weight layouts; the bias is the parameter of the {@code elementwise_add} that follows), {@code nn.Embedding}
- * for embedding, {@code nn.BatchNorm1d} and {@code nn.BatchNorm2d} for batch_norm (weight, bias, running_mean,
- * running_var), {@code nn.GroupNorm} for group_norm (weight, bias). The layers are found in the program's ops, in order, and paired with the PyTorch module names given
- * (e.g. "0", "2" for an {@code nn.Sequential}, or "fc1", "fc2"). Weights of no such layer keep their own names.
+ * both ways; the transformer layers' linear weights are already {@code [out, in]}), {@code nn.Conv2d} for conv2d and
+ * depthwise_conv2d and {@code nn.ConvTranspose2d} for conv2d_transpose (the same weight layouts; the bias is the
+ * parameter of the {@code elementwise_add} that follows), {@code nn.Embedding} for embedding, {@code nn.BatchNorm1d}
+ * and {@code nn.BatchNorm2d} for batch_norm (weight, bias, running_mean, running_var), {@code nn.GroupNorm} for
+ * group_norm (weight, bias), {@code nn.LayerNorm} for layer_norm (weight, bias). The layers are found in the program's
+ * ops, in order, and paired with the PyTorch module names given (e.g. "0", "2" for an {@code nn.Sequential}, or
+ * "fc1", "fc2"), or ({@link #byLayerNames}) each with its own layer name. Weights of no such layer keep their own
+ * names.
  */
 public final class TorchStateDict {
     /** PyTorch's count of batch-norm updates: Fleet4J's batch norm always uses its momentum, so it has no use for it. */
@@ -53,21 +56,65 @@ public final class TorchStateDict {
         return d;
     }
 
-    /** Walks the ops, pairing each layer with the next module name; returns the layers found, described. */
+    /**
+     * The pairing of {@code program}'s layers with the PyTorch modules of their layer names: a layer whose weight is
+     * {@code transformer.h.0.attn.c_attn.w_0} (the layer named {@code transformer.h.0.attn.c_attn}) is the module
+     * {@code transformer.h.0.attn.c_attn}, so a nanoGPT state_dict ({@code transformer.h.0.attn.c_attn.weight}) loads
+     * into the layers that {@code Layers.transformerBlock(x, ..., "transformer.h.0")} builds.
+     */
+    public static TorchStateDict byLayerNames(Program program) {
+        TorchStateDict d = new TorchStateDict(program);
+        d.findLayers(null);
+        return d;
+    }
+
+    /** The layer name of a parameter named {@code <layer>.<suffix>}, or the name itself when it has no suffix. */
+    private static String layerOf(String parameter) {
+        int dot = parameter.lastIndexOf('.');
+        return dot > 0 ? parameter.substring(0, dot) : parameter;
+    }
+
+    /**
+     * Walks the ops, pairing each layer with the next module name (or, when {@code modules} is null, the module of its
+     * layer name); returns the layers found, described.
+     */
     private List<String> findLayers(List<String> modules) {
         Block b = program.globalBlock();
         List<String> found = new ArrayList<>();
         Map<String, String> biasOfLayerOut = new HashMap<>();
         for (Op op : b.ops()) {
-            String module = found.size() < modules.size() ? modules.get(found.size()) : null;
+            String next = modules == null || found.size() >= modules.size() ? null : modules.get(found.size());
+            String weight = switch (op.type()) {
+                case "matmul", "fused_gemm_epilogue" -> op.in("Y");
+                case "lookup_table" -> op.in("W");
+                case "batch_norm", "layer_norm" -> op.in("Scale");
+                default -> null;
+            };
+            String module = modules != null ? next : weight == null ? null : layerOf(weight);
             switch (op.type()) {
                 case "matmul" -> {
+                    // fc's weight [in, out] is PyTorch's transposed; one multiplied with transpose_Y is its layout
                     String w = op.in("Y");
-                    if (isParameter(w) && b.var(w).shape().length == 2 && !op.<Boolean>attr("transpose_Y")) {
+                    if (isParameter(w) && b.var(w).shape().length == 2 && !op.<Boolean>attr("transpose_X")) {
                         found.add("fc " + w);
                         pair(module, "weight", w);
-                        linearWeights.add(w);
+                        if (!op.<Boolean>attr("transpose_Y")) {
+                            linearWeights.add(w);
+                        }
                         biasOfLayerOut.put(op.out("Out"), module);
+                    }
+                }
+                case "fused_gemm_epilogue" -> {
+                    String w = op.in("Y");
+                    if (isParameter(w)) {
+                        found.add("fc " + w);
+                        pair(module, "weight", w);
+                        if (!op.<Boolean>attr("trans_y")) {
+                            linearWeights.add(w);
+                        }
+                        if (isParameter(op.in("Bias"))) {
+                            pair(module, "bias", op.in("Bias"));
+                        }
                     }
                 }
                 case "elementwise_add" -> {
@@ -102,6 +149,13 @@ public final class TorchStateDict {
                         batchNormModules.add(module);
                     }
                 }
+                case "layer_norm" -> {
+                    if (isParameter(op.in("Scale"))) {
+                        found.add("layer_norm " + op.in("Scale"));
+                        pair(module, "weight", op.in("Scale"));
+                        pair(module, "bias", op.in("Bias"));
+                    }
+                }
                 default -> {
                 }
             }
@@ -114,7 +168,7 @@ public final class TorchStateDict {
     }
 
     private void pair(String module, String torchSuffix, String fleetName) {
-        if (module != null && !toTorch.containsKey(fleetName)) {
+        if (module != null && fleetName != null && !toTorch.containsKey(fleetName)) {
             String torchName = module + "." + torchSuffix;
             toFleet.put(torchName, fleetName);
             toTorch.put(fleetName, torchName);

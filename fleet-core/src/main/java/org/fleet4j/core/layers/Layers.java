@@ -171,13 +171,33 @@ public final class Layers {
      * as the prefix of the parameters that {@code weight} and {@code bias} leave unnamed; null for the default prefix.
      */
     public Var fc(Var x, int size, String act, String name, ParamAttr weight, ParamAttr bias) {
+        return fc(x, size, 1, act, name, weight, bias);
+    }
+
+    /**
+     * As {@link #fc(Var, int, String, String, ParamAttr, ParamAttr)} with Paddle's num_flatten_dims: the first
+     * {@code numFlattenDims} dims of x are kept and the rest form each input row; x [B, T, E] with numFlattenDims 2 is
+     * a linear layer over the last dim, giving [B, T, size].
+     */
+    public Var fc(Var x, int size, int numFlattenDims, String act, String name, ParamAttr weight, ParamAttr bias) {
         long[] xs = x.shape();
-        if (xs.length != 2) {
-            x = reshape(x, -1, flattenedWidth(xs));
+        if (numFlattenDims < 1 || numFlattenDims >= xs.length) {
+            throw new IrException("fc: num_flatten_dims " + numFlattenDims + " must be in [1, " + (xs.length - 1)
+                    + "] for input " + x.name() + " " + java.util.Arrays.toString(xs));
+        }
+        if (xs.length != numFlattenDims + 1) {
+            long[] target = new long[numFlattenDims + 1];
+            target[numFlattenDims] = -1;
+            x = numFlattenDims == 1 ? reshape(x, -1, flattenedWidth(xs)) : reshape(x, target);
             xs = x.shape();
         }
+        long in = xs[numFlattenDims];
+        if (in < 0) {
+            throw new IrException("fc input " + x.name() + " " + java.util.Arrays.toString(xs)
+                    + " has an unknown input width");
+        }
         String prefix = prefix("fc", name, weight.name(), bias.name());
-        Var w = createParameter(weight, prefix + ".w_0", x.dtype(), new long[]{xs[1], size}, Initializer.xavierUniform());
+        Var w = createParameter(weight, prefix + ".w_0", x.dtype(), new long[]{in, size}, Initializer.xavierUniform());
         Var b = createParameter(bias, prefix + ".b_0", x.dtype(), new long[]{size}, Initializer.constant(0f));
         Var h = add(matmul(x, w, false, false, 1f), b);
         return act == null ? h : activation(act, h);
@@ -196,8 +216,9 @@ public final class Layers {
 
     public Var activation(String act, Var x) {
         return switch (act) {
-            case "relu", "sigmoid", "tanh", "gelu", "softmax" -> unary(act, x, Map.of());
-            default -> throw new IrException("unknown activation '" + act + "' (relu, sigmoid, tanh, gelu, softmax)");
+            case "relu", "sigmoid", "tanh", "gelu", "softmax", "silu", "leaky_relu", "hard_swish" -> unary(act, x, Map.of());
+            default -> throw new IrException("unknown activation '" + act
+                    + "' (relu, sigmoid, tanh, gelu, softmax, silu, leaky_relu, hard_swish)");
         };
     }
 
@@ -246,10 +267,49 @@ public final class Layers {
         return unary("softmax", x, Map.of());
     }
 
+    /** GELU in its exact form, or the tanh approximation (PyTorch's approximate='tanh') with {@code approximate}. */
+    public Var gelu(Var x, boolean approximate) {
+        return unary("gelu", x, Map.of("approximate", approximate));
+    }
+
+    public Var silu(Var x) {
+        return unary("silu", x, Map.of());
+    }
+
+    /** x for x >= 0, alpha x below. */
+    public Var leakyRelu(Var x, float alpha) {
+        return unary("leaky_relu", x, Map.of("alpha", alpha));
+    }
+
+    /** x relu6(x + 3) / 6 (Paddle's default threshold 6, scale 6, offset 3). */
+    public Var hardSwish(Var x) {
+        return unary("hard_swish", x, Map.of());
+    }
+
+    /** softmax along {@code axis} (negative counts from the end). */
+    public Var softmax(Var x, int axis) {
+        return unary("softmax", x, Map.of("axis", axis));
+    }
+
+    /** log(softmax(x)) along {@code axis}, computed without forming the softmax. */
+    public Var logSoftmax(Var x, int axis) {
+        return unary("log_softmax", x, Map.of("axis", axis));
+    }
+
     /** The per-row loss [batch, 1] of softmax + cross entropy against integer labels. */
     public Var softmaxWithCrossEntropy(Var logits, Var label) {
         return op("softmax_with_cross_entropy", Map.of("Logits", List.of(logits.name()), "Label", List.of(label.name())),
                 List.of("Softmax", "Loss"), Map.of())[1];
+    }
+
+    /**
+     * As {@link #softmaxWithCrossEntropy(Var, Var)} over logits [..., classes] with labels [...] or [..., 1]:
+     * positions labelled {@code ignoreIndex} have loss 0 and no gradient, and {@code labelSmoothing} eps mixes the
+     * one-hot target with the uniform one (PyTorch's cross_entropy(ignore_index=, label_smoothing=)).
+     */
+    public Var softmaxWithCrossEntropy(Var logits, Var label, int ignoreIndex, float labelSmoothing) {
+        return op("softmax_with_cross_entropy", Map.of("Logits", List.of(logits.name()), "Label", List.of(label.name())),
+                List.of("Softmax", "Loss"), Map.of("ignore_index", ignoreIndex, "label_smoothing", labelSmoothing))[1];
     }
 
     public Var mean(Var x) {
@@ -272,6 +332,77 @@ public final class Layers {
 
     public Var reshape(Var x, long... shape) {
         return unary("reshape", x, Map.of("shape", shape));
+    }
+
+    /** Out's dim d is x's dim perm[d]. */
+    public Var transpose(Var x, int... perm) {
+        return unary("transpose", x, Map.of("axis", perm));
+    }
+
+    /** x's dims startAxis..stopAxis merged into one (a view). */
+    public Var flatten(Var x, int startAxis, int stopAxis) {
+        return unary("flatten", x, Map.of("start_axis", startAxis, "stop_axis", stopAxis));
+    }
+
+    /** x without the size-1 dims of axes (every size-1 dim when none are given). */
+    public Var squeeze(Var x, int... axes) {
+        return unary("squeeze", x, Map.of("axes", axes));
+    }
+
+    /** x with a size-1 dim inserted at each of axes. */
+    public Var unsqueeze(Var x, int... axes) {
+        return unary("unsqueeze", x, Map.of("axes", axes));
+    }
+
+    /** Elements [starts[i], ends[i]) along each of axes (negative indices count from the end). */
+    public Var slice(Var x, int[] axes, long[] starts, long[] ends) {
+        return op("slice", Map.of("Input", List.of(x.name())), List.of("Out"),
+                Map.of("axes", axes, "starts", starts, "ends", ends))[0];
+    }
+
+    /** x cut into {@code num} equal parts along axis. */
+    public List<Var> split(Var x, int num, int axis) {
+        Map<String, List<String>> outs = new LinkedHashMap<>();
+        List<Var> parts = new java.util.ArrayList<>();
+        for (int j = 0; j < num; j++) {
+            parts.add(block().createTemp("split"));
+        }
+        outs.put("Out", parts.stream().map(Var::name).toList());
+        block().appendOp("split", Map.of("X", List.of(x.name())), outs, Map.of("num", num, "axis", axis));
+        return parts;
+    }
+
+    /** xs (one shape) joined along a new dim at axis. */
+    public Var stack(List<Var> xs, int axis) {
+        return op("stack", Map.of("X", xs.stream().map(Var::name).toList()), List.of("Y"), Map.of("axis", axis))[0];
+    }
+
+    /** x broadcast to shape (-1 keeps x's dim). */
+    public Var expand(Var x, long... shape) {
+        return unary("expand", x, Map.of("shape", shape));
+    }
+
+    /** condition ? x : y elementwise, broadcasting (condition is true where nonzero). */
+    public Var where(Var condition, Var x, Var y) {
+        return op("where", Map.of("Condition", List.of(condition.name()), "X", List.of(x.name()), "Y",
+                List.of(y.name())), List.of("Out"), Map.of())[0];
+    }
+
+    /** x on its lower (tril) or upper (triu) triangle, offset by diagonal, and 0 elsewhere. */
+    public Var trilTriu(Var x, int diagonal, boolean lower) {
+        return unary("tril_triu", x, Map.of("diagonal", diagonal, "lower", lower));
+    }
+
+    /** start, start + step, ... below end, of dtype (position ids: arange(0, T, 1, INT64)). */
+    public Var arange(float start, float end, float step, DType dtype) {
+        return op("arange", Map.of(), List.of("Out"), Map.of("start", start, "end", end, "step", step,
+                "dtype", dtype.displayName()))[0];
+    }
+
+    /** A constant tensor of this shape, every element {@code value}. */
+    public Var fillConstant(long[] shape, DType dtype, float value) {
+        return op("fill_constant", Map.of(), List.of("Out"), Map.of("shape", shape, "dtype", dtype.displayName(),
+                "value", value))[0];
     }
 
     public Var concat(List<Var> xs, int axis) {
@@ -301,10 +432,152 @@ public final class Layers {
 
     /** As {@link #embedding(Var, long, long, boolean, ParamAttr)}, with the layer's name (null for the default). */
     public Var embedding(Var ids, long vocab, long dim, boolean isSparse, String name, ParamAttr table) {
+        return embedding(ids, vocab, dim, isSparse, name, table, Initializer.xavierUniform());
+    }
+
+    /**
+     * The rows of the table for ids [N] or [N, 1] ([N, dim]), or for sequences of ids [batch, seq] with seq known
+     * ([batch, seq, dim]: the ids are looked up as one column and the rows reshaped).
+     */
+    private Var embedding(Var ids, long vocab, long dim, boolean isSparse, String name, ParamAttr table,
+                          Initializer defaultInit) {
         String prefix = prefix("embedding", name, table.name());
-        Var w = createParameter(table, prefix + ".w_0", DType.F32, new long[]{vocab, dim}, Initializer.xavierUniform());
-        return op("lookup_table", Map.of("W", List.of(w.name()), "Ids", List.of(ids.name())), List.of("Out"),
+        Var w = createParameter(table, prefix + ".w_0", DType.F32, new long[]{vocab, dim}, defaultInit);
+        long[] s = ids.shape();
+        boolean sequences = s.length == 2 && s[1] != 1;
+        if (sequences && s[1] < 0) {
+            throw new IrException("embedding of " + ids.name() + " " + java.util.Arrays.toString(s)
+                    + ": the sequence length (dim 1) must be known when the program is built");
+        }
+        Var column = sequences ? reshape(ids, -1) : ids;
+        Var rows = op("lookup_table", Map.of("W", List.of(w.name()), "Ids", List.of(column.name())), List.of("Out"),
                 Map.of("is_sparse", isSparse))[0];
+        return sequences ? reshape(rows, -1, s[1], dim) : rows;
+    }
+
+    // ---- transformer layers, named so that a nanoGPT state_dict pairs with them (TorchStateDict.byLayerNames) ----
+
+    /** nanoGPT's initialisation of linear and embedding weights. */
+    private static final Initializer TRANSFORMER_WEIGHTS = Initializer.normal(0f, 0.02f);
+
+    /**
+     * Position embeddings for sequences of {@code seqLen} (known when built) out of a table of {@code blockSize}
+     * positions: the table's rows 0..seqLen-1, [seqLen, dim], to add to token embeddings [batch, seqLen, dim]. Its table
+     * is {@code <name>.w_0} (default prefix embedding_n).
+     */
+    public Var positionEmbedding(long seqLen, long blockSize, long dim, String name, ParamAttr table) {
+        if (seqLen > blockSize || seqLen < 1) {
+            throw new IrException("position embedding" + (name == null ? "" : " " + name) + ": a sequence of " + seqLen
+                    + " positions does not fit block_size " + blockSize + "; use sequences of 1.." + blockSize
+                    + " tokens or a larger block_size");
+        }
+        Var positions = arange(0, seqLen, 1, DType.I64);
+        return embedding(positions, blockSize, dim, false, name, table, TRANSFORMER_WEIGHTS);
+    }
+
+    /**
+     * Token embeddings [batch, seq, dim] of ids [batch, seq] (PyTorch's nn.Embedding, initialised as nanoGPT does:
+     * normal with std 0.02); the table is {@code <name>.w_0}.
+     */
+    public Var tokenEmbedding(Var ids, long vocab, long dim, String name, ParamAttr table) {
+        return embedding(ids, vocab, dim, false, name, table, TRANSFORMER_WEIGHTS);
+    }
+
+    /**
+     * Layer normalisation over the dims of x from beginNormAxis on (PyTorch's LayerNorm(normalized_shape) for the
+     * last x.rank - beginNormAxis dims), with a learnable scale {@code <name>.w_0} (ones) and bias {@code <name>.b_0}
+     * (zeros), default prefix layer_norm_n.
+     */
+    public Var layerNorm(Var x, int beginNormAxis, float epsilon, String name, ParamAttr scaleAttr, ParamAttr biasAttr) {
+        long[] xs = x.shape();
+        if (beginNormAxis < 1 || beginNormAxis >= xs.length) {
+            throw new IrException("layerNorm of " + x.name() + " " + java.util.Arrays.toString(xs) + ": beginNormAxis "
+                    + beginNormAxis + " must be in [1, " + (xs.length - 1) + "]");
+        }
+        long right = 1;
+        for (int d = beginNormAxis; d < xs.length; d++) {
+            right *= xs[d];
+        }
+        String prefix = prefix("layer_norm", name, scaleAttr.name(), biasAttr.name());
+        Var scale = createParameter(scaleAttr, prefix + ".w_0", x.dtype(), new long[]{right}, Initializer.constant(1f));
+        Var bias = createParameter(biasAttr, prefix + ".b_0", x.dtype(), new long[]{right}, Initializer.constant(0f));
+        return op("layer_norm", Map.of("X", List.of(x.name()), "Scale", List.of(scale.name()), "Bias",
+                List.of(bias.name())), List.of("Y", "Mean", "Variance"),
+                Map.of("begin_norm_axis", beginNormAxis, "epsilon", epsilon))[0];
+    }
+
+    /** Layer normalisation of the last dim, epsilon 1e-5 (PyTorch's LayerNorm(n_embd)). */
+    public Var layerNorm(Var x, String name) {
+        return layerNorm(x, x.shape().length - 1, 1e-5f, name, ParamAttr.DEFAULT, ParamAttr.DEFAULT);
+    }
+
+    /**
+     * A linear layer over the last dim of x: act(x W^T + b) with W [size, in] as PyTorch's nn.Linear keeps it (so a
+     * state_dict loads without transposing, and OpenBLAS multiplies these shapes about 8 % faster than with W [in,
+     * size]), initialised as nanoGPT's (normal, std 0.02; zero bias); parameters {@code <name>.w_0} and
+     * {@code <name>.b_0}; one fused_gemm_epilogue op, act "none" or "gelu".
+     */
+    private Var linear(Var x, int size, String name, String act) {
+        long in = x.shape()[x.shape().length - 1];
+        Var w = createParameter(ParamAttr.DEFAULT, name + ".w_0", x.dtype(), new long[]{size, in}, TRANSFORMER_WEIGHTS);
+        Var b = createParameter(ParamAttr.DEFAULT, name + ".b_0", x.dtype(), new long[]{size}, Initializer.constant(0f));
+        return op("fused_gemm_epilogue", Map.of("X", List.of(x.name()), "Y", List.of(w.name()), "Bias", List.of(b.name())),
+                act.equals("none") ? List.of("Out") : List.of("Out", "ReserveSpace"),
+                Map.of("trans_y", true, "activation", act))[0];
+    }
+
+    /**
+     * Multi-head self-attention over x [batch, seq, width] (seq known when built), as nanoGPT's CausalSelfAttention:
+     * one fused projection {@code <name>.c_attn} to queries, keys and values (its weight [3 width, width], as
+     * PyTorch's), nHead heads of width / nHead, softmax(q k^T / sqrt(head width) + masks) v (the
+     * self_attention op), and the output projection {@code <name>.c_proj}. {@code causal} lets position t attend only to positions up to t;
+     * {@code keyPadding}, when not null, is [batch, seq] with 1 for a real token and 0 for padding, which no position
+     * attends to. Dropout of probability {@code dropout} (none at 0) on the attention weights and the output, off when
+     * {@code isTest}. Default prefix multi_head_attention_n.
+     */
+    public Var multiHeadAttention(Var x, int nHead, boolean causal, Var keyPadding, float dropout, boolean isTest,
+                                  String name) {
+        long[] xs = x.shape();
+        String prefix = prefix("multi_head_attention", name, (String) null);
+        if (xs.length != 3 || xs[1] < 0 || xs[2] < 0) {
+            throw new IrException("multiHeadAttention " + prefix + ": x " + x.name() + " " + java.util.Arrays.toString(xs)
+                    + " must be [batch, seq, width] with seq and width known when the program is built");
+        }
+        long width = xs[2];
+        if (nHead < 1 || width % nHead != 0) {
+            throw new IrException("multiHeadAttention " + prefix + ": " + nHead + " heads do not divide the width "
+                    + width + "; choose n_head dividing n_embd");
+        }
+        Var qkv = linear(x, (int) (3 * width), prefix + ".c_attn", "none");
+        Map<String, List<String>> ins = new LinkedHashMap<>();
+        ins.put("QKV", List.of(qkv.name()));
+        if (keyPadding != null) {
+            ins.put("KeyPadding", List.of(keyPadding.name()));
+        }
+        boolean dropsWeights = dropout > 0 && !isTest;
+        Var[] attention = op("self_attention", ins, dropsWeights ? List.of("Out", "Softmax", "Mask")
+                : List.of("Out", "Softmax"), Map.of("num_heads", nHead, "scale", (float) (1 / Math.sqrt(width / nHead)),
+                "causal", causal, "dropout_prob", dropout, "is_test", isTest, "seed", nextSeed()));
+        Var out = linear(attention[0], (int) width, prefix + ".c_proj", "none");
+        return dropout > 0 ? dropout(out, dropout, isTest) : out;
+    }
+
+    /**
+     * A pre-norm transformer block as nanoGPT's Block: x + attn(ln_1(x)), then h + mlp(ln_2(h)) with the MLP
+     * c_fc (4 width, GELU exact) and c_proj (width), dropout after it. Its parameters are {@code <name>.ln_1.w_0},
+     * {@code <name>.attn.c_attn.w_0}, {@code <name>.attn.c_proj.w_0}, {@code <name>.ln_2.w_0},
+     * {@code <name>.mlp.c_fc.w_0}, {@code <name>.mlp.c_proj.w_0} and their {@code .b_0} biases; default prefix
+     * transformer_block_n. See {@link #multiHeadAttention} for x, the masks and dropout.
+     */
+    public Var transformerBlock(Var x, int nHead, boolean causal, Var keyPadding, float dropout, boolean isTest,
+                                String name) {
+        String prefix = prefix("transformer_block", name, (String) null);
+        Var h = add(x, multiHeadAttention(layerNorm(x, prefix + ".ln_1"), nHead, causal, keyPadding, dropout, isTest,
+                prefix + ".attn"));
+        long width = x.shape()[2];
+        Var mlp = linear(linear(layerNorm(h, prefix + ".ln_2"), (int) (4 * width), prefix + ".mlp.c_fc", "gelu"),
+                (int) width, prefix + ".mlp.c_proj", "none");
+        return add(h, dropout > 0 ? dropout(mlp, dropout, isTest) : mlp);
     }
 
     /**

@@ -5,11 +5,12 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import org.fleet4j.core.ir.AttrType;
+import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.tensor.Tensor;
 
 /**
- * relu, sigmoid, tanh, gelu (exact, with erf) and scale, unary float ops with their gradients; and sign, which has
- * none (L1Decay applies it to parameters after backward).
+ * relu, sigmoid, tanh, gelu (exact, or its tanh form with approximate), silu, leaky_relu, hard_swish and scale, unary
+ * float ops with their gradients; and sign, which has none (L1Decay applies it to parameters after backward).
  */
 @AutoService(OpLibrary.class)
 public final class ActivationOps implements OpLibrary {
@@ -26,7 +27,22 @@ public final class ActivationOps implements OpLibrary {
         unary(specs, RELU, F32::relu, (x, out, g, gx, n) -> F32.reluGrad(out, g, gx, n));
         unary(specs, SIGMOID, ActivationOps::sigmoid, ActivationOps::sigmoidGrad);
         unary(specs, TANH, ActivationOps::tanh, ActivationOps::tanhGrad);
-        unary(specs, GELU, ActivationOps::gelu, ActivationOps::geluGrad);
+        specs.add(vectorised(GELU, op -> op.boolAttr("approximate") ? Activations.Fn.GELU_TANH : Activations.Fn.GELU,
+                op -> Activations.Params.NONE)
+                .attr("approximate", AttrType.BOOL, false)
+                .build());
+        specs.add(vectorised("silu", op -> Activations.Fn.SILU, op -> Activations.Params.NONE).build());
+        specs.add(vectorised("leaky_relu", op -> Activations.Fn.LEAKY_RELU,
+                op -> new Activations.Params(op.floatAttr("alpha"), 0, 1, 0))
+                .attr("alpha", AttrType.FLOAT, 0.02f)
+                .build());
+        // Paddle's hard_swish: x * min(max(x + offset, 0), threshold) / scale
+        specs.add(vectorised("hard_swish", op -> Activations.Fn.HARD_SWISH,
+                op -> new Activations.Params(0, op.floatAttr("threshold"), op.floatAttr("scale"), op.floatAttr("offset")))
+                .attr("threshold", AttrType.FLOAT, 6f)
+                .attr("scale", AttrType.FLOAT, 6f)
+                .attr("offset", AttrType.FLOAT, 3f)
+                .build());
         specs.add(OpSpec.builder(SCALE)
                 .in("X").out("Out")
                 .attr("scale", AttrType.FLOAT, 1.0f)
@@ -83,6 +99,31 @@ public final class ActivationOps implements OpLibrary {
         ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
     }
 
+    /** A unary op whose kernels are {@link Activations}' loops, the function and its parameters read from the op. */
+    private static OpSpec.Builder vectorised(String type, java.util.function.Function<Op, Activations.Fn> fn,
+                                             java.util.function.Function<Op, Activations.Params> params) {
+        return OpSpec.builder(type)
+                .in("X").out("Out")
+                .shape(ActivationOps::sameAsFloatX)
+                .kernel(op -> {
+                    Activations.Fn f = fn.apply(op);
+                    Activations.Params p = params.apply(op);
+                    return a -> {
+                        Tensor x = a.in("X");
+                        Activations.forward(f, p, x.segment(), a.outLike("Out", x).segment(), x.numel());
+                    };
+                })
+                .gradKernel(op -> {
+                    Activations.Fn f = fn.apply(op);
+                    Activations.Params p = params.apply(op);
+                    return a -> {
+                        Tensor x = a.in("X");
+                        Tensor gx = a.outLike("X@GRAD", x);
+                        Activations.backward(f, p, x.segment(), a.in("Out@GRAD").segment(), gx.segment(), x.numel());
+                    };
+                });
+    }
+
     private static void unary(List<OpSpec> specs, String type, Fn fn, GradFn grad) {
         specs.add(OpSpec.builder(type)
                 .in("X").out("Out")
@@ -123,25 +164,6 @@ public final class ActivationOps implements OpLibrary {
         for (long i = 0; i < n; i++) {
             float o = out.getAtIndex(F32.F, i);
             gx.setAtIndex(F32.F, i, g.getAtIndex(F32.F, i) * (1f - o * o));
-        }
-    }
-
-    private static final double INV_SQRT2 = 1.0 / Math.sqrt(2.0);
-    private static final double INV_SQRT_2PI = 1.0 / Math.sqrt(2.0 * Math.PI);
-
-    static void gelu(MemorySegment x, MemorySegment out, long n) {
-        for (long i = 0; i < n; i++) {
-            double v = x.getAtIndex(F32.F, i);
-            out.setAtIndex(F32.F, i, (float) (0.5 * v * (1.0 + Erf.erf(v * INV_SQRT2))));
-        }
-    }
-
-    static void geluGrad(MemorySegment x, MemorySegment out, MemorySegment g, MemorySegment gx, long n) {
-        for (long i = 0; i < n; i++) {
-            double v = x.getAtIndex(F32.F, i);
-            double cdf = 0.5 * (1.0 + Erf.erf(v * INV_SQRT2));
-            double pdf = Math.exp(-0.5 * v * v) * INV_SQRT_2PI;
-            gx.setAtIndex(F32.F, i, (float) (g.getAtIndex(F32.F, i) * (cdf + v * pdf)));
         }
     }
 }

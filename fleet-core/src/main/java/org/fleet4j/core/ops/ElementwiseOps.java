@@ -150,12 +150,16 @@ public final class ElementwiseOps implements OpLibrary {
             layout.update(x.shape(), y.shape(), axis);
             boolean wantX = a.hasOut("X@GRAD");
             boolean wantY = a.hasOut("Y@GRAD");
-            Tensor gx = wantX ? a.outLike("X@GRAD", x) : null;
+            // X's gradient of a sum is Out's, passed on without a copy (passOn) when X was not broadcast and the
+            // fast paths below (Y a row, or Y of X's shape) run
+            boolean xIsOut = kind == Kind.ADD && layout.xMap == null && x.dtype() == DType.F32
+                    && (layout.rowLen > 0 || layout.yMap == null);
+            Tensor gx = wantX && !xIsOut ? a.outLike("X@GRAD", x) : null;
             Tensor gy = wantY ? a.outLike("Y@GRAD", y) : null;
             long n = g.numel();
             if (kind == Kind.ADD && layout.rowLen > 0 && x.dtype() == DType.F32) {
                 if (wantX) {
-                    F32.copy(g.segment(), gx.segment(), n);
+                    passOn(a, g);
                 }
                 if (wantY) {
                     F32.sumRows(g.segment(), gy.segment(), n / layout.rowLen, layout.rowLen);
@@ -199,9 +203,25 @@ public final class ElementwiseOps implements OpLibrary {
             }
         }
 
+        /**
+         * X@GRAD = Out@GRAD for Out = X + Y: the gradient tensor itself becomes X's (Out's gradient has no other
+         * reader), unless X@GRAD already holds a tensor of its own that others see, such as a view into a gradient
+         * bucket (gather_bucket), which is then written in place.
+         */
+        private static void passOn(KernelArgs a, Tensor g) {
+            Object current = a.outValue("X@GRAD", 0);
+            if (current instanceof Tensor t && t != g && t.hasShape(g.shape()) && t.dtype() == g.dtype()) {
+                t.copyFrom(g);
+            } else {
+                a.setOut("X@GRAD", g);
+            }
+        }
+
         /** No broadcasting: each gradient is one vector pass, no accumulation. */
         private void sameShapeF32(KernelArgs a, MemorySegment g, Tensor x, Tensor y, Tensor gx, Tensor gy, long n) {
-            if (gx != null) {
+            if (kind == Kind.ADD && a.hasOut("X@GRAD")) {
+                passOn(a, a.in("Out@GRAD"));
+            } else if (gx != null) {
                 switch (kind) {
                     case ADD, SUB -> F32.copy(g, gx.segment(), n);
                     case MUL -> F32.mul(g, y.segment(), gx.segment(), n);

@@ -119,6 +119,17 @@ public final class F32 {
         }
     }
 
+    /** out = alpha * a + beta. */
+    public static void scaleShift(MemorySegment a, float alpha, float beta, MemorySegment out, long n) {
+        long i = 0;
+        for (long bound = S.loopBound(n); i < bound; i += L) {
+            store(load(a, i).mul(alpha).add(beta), out, i);
+        }
+        for (; i < n; i++) {
+            out.setAtIndex(F, i, alpha * a.getAtIndex(F, i) + beta);
+        }
+    }
+
     /** y += alpha * x. */
     public static void axpy(float alpha, MemorySegment x, MemorySegment y, long n) {
         long i = 0;

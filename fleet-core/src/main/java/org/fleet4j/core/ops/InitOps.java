@@ -11,13 +11,18 @@ import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
 
-/** Ops that create values: fill_constant, assign_value (given values), uniform_random, gaussian_random (seeded, reproducible). */
+/**
+ * Ops that create values: fill_constant, fill_zeros_like, assign_value (given values), arange (evenly spaced values:
+ * position ids), uniform_random, gaussian_random (seeded, reproducible).
+ */
 @AutoService(OpLibrary.class)
 public final class InitOps implements OpLibrary {
     public static final String FILL_CONSTANT = "fill_constant";
     public static final String ASSIGN_VALUE = "assign_value";
     public static final String UNIFORM_RANDOM = "uniform_random";
     public static final String GAUSSIAN_RANDOM = "gaussian_random";
+    public static final String FILL_ZEROS_LIKE = "fill_zeros_like";
+    public static final String ARANGE = "arange";
 
     @Override
     public List<OpSpec> specs() {
@@ -33,6 +38,37 @@ public final class InitOps implements OpLibrary {
                     long[] shape = op.longsAttr("shape");
                     float v = op.floatAttr("value");
                     return a -> a.out("Out", dt, shape).fill(v);
+                })
+                .build());
+        specs.add(OpSpec.builder(FILL_ZEROS_LIKE)
+                .in("X").out("Out")
+                .shape(ctx -> ctx.set("Out", ctx.dtype("X"), ctx.shape("X")))
+                .kernel(op -> a -> a.outLike("Out", a.in("X")).fill(0))
+                .build());
+        specs.add(OpSpec.builder(ARANGE)
+                .out("Out")
+                .attr("start", AttrType.FLOAT, 0f)
+                .attr("end", AttrType.FLOAT, null)
+                .attr("step", AttrType.FLOAT, 1f)
+                .attr("dtype", AttrType.STRING, "int64")
+                .shape(ctx -> {
+                    float step = ctx.op().floatAttr("step");
+                    if (step == 0f || !Float.isFinite(step)) {
+                        throw ctx.fail("step must be a nonzero finite number, is " + step);
+                    }
+                    ctx.set("Out", dtype(ctx), arangeLength(ctx.op()));
+                })
+                .kernel(op -> {
+                    DType dt = DType.parse(op.stringAttr("dtype"));
+                    long n = arangeLength(op);
+                    double start = op.floatAttr("start");
+                    double step = op.floatAttr("step");
+                    return a -> {
+                        Tensor out = a.out("Out", dt, n);
+                        for (long i = 0; i < n; i++) {
+                            out.setDouble(i, start + i * step);
+                        }
+                    };
                 })
                 .build());
         specs.add(OpSpec.builder(ASSIGN_VALUE)
@@ -114,6 +150,12 @@ public final class InitOps implements OpLibrary {
                 t.setDouble(i, sample.applyAsDouble(r));
             }
         };
+    }
+
+    /** ceil((end - start) / step) values, none when the range is empty (as numpy's and PyTorch's arange). */
+    private static long arangeLength(Op op) {
+        double span = ((double) op.floatAttr("end") - op.floatAttr("start")) / op.floatAttr("step");
+        return Math.max(0, (long) Math.ceil(span));
     }
 
     private static DType dtype(InferContext ctx) {

@@ -5,70 +5,42 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import org.fleet4j.core.ir.AttrType;
-import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 
-/** softmax over the last axis, and softmax_with_cross_entropy against integer labels, with gradients. */
+/**
+ * softmax_with_cross_entropy against integer labels, over the last axis of logits of any rank ([N, V], [N, T, V]):
+ * per position, loss = (1 - eps) (-log p_label) + eps mean_j(-log p_j) with eps = label_smoothing (PyTorch's
+ * cross_entropy(label_smoothing=eps), reduction 'none'); a position whose label is ignore_index has loss 0 and no
+ * gradient.
+ */
 @AutoService(OpLibrary.class)
 public final class LossOps implements OpLibrary {
-    public static final String SOFTMAX = "softmax";
     public static final String SOFTMAX_WITH_CROSS_ENTROPY = "softmax_with_cross_entropy";
 
     @Override
     public List<OpSpec> specs() {
         List<OpSpec> specs = new ArrayList<>();
-        specs.add(OpSpec.builder(SOFTMAX)
-                .in("X").out("Out")
-                .shape(ctx -> {
-                    ctx.requireFloat("X");
-                    if (ctx.shape("X").length < 1) {
-                        throw ctx.fail("X must have at least one dimension");
-                    }
-                    ctx.set("Out", ctx.dtype("X"), ctx.shape("X"));
-                })
-                .kernel(op -> a -> {
-                    Tensor x = a.in("X");
-                    Tensor out = a.outLike("Out", x);
-                    long c = x.dim(-1);
-                    softmaxRows(x.segment(), out.segment(), x.numel() / c, c);
-                })
-                .gradKernel(op -> a -> {
-                    Tensor out = a.in("Out");
-                    Tensor g = a.in("Out@GRAD");
-                    Tensor gx = a.outLike("X@GRAD", out);
-                    long c = out.dim(-1);
-                    long rows = out.numel() / c;
-                    MemorySegment o = out.segment();
-                    MemorySegment gs = g.segment();
-                    MemorySegment gxs = gx.segment();
-                    for (long r = 0; r < rows; r++) {
-                        long base = r * c;
-                        double dot = 0;
-                        for (long j = 0; j < c; j++) {
-                            dot += F32.get(o, base + j) * F32.get(gs, base + j);
-                        }
-                        for (long j = 0; j < c; j++) {
-                            F32.set(gxs, base + j, (float) (F32.get(o, base + j) * (F32.get(gs, base + j) - dot)));
-                        }
-                    }
-                })
-                .build());
-
         specs.add(OpSpec.builder(SOFTMAX_WITH_CROSS_ENTROPY)
                 .in("Logits", "Label").out("Softmax", "Loss")
                 .noGrad("Label")
                 .attr("ignore_index", AttrType.INT, -100)
+                .attr("label_smoothing", AttrType.FLOAT, 0f)
                 .shape(ctx -> {
                     ctx.requireFloat("Logits");
                     ctx.requireInteger("Label");
                     long[] l = ctx.shape("Logits");
                     long[] y = ctx.shape("Label");
                     if (l.length < 2) {
-                        throw ctx.fail("Logits must be [batch, classes]");
+                        throw ctx.fail("Logits must be [batch, classes] or [batch, ..., classes]");
                     }
                     boolean labelFits = (y.length == l.length && y[y.length - 1] == 1) || y.length == l.length - 1;
                     if (!labelFits) {
-                        throw ctx.fail("Label must be [batch, 1] or [batch] for Logits [batch, classes]");
+                        throw ctx.fail("Label must be Logits' shape with its last dimension 1 or dropped ([batch, 1] or"
+                                + " [batch] for Logits [batch, classes])");
+                    }
+                    float eps = ctx.op().floatAttr("label_smoothing");
+                    if (!(eps >= 0f && eps <= 1f)) {
+                        throw ctx.fail("label_smoothing " + eps + " is outside [0, 1]");
                     }
                     long[] loss = l.clone();
                     loss[loss.length - 1] = 1;
@@ -77,6 +49,7 @@ public final class LossOps implements OpLibrary {
                 })
                 .kernel(op -> {
                     int ignore = op.intAttr("ignore_index");
+                    float eps = op.floatAttr("label_smoothing");
                     return a -> {
                         Tensor logits = a.in("Logits");
                         Tensor label = a.in("Label");
@@ -87,16 +60,29 @@ public final class LossOps implements OpLibrary {
                         long[] ls = logits.shape();
                         ls[ls.length - 1] = 1;
                         Tensor loss = a.out("Loss", logits.dtype(), ls);
-                        softmaxRows(logits.segment(), sm.segment(), rows, c);
+                        MemorySegment x = logits.segment();
+                        MemorySegment s = sm.segment();
                         for (long r = 0; r < rows; r++) {
                             long y = label.getLong(r);
-                            loss.setFloat(r, y == ignore ? 0f
-                                    : (float) -Math.log(Math.max(sm.getFloat(r * c + y), 1e-30f)));
+                            long base = r * c;
+                            double logSumExp = Softmax.row(x, s, base, c, false);
+                            if (y == ignore) {
+                                loss.setFloat(r, 0f);
+                                continue;
+                            }
+                            // -log p_j = logSumExp - x_j
+                            double nll = logSumExp - F32.get(x, base + y);
+                            if (eps > 0f) {
+                                double meanX = F32.sum(x.asSlice(base * Float.BYTES, c * Float.BYTES), c) / c;
+                                nll = (1 - eps) * nll + eps * (logSumExp - meanX);
+                            }
+                            loss.setFloat(r, (float) nll);
                         }
                     };
                 })
                 .gradKernel(op -> {
                     int ignore = op.intAttr("ignore_index");
+                    float eps = op.floatAttr("label_smoothing");
                     return a -> {
                         Tensor sm = a.in("Softmax");
                         Tensor label = a.in("Label");
@@ -106,16 +92,19 @@ public final class LossOps implements OpLibrary {
                         long rows = sm.numel() / c;
                         MemorySegment s = sm.segment();
                         MemorySegment gxs = gx.segment();
+                        float uniform = eps / c;
                         for (long r = 0; r < rows; r++) {
                             long y = label.getLong(r);
-                            float gr = y == ignore ? 0f : g.getFloat(r);
                             long base = r * c;
-                            for (long j = 0; j < c; j++) {
-                                F32.set(gxs, base + j, gr * F32.get(s, base + j));
+                            MemorySegment rowOut = gxs.asSlice(base * Float.BYTES, c * Float.BYTES);
+                            if (y == ignore) {
+                                rowOut.fill((byte) 0);
+                                continue;
                             }
-                            if (y != ignore) {
-                                F32.set(gxs, base + y, F32.get(gxs, base + y) - gr);
-                            }
+                            // d loss / d x_j = p_j - (1 - eps) [j = y] - eps / V
+                            float gr = g.getFloat(r);
+                            F32.scaleShift(s.asSlice(base * Float.BYTES, c * Float.BYTES), gr, -gr * uniform, rowOut, c);
+                            F32.set(gxs, base + y, F32.get(gxs, base + y) - gr * (1 - eps));
                         }
                     };
                 })
@@ -134,26 +123,4 @@ public final class LossOps implements OpLibrary {
             }
         }
     }
-
-    /** Numerically stable softmax of each row. */
-    static void softmaxRows(MemorySegment x, MemorySegment out, long rows, long c) {
-        for (long r = 0; r < rows; r++) {
-            long base = r * c;
-            float max = Float.NEGATIVE_INFINITY;
-            for (long j = 0; j < c; j++) {
-                max = Math.max(max, F32.get(x, base + j));
-            }
-            double sum = 0;
-            for (long j = 0; j < c; j++) {
-                float e = (float) Math.exp(F32.get(x, base + j) - max);
-                F32.set(out, base + j, e);
-                sum += e;
-            }
-            float inv = (float) (1.0 / sum);
-            for (long j = 0; j < c; j++) {
-                F32.set(out, base + j, F32.get(out, base + j) * inv);
-            }
-        }
-    }
-
 }

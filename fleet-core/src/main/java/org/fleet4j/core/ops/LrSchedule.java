@@ -20,6 +20,15 @@ public record LrSchedule(double baseLr, String decay, int stepSize, double gamma
         return new LrSchedule(lr, "cosine", 1, 0.1, totalSteps, minLr, 0, 0);
     }
 
+    /**
+     * The transformer recipe's schedule: a linear ramp from warmupStartLr to lr over warmupSteps, then half a cosine
+     * down to minLr at totalSteps (PyTorch's SequentialLR of LinearLR and CosineAnnealingLR(T_max = totalSteps -
+     * warmupSteps, eta_min = minLr)).
+     */
+    public static LrSchedule warmupCosine(double lr, int warmupSteps, int totalSteps, double minLr, double warmupStartLr) {
+        return cosine(lr, totalSteps, minLr).withWarmup(warmupSteps, warmupStartLr);
+    }
+
     /** The same schedule after a linear ramp from startLr over the first warmupSteps steps. */
     public LrSchedule withWarmup(int steps, double startLr) {
         return new LrSchedule(baseLr, decay, stepSize, gamma, totalSteps, minLr, steps, startLr);

@@ -112,13 +112,16 @@ public final class OpSpec {
                 g.variadicInputs.add(s);
             }
         }
+        // an output slot may hold several vars (split's Out), and so may its gradient
         for (String s : outputs) {
             g.inputs.add(s);
             g.optionalInputs.add(s);
+            g.variadicInputs.add(s);
         }
         for (String s : outputs) {
             g.inputs.add(gradSlot(s));
             g.optionalInputs.add(gradSlot(s));
+            g.variadicInputs.add(gradSlot(s));
         }
         for (String s : inputs) {
             g.outputs.add(gradSlot(s));

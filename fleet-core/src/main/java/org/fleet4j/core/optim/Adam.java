@@ -35,7 +35,8 @@ public class Adam extends Optimizer {
         return "adam";
     }
 
-    protected void addAttrs(Map<String, Object> attrs) {
+    /** The op's attributes beyond Adam's, for the update of {@code pg}'s parameter. */
+    protected void addAttrs(ParamGrad pg, Map<String, Object> attrs) {
     }
 
     @Override
@@ -46,7 +47,7 @@ public class Adam extends Optimizer {
         String b2 = u.persistable(pg.param() + "_beta2_pow_acc_0", DType.F32, new long[]{1}, beta2).name();
         Map<String, Object> attrs = new LinkedHashMap<>(Map.of("beta1", beta1, "beta2", beta2, "epsilon", epsilon,
                 "lazy_mode", lazyMode));
-        addAttrs(attrs);
+        addAttrs(pg, attrs);
         u.block().appendOp(opType(),
                 Map.of("Param", List.of(pg.param()), "Grad", List.of(pg.grad()), "LearningRate", List.of(lr),
                         "Moment1", List.of(m1), "Moment2", List.of(m2), "Beta1Pow", List.of(b1), "Beta2Pow", List.of(b2)),

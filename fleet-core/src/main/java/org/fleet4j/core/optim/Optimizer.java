@@ -14,18 +14,33 @@ import org.fleet4j.core.ops.LrSchedule;
 import org.fleet4j.core.tensor.DType;
 
 /**
- * Turns a loss into training: appends backward, then the learning-rate schedule, the decay of the parameters that
- * have a {@link Regularizer} (before all updates, as Paddle's append_regularization_ops) and one update op per
- * parameter; moments and the step counter are persistable vars initialised by the startup program.
+ * Turns a loss into training: appends backward, then the learning-rate schedule, the gradient clip when the optimizer
+ * has one ({@link #withGradClip}, Paddle's grad_clip), the decay of the parameters that have a {@link Regularizer}
+ * (before all updates, as Paddle's append_regularization_ops) and one update op per parameter; moments and the step
+ * counter are persistable vars initialised by the startup program.
  */
 public abstract class Optimizer {
     /** The step counter every schedule reads; incremented once per run of the main program. */
     public static final String STEP_VAR = "@LR_STEP@";
 
     private final LrSchedule schedule;
+    private ClipGradByGlobalNorm gradClip;
 
     protected Optimizer(LrSchedule schedule) {
         this.schedule = schedule;
+    }
+
+    /**
+     * Clips the gradients by their global norm before the updates (Paddle's {@code grad_clip=ClipGradByGlobalNorm(..)});
+     * null for none. In data-parallel training the clip comes after the gradients' allreduces. Returns this optimizer.
+     */
+    public Optimizer withGradClip(ClipGradByGlobalNorm clip) {
+        this.gradClip = clip;
+        return this;
+    }
+
+    public ClipGradByGlobalNorm gradClip() {
+        return gradClip;
     }
 
     public LrSchedule schedule() {
@@ -53,6 +68,9 @@ public abstract class Optimizer {
         Var lr = main.globalBlock().createTemp("learning_rate");
         main.globalBlock().appendOp("lr_schedule", Map.of("Step", List.of(step.name())),
                 Map.of("LearningRate", List.of(lr.name())), schedule.attrs());
+        if (gradClip != null && !grads.isEmpty()) {
+            gradClip.append(main.globalBlock(), grads);
+        }
         for (ParamGrad pg : grads) {
             Regularizer r = main.globalBlock().var(pg.param()).regularizer();
             if (r != null) {

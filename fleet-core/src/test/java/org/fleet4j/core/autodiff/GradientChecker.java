@@ -38,6 +38,7 @@ public final class GradientChecker {
     private final Map<String, List<Tensor>> inputs = new LinkedHashMap<>();
     private final Map<String, Object> attrs = new LinkedHashMap<>();
     private final Set<String> skipped = new LinkedHashSet<>();
+    private final Map<String, Integer> outputCounts = new LinkedHashMap<>();
     private List<String> lossOutputs;
     private double epsilon = 1e-3;
     private double tolerance = 5e-3;
@@ -86,6 +87,19 @@ public final class GradientChecker {
             }
         }
         lossOutputs = List.of(outputSlots);
+        return this;
+    }
+
+    /**
+     * How many vars an output slot of several (split's Out) gets; the loss is built from each of them, which
+     * {@link #analytic()} names {@code slot.j}.
+     */
+    public GradientChecker outputs(String slot, int count) {
+        if (!spec.outputs().contains(slot) || count < 1) {
+            throw new IllegalArgumentException("op " + type + ": output slot '" + slot + "' (outputs: " + spec.outputs()
+                    + ") cannot have " + count + " vars");
+        }
+        outputCounts.put(slot, count);
         return this;
     }
 
@@ -177,7 +191,10 @@ public final class GradientChecker {
     private record Checked(String slot, int position, String var) {
     }
 
-    /** The op's outputs and the analytic gradients of its checked inputs, as {@link #analytic()} returns them. */
+    /**
+     * The op's outputs and the analytic gradients of its checked inputs, as {@link #analytic()} returns them; outputs
+     * and loss weights by slot, or by {@code slot.j} for a slot of several vars.
+     */
     public record Analytic(Map<String, Tensor> outputs, Map<String, Tensor> lossWeights,
                            Map<String, List<Tensor>> gradients) {
     }
@@ -270,22 +287,35 @@ public final class GradientChecker {
         }
         Map<String, List<String>> outs = new LinkedHashMap<>();
         for (String slot : spec.outputs()) {
-            outs.put(slot, List.of("out_" + slot.toLowerCase()));
+            int count = outputCounts.getOrDefault(slot, 1);
+            List<String> names = new ArrayList<>();
+            for (int j = 0; j < count; j++) {
+                names.add("out_" + slot.toLowerCase() + (count > 1 ? "_" + j : ""));
+            }
+            outs.put(slot, names);
         }
         block.appendOp(type, ins, outs, attrs);
 
-        List<String> lossSlots = lossOutputs != null ? lossOutputs : List.of(spec.outputs().get(0));
+        List<String> lossSlots = new ArrayList<>();
+        List<String> lossVars = new ArrayList<>();
+        for (String slot : lossOutputs != null ? lossOutputs : List.of(spec.outputs().get(0))) {
+            List<String> names = outs.get(slot);
+            for (int j = 0; j < names.size(); j++) {
+                lossSlots.add(names.size() > 1 ? slot + "." + j : slot);
+                lossVars.add(names.get(j));
+            }
+        }
         SplittableRandom random = new SplittableRandom(seed);
         List<String> fetched = new ArrayList<>();
         List<Tensor> weights = new ArrayList<>();
         List<String> terms = new ArrayList<>();
-        for (String slot : lossSlots) {
-            Var out = block.var("out_" + slot.toLowerCase());
+        for (String varName : lossVars) {
+            Var out = block.var(varName);
             Tensor w = Tensor.zeros(out.dtype(), out.shape());
             for (long i = 0; i < w.numel(); i++) {
                 w.setDouble(i, (0.5 + random.nextDouble()) * (random.nextBoolean() ? 1 : -1));
             }
-            String wName = "loss_weight_" + slot.toLowerCase();
+            String wName = "loss_weight_" + varName.substring("out_".length());
             block.createVar(wName, w.dtype(), w.shape()).setPersistable(true).setStopGradient(true);
             values.put(wName, w);
             fetched.add(out.name());

@@ -65,7 +65,8 @@ class IrErrorsTest {
 
     @Test
     void shapeMismatchNamesTheOpInputsAndShapes() {
-        assertEquals("op #0 matmul(X=x float32[-1, 4], Y=fc_0.w_0 float32[5, 3]): inner dimensions differ: 4 (X) vs 5 (Y)",
+        assertEquals("op #0 matmul(X=x float32[-1, 4], Y=fc_0.w_0 float32[5, 3]): inner dimensions differ: 4 (X) vs 5 (Y);"
+                + " transpose one operand or fix its shape",
                 message(() -> append("matmul", Map.of("X", List.of("x"), "Y", List.of("fc_0.w_0")), Map.of())));
         assertEquals("op #0 elementwise_add(X=x float32[-1, 4], Y=fc_0.w_0 float32[5, 3]): shapes [-1, 4] and [5, 3]"
                         + " do not broadcast",

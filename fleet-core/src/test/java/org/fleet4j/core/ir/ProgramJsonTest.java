@@ -28,6 +28,7 @@ import org.fleet4j.core.ops.OpSpec;
 import org.fleet4j.core.optim.Adagrad;
 import org.fleet4j.core.optim.Adam;
 import org.fleet4j.core.optim.AdamW;
+import org.fleet4j.core.optim.ClipGradByGlobalNorm;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
@@ -87,8 +88,23 @@ class ProgramJsonTest {
         Var logits = nn.fc(back, 3, null, ParamAttr.DEFAULT.withRegularizer(Regularizer.l1Decay(1e-3f)),
                 ParamAttr.initializedBy(org.fleet4j.core.layers.Initializer.values(new float[]{0.1f, -0.2f, 0.3f}, 3)));
         nn.accuracy(nn.softmax(logits), label);
-        Var loss = nn.mean(nn.softmaxWithCrossEntropy(logits, label));
+        Var loss = nn.add(nn.mean(nn.softmaxWithCrossEntropy(logits, label)), nn.scale(transformerOps(nn, x), 0.01f, 0f));
         return new Model(main, nn.startup(), loss);
+    }
+
+    /** The transformer's ops on x [-1, 2, 3, 4], down to a scalar (the second half of the split goes unused). */
+    private static Var transformerOps(Layers nn, Var x) {
+        Var shifted = nn.add(x, nn.createParameter("shift", DType.F32, new long[]{4},
+                org.fleet4j.core.layers.Initializer.normal(0f, 0.1f)));
+        Var seq = nn.layerNorm(nn.flatten(nn.transpose(shifted, 0, 2, 1, 3), 2, 3), "ln");
+        Var act = nn.hardSwish(nn.leakyRelu(nn.silu(nn.squeeze(nn.unsqueeze(seq, 1), 1)), 0.1f));
+        Var attended = nn.multiHeadAttention(act, 2, true, null, 0f, false, "attn");
+        Var half = nn.split(attended, 2, -1).get(0);
+        Var stacked = nn.slice(nn.stack(List.of(half, half), 1), new int[]{2}, new long[]{0}, new long[]{-1});
+        Var scores = nn.logSoftmax(nn.trilTriu(stacked, 0, true), 1);
+        Var positions = nn.arange(0, 4, 1, DType.F32);
+        Var row = nn.createParameter("row", DType.F32, new long[]{4}, org.fleet4j.core.layers.Initializer.normal(0f, 0.1f));
+        return nn.mean(nn.where(positions, scores, nn.expand(row, 2, 2, 4)));
     }
 
     private static Model trained() {
@@ -104,7 +120,8 @@ class ProgramJsonTest {
         new Momentum(LrSchedule.cosine(0.1, 100, 0.001).withWarmup(5, 0.01), 0.9f, true, 1e-4f)
                 .applyGradients(m.main(), groups.get(1));
         new Adam(LrSchedule.constant(0.01), 0.9f, 0.99f, 1e-7f, true).applyGradients(m.main(), groups.get(2));
-        new AdamW(0.01, 0.05f).applyGradients(m.main(), groups.get(3));
+        new AdamW(LrSchedule.warmupCosine(0.01, 2, 20, 0, 0), 0.9f, 0.999f, 1e-8f, 0.05f, AdamW.notBiasOrNorm())
+                .withGradClip(new ClipGradByGlobalNorm(5f)).applyGradients(m.main(), groups.get(3));
         new Adagrad(0.05).applyGradients(m.main(), groups.get(4));
         m.main().globalBlock().appendOp("conditional_end", Map.of(), Map.of(), Map.of());
         return m;

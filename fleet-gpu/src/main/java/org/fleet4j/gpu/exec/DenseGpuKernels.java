@@ -47,18 +47,28 @@ public final class DenseGpuKernels extends GpuKernelLibrary {
         }
         r.kernel(OpSpec.gradType(ElementwiseOps.ADD), op -> DenseGpuKernels::elementwiseAddGrad);
         r.kernel(OpSpec.gradType(ElementwiseOps.MUL), op -> new ElementwiseMulGrad());
+        r.hostFallback(ActivationOps.GELU, "with approximate (the tanh form; the GPU kernel computes the exact one)");
+        r.hostFallback(OpSpec.gradType(ActivationOps.GELU), "with approximate (the tanh form; the GPU kernel computes the"
+                + " exact one)");
         for (String act : new String[]{ActivationOps.RELU, ActivationOps.SIGMOID, ActivationOps.TANH, ActivationOps.GELU}) {
-            r.kernel(act, op -> a -> {
+            GpuKernelFactory forward = op -> a -> {
                 DeviceTensor x = a.inF32("X");
                 DeviceTensor out = a.outLike("Out", x);
                 a.launchElements(act + "_f32", x.numel(), x.buffer(), out.buffer(), x.numel());
-            });
-            r.kernel(OpSpec.gradType(act), op -> a -> {
+            };
+            GpuKernelFactory backward = op -> a -> {
                 DeviceTensor x = a.inF32("X");
                 DeviceTensor gx = a.outLike("X@GRAD", x);
                 a.launchElements(act + "_grad_f32", x.numel(), x.buffer(), a.inF32("Out").buffer(),
                         a.inF32("Out@GRAD").buffer(), gx.buffer(), x.numel());
-            });
+            };
+            if (act.equals(ActivationOps.GELU)) {
+                r.kernel(act, op -> !tanhForm(op), "the exact form", forward);
+                r.kernel(OpSpec.gradType(act), op -> !tanhForm(op), "the exact form", backward);
+            } else {
+                r.kernel(act, forward);
+                r.kernel(OpSpec.gradType(act), backward);
+            }
         }
         r.kernel(ActivationOps.SCALE, op -> {
             float s = op.floatAttr("scale");
@@ -77,8 +87,14 @@ public final class DenseGpuKernels extends GpuKernelLibrary {
                 a.launchElements("scale_f32", g.numel(), g.buffer(), gx.buffer(), s, 0f, g.numel());
             };
         });
-        r.kernel(LossOps.SOFTMAX_WITH_CROSS_ENTROPY, DenseGpuKernels::softmaxXent);
-        r.kernel(OpSpec.gradType(LossOps.SOFTMAX_WITH_CROSS_ENTROPY), DenseGpuKernels::softmaxXentGrad);
+        r.kernel(LossOps.SOFTMAX_WITH_CROSS_ENTROPY, DenseGpuKernels::withoutSmoothing, "label_smoothing 0",
+                DenseGpuKernels::softmaxXent);
+        r.kernel(OpSpec.gradType(LossOps.SOFTMAX_WITH_CROSS_ENTROPY), DenseGpuKernels::withoutSmoothing,
+                "label_smoothing 0", DenseGpuKernels::softmaxXentGrad);
+        for (String type : new String[]{LossOps.SOFTMAX_WITH_CROSS_ENTROPY,
+                OpSpec.gradType(LossOps.SOFTMAX_WITH_CROSS_ENTROPY)}) {
+            r.hostFallback(type, "with label_smoothing != 0 (the GPU kernel has none): the logits each way per step");
+        }
         r.kernel(ReduceOps.MEAN, op -> a -> {
             DeviceTensor x = a.inF32("X");
             DeviceTensor out = a.out("Out", DType.F32);
@@ -319,6 +335,16 @@ public final class DenseGpuKernels extends GpuKernelLibrary {
         int blocks = Math.toIntExact((cols + LaunchShape.BLOCK - 1) / LaunchShape.BLOCK);
         a.kernels().launch("column_sum_f32", new LaunchShape(Math.max(1, blocks), 1, LaunchShape.BLOCK, 0),
                 x.buffer(), out.buffer(), rows, cols);
+    }
+
+    /** gelu's tanh form: the GPU kernel computes the exact one, so the op takes the host fallback. */
+    private static boolean tanhForm(Op op) {
+        return op.hasAttr("approximate") && op.boolAttr("approximate");
+    }
+
+    /** The GPU kernel has no label smoothing: with it the op takes the host fallback. */
+    private static boolean withoutSmoothing(Op op) {
+        return op.floatAttr("label_smoothing") == 0f;
     }
 
     private static GpuOpKernel softmaxXent(Op op) {

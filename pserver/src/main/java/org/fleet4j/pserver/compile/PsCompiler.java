@@ -11,6 +11,7 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Regularizer;
 import org.fleet4j.core.ir.Var;
+import org.fleet4j.core.ops.ClipOps;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.pserver.table.DenseSlicing;
 import org.fleet4j.pserver.table.DenseTableConfig;
@@ -105,6 +106,14 @@ public final class PsCompiler {
                 throw new PsCompileException("parameter " + param + " has the regularizer " + r + ", which the"
                         + " parameter-server compile step does not carry to the servers; drop the regularizer in"
                         + " strategy mode ps, or train in collective mode");
+            }
+        }
+        for (Op op : ops) {
+            if (op.type().equals(ClipOps.CLIP_BY_GLOBAL_NORM)) {
+                // the servers update each table from its own pushed gradient: no one sees the norm of all of them
+                throw new PsCompileException("the optimizer clips the gradients by their global norm (grad_clip "
+                        + "ClipGradByGlobalNorm), which the parameter-server compile step does not carry to the servers;"
+                        + " drop grad_clip in strategy mode ps, or train in collective mode");
             }
         }
         gone.add(Optimizer.STEP_VAR);

@@ -137,6 +137,20 @@ class PsCompilerTest {
     }
 
     @Test
+    void aGradientClipIsRefused() {
+        Layers nn = new Layers(new Program(), new Program());
+        Var x = nn.data("x", DType.F32, -1, 4);
+        Var y = nn.data("y", DType.I64, -1, 1);
+        Var logits = nn.fc(x, 2, null);
+        new SGD(0.1).withGradClip(new org.fleet4j.core.optim.ClipGradByGlobalNorm(1f))
+                .minimize(nn.mean(nn.softmaxWithCrossEntropy(logits, y)));
+        PsCompileException e = assertThrows(PsCompileException.class, () -> PsCompiler.compile(nn.main(), sync(), 1));
+        assertEquals("the optimizer clips the gradients by their global norm (grad_clip ClipGradByGlobalNorm), which the"
+                + " parameter-server compile step does not carry to the servers; drop grad_clip in strategy mode ps, or"
+                + " train in collective mode", e.getMessage());
+    }
+
+    @Test
     void everyModeButAsyncEndsTheStepWithSendBarrierAndThePlanShowsTheCommunicator() {
         Program main = SmallWideDeep.build(10, 2, new SGD(0.1)).main();
         for (boolean runtimeSplit : new boolean[]{false, true}) {
