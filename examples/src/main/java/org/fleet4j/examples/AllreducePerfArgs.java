@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.group.OpKind;
+import org.fleet4j.text.Quoted;
 
 /** The command line of allreduce_perf; every mistake becomes an IllegalArgumentException with a one-line message. */
 record AllreducePerfArgs(List<Long> sizes, OpKind op, Backend backend, int repeats, Duration perSize, int slotBytes,
@@ -38,7 +39,7 @@ record AllreducePerfArgs(List<Long> sizes, OpKind op, Backend backend, int repea
                 case "--no_verify" -> verify = false;
                 case "--registered" -> registered = true;
                 case "-h", "--help" -> throw new IllegalArgumentException(USAGE);
-                default -> throw new IllegalArgumentException("unknown argument '" + a + "'; " + USAGE);
+                default -> throw new IllegalArgumentException("unknown argument " + Quoted.of(a) + "; " + USAGE);
             }
         }
         return new AllreducePerfArgs(sizes, op, backend, repeats, Duration.ofMillis(msPerSize), slot, chunk, verify, registered);
@@ -59,7 +60,7 @@ record AllreducePerfArgs(List<Long> sizes, OpKind op, Backend backend, int repea
             }
             return x;
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(flag + " '" + v + "' is not a positive integer");
+            throw new IllegalArgumentException(flag + " " + Quoted.of(v) + " is not a positive integer");
         }
     }
 
@@ -69,7 +70,7 @@ record AllreducePerfArgs(List<Long> sizes, OpKind op, Backend backend, int repea
             case "broadcast" -> OpKind.BROADCAST;
             case "allgather" -> OpKind.ALLGATHER;
             case "reduce_scatter", "reducescatter" -> OpKind.REDUCE_SCATTER;
-            default -> throw new IllegalArgumentException("--op '" + v + "' is not one of allreduce, broadcast, allgather, reduce_scatter");
+            default -> throw new IllegalArgumentException("--op " + Quoted.of(v) + " is not one of allreduce, broadcast, allgather, reduce_scatter");
         };
     }
 
@@ -81,7 +82,7 @@ record AllreducePerfArgs(List<Long> sizes, OpKind op, Backend backend, int repea
             }
         }
         if (out.isEmpty()) {
-            throw new IllegalArgumentException("--sizes '" + v + "' lists no size");
+            throw new IllegalArgumentException("--sizes " + Quoted.of(v) + " lists no size");
         }
         return out;
     }
@@ -108,7 +109,7 @@ record AllreducePerfArgs(List<Long> sizes, OpKind op, Backend backend, int repea
             }
             return x * mult;
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("size '" + s + "' is not a positive byte count like 4K, 1M or 64M");
+            throw new IllegalArgumentException("size " + Quoted.of(s) + " is not a positive byte count like 4K, 1M or 64M");
         }
     }
 }

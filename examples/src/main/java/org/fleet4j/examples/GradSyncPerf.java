@@ -27,6 +27,7 @@ import org.fleet4j.fleet.cli.ProgramMain;
 import org.fleet4j.fleet.metrics.Summary;
 import org.fleet4j.launch.NamedProgram;
 import org.fleet4j.strategy.DistributedStrategy;
+import org.fleet4j.text.Quoted;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -75,7 +76,7 @@ public final class GradSyncPerf implements Callable<Integer>, NamedProgram {
         try {
             n = Long.parseLong(digits) * unit;
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--size: '" + text + "' is not a byte count like 4096, 4K or 1M");
+            throw new IllegalArgumentException("--size: " + Quoted.of(text) + " is not a byte count like 4096, 4K or 1M");
         }
         if (n < 4 || n % 4 != 0) {
             throw new IllegalArgumentException("--size: " + text + " must be a positive multiple of 4 bytes (float32)");

@@ -41,6 +41,7 @@ import org.fleet4j.pserver.worker.PsWorker;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
 import org.fleet4j.strategy.schema.StrategySchema;
+import org.fleet4j.text.Quoted;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -166,7 +167,7 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
             throw new IllegalArgumentException("--dense must be at least 0, got " + dense);
         }
         if (tensorFuse != null && !tensorFuse.equals("true") && !tensorFuse.equals("false")) {
-            throw new IllegalArgumentException("--tensor_fuse must be true or false, got '" + tensorFuse + "'");
+            throw new IllegalArgumentException("--tensor_fuse must be true or false, got " + Quoted.of(tensorFuse));
         }
         if (!(lr > 0)) {
             throw new IllegalArgumentException("--lr must be positive, got " + lr);

@@ -42,6 +42,7 @@ import org.fleet4j.strategy.Mode;
 import org.fleet4j.strategy.rules.EffectiveStrategy;
 import org.fleet4j.strategy.rules.World;
 import org.fleet4j.strategy.schema.StrategySchema;
+import org.fleet4j.text.Quoted;
 
 /**
  * A process's handle on a collective data-parallel job: its role, the effective strategy for the world, and the
@@ -128,8 +129,8 @@ public final class Fleet implements AutoCloseable {
         } catch (NumberFormatException e) {
             // reported below, with the value
         }
-        throw new IllegalArgumentException("environment variable FLEET_TIMEOUT='" + fleetTimeout
-                + "' is not a whole number of seconds (at least 1)");
+        throw new IllegalArgumentException("environment variable FLEET_TIMEOUT=" + Quoted.of(fleetTimeout)
+                + " is not a whole number of seconds (at least 1)");
     }
 
     /**

@@ -17,6 +17,7 @@ import org.fleet4j.compiler.Pipeline;
 import org.fleet4j.strategy.report.StrategyCli;
 import org.fleet4j.strategy.rules.World;
 import org.fleet4j.strategy.schema.StrategyException;
+import org.fleet4j.text.Quoted;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine;
 
@@ -57,7 +58,9 @@ public final class FleetRun {
             }
             return launch(options, split.programArgs(), out, err);
         } catch (ParameterException e) {
-            return fail(err, e.getMessage().replace(System.lineSeparator(), "; ").strip() + " (see bin/fleetrun --help)", e, debug, BAD_INPUT);
+            // picocli quotes a bad value whole
+            return fail(err, Quoted.message(e.getMessage().replace(System.lineSeparator(), "; ").strip())
+                    + " (see bin/fleetrun --help)", e, debug, BAD_INPUT);
         } catch (LaunchException e) {
             return fail(err, e.getMessage(), e, debug, BAD_INPUT);
         } catch (IOException e) {
@@ -161,7 +164,7 @@ public final class FleetRun {
             }
             return path;
         } catch (InvalidPathException e) {
-            throw new LaunchException(flag + " '" + value + "': not a valid path (" + e.getReason() + ")", e);
+            throw new LaunchException(flag + " " + Quoted.of(value) + ": not a valid path (" + e.getReason() + ")", e);
         }
     }
 
@@ -173,7 +176,7 @@ public final class FleetRun {
             }
             return path;
         } catch (InvalidPathException e) {
-            throw new LaunchException("--log_dir '" + value + "': not a valid path (" + e.getReason() + ")", e);
+            throw new LaunchException("--log_dir " + Quoted.of(value) + ": not a valid path (" + e.getReason() + ")", e);
         }
     }
 

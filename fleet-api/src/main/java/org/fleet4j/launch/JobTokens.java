@@ -4,6 +4,7 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.Map;
 import org.fleet4j.cluster.JobToken;
+import org.fleet4j.text.Quoted;
 
 /**
  * Where a job's token comes from. On one host fleetrun makes a fresh one, so no other job (even one with the same
@@ -38,7 +39,7 @@ final class JobTokens {
         try {
             return Path.of(value).toAbsolutePath().normalize();
         } catch (InvalidPathException e) {
-            throw new LaunchException("--job_token_file '" + value + "': not a valid path (" + e.getReason() + ")", e);
+            throw new LaunchException("--job_token_file " + Quoted.of(value) + ": not a valid path (" + e.getReason() + ")", e);
         }
     }
 }

@@ -3,8 +3,10 @@ package org.fleet4j.fleet.cli;
 import java.io.PrintStream;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import org.fleet4j.core.tensor.Bytes;
 import org.fleet4j.core.tensor.OffHeapMemory;
+import org.fleet4j.text.Quoted;
 import picocli.CommandLine;
 
 /**
@@ -30,7 +32,7 @@ public final class ProgramMain {
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         PrintStream err = System.err;
         cl.setParameterExceptionHandler((ex, a) -> {
-            err.println(name + ": " + ex.getMessage());
+            err.println(name + ": " + Quoted.message(ex.getMessage())); // picocli quotes a bad value whole
             err.println("Try '" + name + " --help' for the options.");
             return 2;
         });
@@ -39,7 +41,7 @@ public final class ProgramMain {
             if (debug) {
                 ex.printStackTrace(err);
             }
-            err.println(name + ": " + describe(ex));
+            err.println(name + ": " + bounded(describe(ex)));
             return isUserError(ex) || isUserError(rootCause(ex)) ? 2 : 1;
         });
         try {
@@ -83,6 +85,11 @@ public final class ProgramMain {
             t = t.getCause();
         }
         return t;
+    }
+
+    /** Each line of a failure's message as {@link Quoted#message} bounds it, for messages other libraries wrote. */
+    private static String bounded(String message) {
+        return message.lines().map(Quoted::message).collect(Collectors.joining(System.lineSeparator()));
     }
 
     private static String describe(Throwable t) {

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import javax.imageio.ImageIO;
+import org.fleet4j.text.Quoted;
 
 /** Collects the loss of every step and draws it as a PNG line chart (headless Java2D, no dependency). */
 public final class LossCurve {
@@ -47,12 +48,12 @@ public final class LossCurve {
         for (int i = 1; i < lines.size(); i++) {
             String[] cells = lines.get(i).split(",");
             if (cells.length != 2 || !cells[0].equals("" + i)) {
-                throw new IOException(file + " line " + (i + 1) + ": expected '" + i + ",LOSS', got '" + lines.get(i) + "'");
+                throw new IOException(file + " line " + (i + 1) + ": expected '" + i + ",LOSS', got " + Quoted.of(lines.get(i)));
             }
             try {
                 out[i - 1] = Double.parseDouble(cells[1]);
             } catch (NumberFormatException e) {
-                throw new IOException(file + " line " + (i + 1) + ": '" + cells[1] + "' is not a number", e);
+                throw new IOException(file + " line " + (i + 1) + ": " + Quoted.of(cells[1]) + " is not a number", e);
             }
         }
         return out;

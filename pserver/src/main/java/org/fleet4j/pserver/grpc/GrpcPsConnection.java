@@ -43,6 +43,7 @@ import org.fleet4j.pserver.transport.PsBatch;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
+import org.fleet4j.text.Quoted;
 
 /**
  * A worker's gRPC channel to one server. Opening it says Hello: it waits (up to the deadline) for the server to
@@ -103,8 +104,8 @@ final class GrpcPsConnection implements PsConnection {
                 s -> s.withWaitForReady().hello(HelloRequest.newBuilder().setClientNonce(ByteString.copyFrom(nonce))
                         .setProtocol(protocol).build()));
         if (!protocol.equals(reply.getProtocol())) {
-            throw new PsException("parameter server " + endpoint + " speaks protocol '" + reply.getProtocol()
-                    + "', this worker '" + protocol + "'; give every process the same strategy protocol");
+            throw new PsException("parameter server " + endpoint + " speaks protocol " + Quoted.of(reply.getProtocol())
+                    + ", this worker " + Quoted.of(protocol) + "; give every process the same strategy protocol");
         }
         sparseDims = Map.copyOf(reply.getSparseDimsMap());
         dataEndpoint = reply.getDataEndpoint();

@@ -41,6 +41,7 @@ import org.fleet4j.pserver.grpc.proto.TableStats;
 import org.fleet4j.pserver.table.TableException;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.Sessions;
+import org.fleet4j.text.Quoted;
 
 /**
  * The grpc protocol's calls, answered from a {@link TableShard}. A request the tables cannot serve (a table, block or
@@ -88,7 +89,7 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
     public void hello(HelloRequest request, StreamObserver<HelloReply> reply) {
         if (!request.getProtocol().isEmpty() && !request.getProtocol().equals(protocol)) {
             reply.onError(Status.FAILED_PRECONDITION.withDescription("parameter server " + endpoint.get() + " speaks"
-                    + " protocol '" + protocol + "', the worker '" + request.getProtocol() + "'; give every process of"
+                    + " protocol " + Quoted.of(protocol) + ", the worker " + Quoted.of(request.getProtocol()) + "; give every process of"
                     + " the job the same strategy protocol").asRuntimeException());
             return;
         }

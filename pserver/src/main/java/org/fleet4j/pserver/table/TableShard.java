@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
+import org.fleet4j.text.Quoted;
 
 /**
  * Server {@code server} of {@code servers}: its blocks of every dense table and its share of every sparse table. This
@@ -142,12 +143,12 @@ public final class TableShard {
     public DenseBlock denseBlock(String param, int block) {
         Map<Integer, DenseBlock> blocks = dense.get(param);
         if (blocks == null) {
-            throw new TableException("server " + server + " has no dense table " + param + "; its dense tables are "
+            throw new TableException("server " + server + " has no dense table " + Quoted.of(param) + "; its dense tables are "
                     + dense.keySet());
         }
         DenseBlock b = blocks.get(block);
         if (b == null) {
-            throw new TableException("server " + server + " does not hold block " + block + " of dense table " + param
+            throw new TableException("server " + server + " does not hold block " + block + " of dense table " + Quoted.of(param)
                     + "; it holds blocks " + blocks.keySet() + " (see DenseSlicing.plan for the owner)");
         }
         return b;
@@ -156,7 +157,7 @@ public final class TableShard {
     public SparseTable sparseTable(String table) {
         SparseTable t = sparse.get(table);
         if (t == null) {
-            throw new TableException("server " + server + " has no sparse table " + table + "; its sparse tables are "
+            throw new TableException("server " + server + " has no sparse table " + Quoted.of(table) + "; its sparse tables are "
                     + sparse.keySet());
         }
         return t;
