@@ -298,7 +298,7 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
      * progress, which replaces {@code replaced} (its tables are removed when they lie in the same folder).
      */
     private CtrProgress saveProgress(Fleet fleet, CtrProgress progress, CtrProgress replaced) {
-        fleet.savePersistables(progress.tables());
+        fleet.savePersistables(progress.tables(), progress.epochs(), progress.steps());
         if (fleet.isFirstWorker()) {
             progress.write(saveCheckpoint, replaced);
             System.out.printf(Locale.ROOT, "ctr: the parameter servers saved their tables after epoch %d (step %d) to %s%n",

@@ -35,6 +35,7 @@ import org.fleet4j.fleet.ops.OpenRings;
 import org.fleet4j.fleet.role.EnvironmentRoleMaker;
 import org.fleet4j.fleet.role.RoleMaker;
 import org.fleet4j.pserver.compile.PsInference;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.transport.PsTransport;
 import org.fleet4j.pserver.worker.PsCommunicator;
 import org.fleet4j.strategy.DistributedStrategy;
@@ -264,11 +265,17 @@ public final class Fleet implements AutoCloseable {
     /**
      * Parameter-server mode: every server writes its shard of every table (dense blocks, sparse rows, optimizer
      * state) to {@code dir}, a folder on the servers' file system; trainer 0 asks them, the others wait for it.
-     * {@link #initServer} loads it, with any number of servers.
+     * {@link #initServer} loads it, with any number of servers. Every shard's manifest names this save (the job, a
+     * random save id), and a load refuses a folder whose shards name different saves.
      */
     public void savePersistables(Path dir) {
+        savePersistables(dir, SaveIdentity.UNKNOWN, SaveIdentity.UNKNOWN);
+    }
+
+    /** As {@link #savePersistables(Path)}, recording in every shard's manifest the epochs and steps trained. */
+    public void savePersistables(Path dir, long epoch, long step) {
         ParameterServerJob job = psWorker("savePersistables");
-        onRankZero("savePersistables " + dir, () -> job.save(dir));
+        onRankZero("savePersistables " + dir, () -> job.save(dir, epoch, step));
     }
 
     /** Whether the strategy's mode is ps: parameter servers hold the trained tables. */

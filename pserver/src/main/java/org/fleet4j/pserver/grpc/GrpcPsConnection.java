@@ -37,6 +37,7 @@ import org.fleet4j.pserver.grpc.proto.PushManyRequest;
 import org.fleet4j.pserver.grpc.proto.PushSparseRequest;
 import org.fleet4j.pserver.grpc.proto.StatsRequest;
 import org.fleet4j.pserver.grpc.proto.StopRequest;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.table.TableStats;
 import org.fleet4j.pserver.transport.CallProof;
 import org.fleet4j.pserver.transport.PsBatch;
@@ -236,8 +237,11 @@ final class GrpcPsConnection implements PsConnection {
     }
 
     @Override
-    public void save(Path dir) {
-        call("save(" + dir + ")", deadline, s -> s.save(PathRequest.newBuilder().setDir(dir.toString()).build()));
+    public void save(Path dir, SaveIdentity save) {
+        org.fleet4j.pserver.grpc.proto.SaveIdentity identity = org.fleet4j.pserver.grpc.proto.SaveIdentity.newBuilder()
+                .setJob(save.job()).setSaveId(save.saveId()).setEpoch(save.epoch()).setStep(save.step()).build();
+        call("save(" + dir + ")", deadline, s -> s.save(PathRequest.newBuilder().setDir(dir.toString()).setSave(identity)
+                .build()));
     }
 
     @Override

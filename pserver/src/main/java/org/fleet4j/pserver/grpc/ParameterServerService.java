@@ -38,6 +38,7 @@ import org.fleet4j.pserver.grpc.proto.StatsReply;
 import org.fleet4j.pserver.grpc.proto.StatsRequest;
 import org.fleet4j.pserver.grpc.proto.StopRequest;
 import org.fleet4j.pserver.grpc.proto.TableStats;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.table.TableException;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.Sessions;
@@ -212,7 +213,7 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
     @Override
     public void save(PathRequest request, StreamObserver<Done> reply) {
         answerLater(reply, () -> {
-            shard.save(dir(request));
+            shard.save(dir(request), identity(request));
             return DONE;
         });
     }
@@ -305,6 +306,14 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
             throw new IllegalArgumentException(what + " came as " + bytes.size() + " bytes, expected " + expected
                     + " (" + shape + ")");
         }
+    }
+
+    private static SaveIdentity identity(PathRequest request) {
+        if (!request.hasSave() || request.getSave().getSaveId().isEmpty()) {
+            throw new IllegalArgumentException("a save without a save identity; the worker is of another Fleet4J version");
+        }
+        var save = request.getSave();
+        return new SaveIdentity(save.getJob(), save.getEpoch(), save.getStep(), save.getSaveId());
     }
 
     private static Path dir(PathRequest request) {

@@ -12,6 +12,7 @@ import org.fleet4j.cluster.JobToken;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,7 +43,7 @@ class GrpcCallThreadsTest {
             Set<Thread> started = callThreads();
             started.removeAll(before);
             assertEquals(Set.of(), started, "pulls and pushes are answered on the network threads");
-            c.save(dir);
+            c.save(dir, SaveIdentity.fresh("test", 0, 0));
             assertTrue(Files.list(dir).findAny().isPresent(), "the shard was saved");
             started = callThreads();
             started.removeAll(before);

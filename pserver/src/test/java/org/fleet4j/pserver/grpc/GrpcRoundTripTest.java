@@ -31,6 +31,7 @@ import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -170,7 +171,7 @@ class GrpcRoundTripTest {
             c.pushDense("fc.w", 0, Shards.randomFloats(random, 64 * DIM));
             trained = pullSparse(c, "emb", Shards.ids(ids), ids.length, DIM);
             trainedDense = pullDense(c, "fc.w", 64 * DIM);
-            c.save(dir);
+            c.save(dir, SaveIdentity.fresh("test", 1, 2));
         }
         try (PsServer server = Shards.GRPC.serve(Shards.shard(), options);
              PsConnection c = Shards.GRPC.connect(server.endpoint(), options)) {

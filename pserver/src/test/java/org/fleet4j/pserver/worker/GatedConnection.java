@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.fleet4j.pserver.table.TableStats;
 import org.fleet4j.pserver.transport.PsConnection;
+import org.fleet4j.pserver.table.SaveIdentity;
 
 /**
  * A test connection around another: counts the pushes that reach the server, and while closed holds every push at the
@@ -102,8 +103,8 @@ final class GatedConnection implements PsConnection {
     }
 
     @Override
-    public void save(Path dir) {
-        server.save(dir);
+    public void save(Path dir, SaveIdentity save) {
+        server.save(dir, save);
     }
 
     @Override

@@ -11,6 +11,7 @@ import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
 import org.fleet4j.pserver.transport.PsTransport;
+import org.fleet4j.pserver.table.SaveIdentity;
 
 /**
  * A test-only, in-process stand-in for a wire protocol: a "connection" calls the server's {@link TableShard}
@@ -81,8 +82,8 @@ final class InProcessPsTransport implements PsTransport {
             throw new UnsupportedOperationException("barrier");
         }
 
-        public void save(Path dir) {
-            shard.save(dir);
+        public void save(Path dir, SaveIdentity save) {
+            shard.save(dir, save);
         }
 
         public void load(Path dir) {
