@@ -121,12 +121,17 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
             WideDeep net = WideDeep.build(embeddingDim, vocabSize, widths, seed);
             fleet.distributedOptimizer(opt).minimize(net.loss());
             if (fleet.isServer()) {
+                if (saveCheckpoint != null) {
+                    fleet.checkPersistablesWritable(saveCheckpoint);
+                }
                 fleet.initServer(loadCheckpoint == null ? null : CtrProgress.read(loadCheckpoint).tables());
                 fleet.runServer();
                 return 0;
             }
             Rank rank = Rank.of(fleet, logDir);
-            if (saveCheckpoint != null && !fleet.isPsMode()) {
+            if (saveCheckpoint != null && fleet.isPsMode()) {
+                fleet.checkPersistablesWritable(saveCheckpoint);
+            } else if (saveCheckpoint != null) {
                 fleet.checkCheckpointWritable(saveCheckpoint);
             }
             if (fleet.isPsMode()) {

@@ -22,6 +22,7 @@ import org.fleet4j.core.device.Devices;
 import org.fleet4j.core.device.ProgramRunner;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.io.CheckpointException;
+import org.fleet4j.core.io.CheckpointFolder;
 import org.fleet4j.core.io.LoadOptions;
 import org.fleet4j.core.io.LoadReport;
 import org.fleet4j.core.io.ModelState;
@@ -455,9 +456,28 @@ public final class Fleet implements AutoCloseable {
      * every rank fails alike, with a {@link CheckpointException}. Leaves no file behind.
      */
     public void checkCheckpointWritable(Path file) {
+        checkOnEveryRank(file, () -> SafeTensors.checkWritable(file));
+    }
+
+    /**
+     * Checks before training that {@link #savePersistables} (and a progress file beside the saves) can write into
+     * {@code dir}: a folder that takes new files, or a new one whose parent does. Call it on every process that
+     * writes there: each parameter server checks for itself (a server that cannot fails alone, and the launcher stops
+     * the job), the trainers check and agree as {@link #checkCheckpointWritable} does. Leaves nothing behind.
+     */
+    public void checkPersistablesWritable(Path dir) {
+        if (isServer()) {
+            CheckpointFolder.checkWritable(dir);
+        } else {
+            checkOnEveryRank(dir, () -> CheckpointFolder.checkWritable(dir));
+        }
+    }
+
+    /** Runs {@code check} on every trainer; all fail alike, each with its own reason or with another's. */
+    private void checkOnEveryRank(Path path, Runnable check) {
         CheckpointException failure = null;
         try {
-            SafeTensors.checkWritable(file);
+            check.run();
         } catch (CheckpointException e) {
             failure = e;
         }
@@ -466,7 +486,7 @@ public final class Fleet implements AutoCloseable {
             throw failure;
         }
         if (!allCould) {
-            throw new CheckpointException(file, null, "another rank cannot write it; its log says why");
+            throw new CheckpointException(path, null, "another rank cannot write it; its log says why");
         }
     }
 
