@@ -207,15 +207,15 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
                 stepsPerEpoch);
 
         long evalEvery = evalSteps != null ? evalSteps : Math.max(1, stepsPerEpoch * epochs / 10);
-        LossCurve lossCurve = new LossCurve();
-        LossCurve aucCurve = new LossCurve();
-        List<Long> aucSteps = new ArrayList<>();
+        long done = resumed == null ? 0 : resumed.steps();
+        // global steps: a resumed run's curves go on where the run it continues left off
+        LossCurve lossCurve = new LossCurve(done + 1);
+        LossCurve aucCurve = new LossCurve(done + 1);
         boolean tty = ProgressBar.consoleIsInteractive();
         CriteoRow row = new CriteoRow();
         double lastLoss = Double.NaN;
         long samples = 0;
         long trainNanos = 0;
-        long done = resumed == null ? 0 : resumed.steps();
         TestResult result = null;
         for (int epoch = firstEpoch; epoch < epochs; epoch++) {
             ProgressBar bar = new ProgressBar(out, tty, String.format(Locale.ROOT, "epoch %d/%d", epoch + 1, epochs),
@@ -247,8 +247,7 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
                         long e0 = System.nanoTime();
                         result = evaluate(net, testProgram, vocab, exe, scope, test);
                         evalNanos += System.nanoTime() - e0;
-                        aucCurve.add(result.auc);
-                        aucSteps.add(done);
+                        aucCurve.add(done, result.auc);
                     }
                 }
             }
@@ -260,7 +259,10 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
                 saved = saveProgress(fleet, new CtrProgress(epoch + 1, done, CtrProgress.tablesAfter(saveCheckpoint, epoch + 1)), saved);
             }
         }
-        if (result == null) { // a resumed training that had finished: the loaded model is tested (and saved again)
+        boolean trained = result != null;
+        if (!trained) { // a resumed training that had finished: the loaded model is tested (and saved again)
+            out.printf(Locale.ROOT, "ctr: the checkpoint has all %d epoch(s) done: nothing was left to train; testing"
+                    + " the loaded model%n", epochs);
             result = evaluate(net, testProgram, vocab, exe, scope, test);
             if (saveCheckpoint != null) {
                 saveProgress(fleet, new CtrProgress(firstEpoch, done, CtrProgress.tablesAfter(saveCheckpoint, firstEpoch)), saved);
@@ -276,20 +278,21 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
             out.printf(Locale.ROOT, "ctr: rank %d done; rank 0 writes the summary%n", rank.rank());
             return 0;
         }
-        out.printf(Locale.ROOT, "test AUC %.4f, logloss %.4f on %,d rows; final loss %.4f; %,.0f samples/s%n",
-                result.auc, result.logloss, result.rows, lastLoss, samples / seconds);
+        out.printf(Locale.ROOT, "test AUC %.4f, logloss %.4f on %,d rows; %s%n", result.auc, result.logloss, result.rows,
+                trained ? String.format(Locale.ROOT, "final loss %.4f; %,.0f samples/s", lastLoss, samples / seconds)
+                        : "nothing was left to train");
         Files.createDirectories(rank.logDir());
         lossCurve.writePng(rank.logDir().resolve("loss_curve.png"), "ctr training loss")
                 .ifPresent(note -> out.println("ctr: " + note));
         lossCurve.writeCsv(rank.logDir().resolve("loss_curve.csv"));
         aucCurve.writePng(rank.logDir().resolve("auc_curve.png"), String.format(Locale.ROOT,
-                "ctr test AUC at %d points (every %d steps and each epoch's end)", aucSteps.size(), evalEvery))
+                "ctr test AUC at %d points (every %d steps and each epoch's end)", aucCurve.steps().size(), evalEvery))
                 .ifPresent(note -> out.println("ctr: " + note));
         new Summary().put("program", "ctr").put("auc", result.auc).put("logloss", result.logloss)
-                .put("samples_per_sec", samples == 0 ? 0 : samples / seconds)
+                .put("samples_per_sec", trained ? samples / seconds : Double.NaN)
                 .put("mode", fleet.isPsMode() ? "ps-" + fleet.psMode() : "local")
                 .put("protocol", fleet.protocol()).put("servers", fleet.serverNum()).put("workers", rank.worldSize())
-                .put("auc_curve", aucCurve(aucSteps, aucCurve.values())).put("final_loss", lastLoss).put("epochs", epochs)
+                .put("auc_curve", aucCurve(aucCurve)).put("final_loss", lastLoss).put("epochs", epochs)
                 .put("steps", stepsPerEpoch * epochs).put("batch_size", batchSize).put("optimizer", opt.name())
                 .put("lr", lr).put("seed", seed).put("embedding_dim", embeddingDim).put("vocab_size", vocabSize)
                 .put("test_rows", result.rows).put("train_seconds", seconds).put("blas", Blas.get().name())
@@ -325,8 +328,10 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
         }
     }
 
-    /** [step, test AUC] pairs. */
-    private static List<List<Number>> aucCurve(List<Long> steps, List<Double> aucs) {
+    /** [global step, test AUC] pairs. */
+    private static List<List<Number>> aucCurve(LossCurve curve) {
+        List<Long> steps = curve.steps();
+        List<Double> aucs = curve.values();
         List<List<Number>> pairs = new ArrayList<>();
         for (int i = 0; i < steps.size(); i++) {
             pairs.add(List.of(steps.get(i), aucs.get(i)));
