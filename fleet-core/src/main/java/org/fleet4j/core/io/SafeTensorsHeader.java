@@ -146,7 +146,7 @@ final class SafeTensorsHeader {
         }
         StoredDType stored = StoredDType.parse(dtypeNode.textValue());
         if (stored == null) {
-            throw new CheckpointException(file, name, Quoted.bare(name) + " has dtype " + Quoted.of(dtypeNode.textValue())
+            throw new CheckpointException(file, name, Quoted.bare(name) + " has dtype " + Quoted.bare(dtypeNode.textValue())
                     + "; Fleet4J reads " + StoredDType.names());
         }
         long[] shape = nonNegativeLongs(file, name, node, "shape", -1);
