@@ -180,7 +180,7 @@ public record InferenceModel(Program program, Scope scope, List<String> feeds, L
         try {
             return JSON.readValue(value, new TypeReference<List<String>>() { });
         } catch (JsonProcessingException e) {
-            throw new CheckpointException(file, null, "metadata " + Quoted.of(key) + " is not a JSON list of names: " + value, e);
+            throw new CheckpointException(file, null, "metadata " + Quoted.of(key) + " is not a JSON list of names: " + Quoted.of(value), e);
         }
     }
 }
