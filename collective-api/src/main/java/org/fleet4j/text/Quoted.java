@@ -1,5 +1,7 @@
 package org.fleet4j.text;
 
+import java.util.Locale;
+
 /**
  * Input as a message quotes it: at most {@link #LIMIT} characters shown, and the full length said when more came, so a
  * 10 MB field or a 1 MB strategy value gives a line a person can read and a log tail can hold; every character that
@@ -23,25 +25,21 @@ public final class Quoted {
 
     /** As {@link #of(CharSequence)} between {@code quote} marks, e.g. the {@code "} of a string a file wrote. */
     public static String of(CharSequence input, char quote) {
-        if (input == null) {
-            return "null";
-        }
-        StringBuilder out = new StringBuilder(Math.min(input.length(), LIMIT) + 32).append(quote);
-        int shown = append(out, input, 0, input.length(), LIMIT);
-        out.append(quote);
-        if (shown < input.length()) {
-            out.append(" (").append(input.length()).append(" characters)");
-        }
-        return out.toString();
+        return render(input, String.valueOf(quote));
     }
 
     /** As {@link #of(CharSequence)} without the quote marks, for input that a message names as it is (a key, a name). */
     public static String bare(CharSequence input) {
+        return render(input, "");
+    }
+
+    private static String render(CharSequence input, String mark) {
         if (input == null) {
             return "null";
         }
-        StringBuilder out = new StringBuilder(Math.min(input.length(), LIMIT) + 32);
+        StringBuilder out = new StringBuilder(Math.min(input.length(), LIMIT) + 32).append(mark);
         int shown = append(out, input, 0, input.length(), LIMIT);
+        out.append(mark);
         if (shown < input.length()) {
             out.append(" (").append(input.length()).append(" characters)");
         }
@@ -136,8 +134,7 @@ public final class Quoted {
             case '\r' -> "\\r";
             case '\t' -> "\\t";
             case 0 -> "\\0";
-            default -> cp <= 0xff ? String.format("\\x%02x", cp) : cp <= 0xffff ? String.format("\\u%04x", cp)
-                    : String.format("\\U%08x", cp);
+            default -> String.format(Locale.ROOT, cp <= 0xff ? "\\x%02x" : cp <= 0xffff ? "\\u%04x" : "\\U%08x", cp);
         };
     }
 }
