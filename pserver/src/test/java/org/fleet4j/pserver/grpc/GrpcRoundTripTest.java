@@ -25,13 +25,13 @@ import java.util.concurrent.TimeUnit;
 import org.fleet4j.cluster.JobToken;
 import org.fleet4j.pserver.grpc.proto.PullSparseRequest;
 import org.fleet4j.pserver.grpc.proto.PushSparseRequest;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.table.TableStats;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
-import org.fleet4j.pserver.table.SaveIdentity;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
