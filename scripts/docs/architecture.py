@@ -17,7 +17,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 # what each module owns, one line, for the picture (the README and docs/ARCHITECTURE.md say more)
 OWNS = {
     "strategy": "DistributedStrategy, config files, validation",
-    "collective-api": "ProcessGroup, Work, ReduceOp, DataType;\\nroles, job token, rendezvous store",
+    "collective-api": "ProcessGroup, Work, ReduceOp, DataType;\\nroles, job token, rendezvous store; Quoted",
     "fleet-core": "tensors, IR, ops + CPU kernels (fused, collective),\\nkernel registry, autodiff, optimizers, Executor, data",
     "collective-nccl": "process groups: shm, tcp, hierarchical;\\nNCCL device backend",
     "ops-fusion": "compiler passes",

@@ -3,6 +3,7 @@ package org.fleet4j.cluster;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.fleet4j.text.Quoted;
 
 /**
  * This process's place in a job, whichever launcher started it: a trainer (worker) of the data-parallel world, or a
@@ -188,7 +189,7 @@ public record Role(Kind kind, int rank, int worldSize, int localRank, int localW
     private static String hostOf(String endpoint) {
         int colon = endpoint.lastIndexOf(':');
         if (colon <= 0) {
-            throw new IllegalArgumentException("endpoint '" + endpoint + "' is not host:port");
+            throw new IllegalArgumentException("endpoint " + Quoted.of(endpoint) + " is not host:port");
         }
         return endpoint.substring(0, colon);
     }
@@ -204,7 +205,7 @@ public record Role(Kind kind, int rank, int worldSize, int localRank, int localW
         try {
             return Integer.parseInt(v.trim());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("environment variable " + name + "='" + v + "' is not an integer");
+            throw new IllegalArgumentException("environment variable " + name + "=" + Quoted.of(v) + " is not an integer");
         }
     }
 }

@@ -22,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.fleet4j.text.Quoted;
 
 /**
  * The rendezvous store's server, hosted by rank 0 or a master. Clients must first say hello with the job id and
@@ -140,7 +141,7 @@ public final class StoreServer implements AutoCloseable {
         }
         String theirJob = new String(readField(in), StandardCharsets.UTF_8);
         if (!theirJob.equals(jobId)) {
-            return "client belongs to job '" + theirJob + "', this store serves job '" + jobId + "'";
+            return "client belongs to job " + Quoted.of(theirJob) + ", this store serves job " + Quoted.of(jobId);
         }
         byte[] clientNonce = new byte[JobToken.NONCE_BYTES];
         in.readFully(clientNonce);
@@ -274,7 +275,7 @@ public final class StoreServer implements AutoCloseable {
         try {
             return Long.parseLong(s);
         } catch (NumberFormatException e) {
-            throw new BadRequest("add on key '" + key + "' whose value '" + s + "' is not a counter");
+            throw new BadRequest("add on key " + Quoted.of(key) + " whose value " + Quoted.of(s) + " is not a counter");
         }
     }
 

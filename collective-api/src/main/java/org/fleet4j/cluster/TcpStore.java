@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 import org.fleet4j.collective.CollectiveException;
+import org.fleet4j.text.Quoted;
 
 /** Client of a {@link StoreServer} over TCP; optionally also hosts the server (rank 0). Thread-safe. */
 public final class TcpStore implements Store {
@@ -70,16 +71,16 @@ public final class TcpStore implements Store {
     public static InetSocketAddress parseHostPort(String hostPort, String what) {
         int colon = hostPort.lastIndexOf(':');
         if (colon <= 0 || colon == hostPort.length() - 1) {
-            throw new IllegalArgumentException(what + " '" + hostPort + "' is not host:port");
+            throw new IllegalArgumentException(what + " " + Quoted.of(hostPort) + " is not host:port");
         }
         int port;
         try {
             port = Integer.parseInt(hostPort.substring(colon + 1));
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(what + " '" + hostPort + "': port is not a number");
+            throw new IllegalArgumentException(what + " " + Quoted.of(hostPort) + ": port is not a number");
         }
         if (port < 0 || port > 65535) {
-            throw new IllegalArgumentException(what + " '" + hostPort + "': port outside 0..65535");
+            throw new IllegalArgumentException(what + " " + Quoted.of(hostPort) + ": port outside 0..65535");
         }
         return InetSocketAddress.createUnresolved(hostPort.substring(0, colon), port);
     }

@@ -1,6 +1,7 @@
 package org.fleet4j.collective;
 
 import java.util.Locale;
+import org.fleet4j.text.Quoted;
 
 /** Element types the collectives reduce and move. Kept apart from fleet-core's DType so this module stands alone. */
 public enum DataType {
@@ -33,7 +34,7 @@ public enum DataType {
             case "i64", "int64", "long" -> I64;
             case "bf16", "bfloat16" -> BF16;
             default -> throw new IllegalArgumentException(
-                    "unknown dtype '" + name + "'; expected one of f32, f64, i32, i64, bf16");
+                    "unknown dtype " + Quoted.of(name) + "; expected one of f32, f64, i32, i64, bf16");
         };
     }
 }

@@ -1,6 +1,7 @@
 package org.fleet4j.collective;
 
 import java.util.Locale;
+import org.fleet4j.text.Quoted;
 
 /** How allreduce, reduce and reduce-scatter combine the ranks' values. AVG is a sum divided by the group size. */
 public enum ReduceOp {
@@ -18,7 +19,7 @@ public enum ReduceOp {
         try {
             return valueOf(name.trim().toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("unknown reduce op '" + name + "'; expected one of sum, avg, max, min, prod");
+            throw new IllegalArgumentException("unknown reduce op " + Quoted.of(name) + "; expected one of sum, avg, max, min, prod");
         }
     }
 }

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Locale;
 import org.fleet4j.collective.Backend;
 import org.fleet4j.collective.group.OpKind;
+import org.fleet4j.text.Quoted;
 
 /**
  * The command line of allreduce_perf; every mistake becomes an IllegalArgumentException with a one-line message.
@@ -44,7 +45,7 @@ record AllreducePerfArgs(List<Long> sizes, OpKind op, Backend backend, int repea
                 case "--registered" -> registered = true;
                 case "--tensorboard" -> tensorboard = Path.of(value(args, ++i, a));
                 case "-h", "--help" -> throw new IllegalArgumentException(USAGE);
-                default -> throw new IllegalArgumentException("unknown argument '" + a + "'; " + USAGE);
+                default -> throw new IllegalArgumentException("unknown argument " + Quoted.of(a) + "; " + USAGE);
             }
         }
         return new AllreducePerfArgs(sizes, op, backend, repeats, Duration.ofMillis(msPerSize), slot, chunk, verify, registered,
@@ -66,7 +67,7 @@ record AllreducePerfArgs(List<Long> sizes, OpKind op, Backend backend, int repea
             }
             return x;
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(flag + " '" + v + "' is not a positive integer");
+            throw new IllegalArgumentException(flag + " " + Quoted.of(v) + " is not a positive integer");
         }
     }
 
@@ -76,7 +77,7 @@ record AllreducePerfArgs(List<Long> sizes, OpKind op, Backend backend, int repea
             case "broadcast" -> OpKind.BROADCAST;
             case "allgather" -> OpKind.ALLGATHER;
             case "reduce_scatter", "reducescatter" -> OpKind.REDUCE_SCATTER;
-            default -> throw new IllegalArgumentException("--op '" + v + "' is not one of allreduce, broadcast, allgather, reduce_scatter");
+            default -> throw new IllegalArgumentException("--op " + Quoted.of(v) + " is not one of allreduce, broadcast, allgather, reduce_scatter");
         };
     }
 
@@ -88,7 +89,7 @@ record AllreducePerfArgs(List<Long> sizes, OpKind op, Backend backend, int repea
             }
         }
         if (out.isEmpty()) {
-            throw new IllegalArgumentException("--sizes '" + v + "' lists no size");
+            throw new IllegalArgumentException("--sizes " + Quoted.of(v) + " lists no size");
         }
         return out;
     }
@@ -115,7 +116,7 @@ record AllreducePerfArgs(List<Long> sizes, OpKind op, Backend backend, int repea
             }
             return x * mult;
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("size '" + s + "' is not a positive byte count like 4K, 1M or 64M");
+            throw new IllegalArgumentException("size " + Quoted.of(s) + " is not a positive byte count like 4K, 1M or 64M");
         }
     }
 }

@@ -50,7 +50,8 @@ import picocli.CommandLine.Option;
  */
 @AutoService(NamedProgram.class)
 @Command(name = "ctr", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "Trains Wide&Deep on Criteo-format data and reports test AUC and logloss.")
+        description = {"Trains Wide&Deep on Criteo-format data and reports test AUC and logloss.",
+                "Its optimizers are lazy: a sparse gradient updates only the rows it has."})
 public final class Ctr implements Callable<Integer>, NamedProgram {
     @Override
     public String programName() {
@@ -61,18 +62,12 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
 
     @Option(names = "--data_dir", required = true, description = "folder with train* and test* Criteo files, plain or gzipped (bin/fleetrun ctr_data writes one)")
     Path dataDir;
-    @Option(names = "--epochs", description = "passes over the training files (default ${DEFAULT-VALUE})")
-    int epochs = 1;
-    @Option(names = "--batch_size", description = "rows per rank per step (default ${DEFAULT-VALUE})")
-    int batchSize = 256;
-    @Option(names = "--optimizer", description = "sgd, momentum, adam or adagrad (lazy: a sparse gradient updates only its rows) (default ${DEFAULT-VALUE})")
-    String optimizer = "adam";
-    @Option(names = "--lr", description = "learning rate (default ${DEFAULT-VALUE})")
-    double lr = 0.002;
+    @Mixin
+    TrainingOptions training = new TrainingOptions(1, 256, "adam", 0.002);
     @Option(names = "--initial_accumulator_value", description = "adagrad: where each element's sum of squared gradients starts; above 0 it bounds the first steps, which at 0 are lr * sign(gradient) (default ${DEFAULT-VALUE})")
     float initialAccumulator = 0f;
-    @Option(names = "--seed", description = "seed of initialisation (default ${DEFAULT-VALUE})")
-    long seed = 1;
+    @Mixin
+    SeedOption seed;
     @Option(names = "--embedding_dim", description = "width of each slot's embedding, 8 to 16 (default ${DEFAULT-VALUE})")
     int embeddingDim = 8;
     @Option(names = "--vocab_size", description = "rows of each slot's local table; ids are hashed into them (default ${DEFAULT-VALUE})")
@@ -83,14 +78,10 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
     Integer evalSteps;
     @Option(names = "--skip_bad_lines", description = "count and report malformed lines instead of stopping at the first")
     boolean skipBadLines;
-    @Option(names = "--log_dir", description = "where summary.json, loss_curve.png/.csv and auc_curve.png go (default: FLEET_LOG_DIR or log)")
-    String logDir;
-    @Option(names = "--save_checkpoint", description = "write the trained state (tables, weights, optimizer moments) to this"
-            + " safetensors file; in parameter-server mode a folder, saved after every epoch")
-    Path saveCheckpoint;
-    @Option(names = "--load_checkpoint", description = "start from the state that --save_checkpoint wrote; in parameter-server"
-            + " mode the training resumes after the last epoch saved")
-    Path loadCheckpoint;
+    @Mixin
+    LogDirOption logDir;
+    @Mixin
+    CheckpointOptions checkpoint;
     @Mixin
     TensorBoardOption tensorboard;
     @Mixin
@@ -102,8 +93,8 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
 
     @Override
     public Integer call() throws Exception {
-        if (epochs < 1 || batchSize < 1) {
-            throw new IllegalArgumentException("--epochs and --batch_size must be at least 1, got " + epochs + " and " + batchSize);
+        if (training.epochs() < 1 || training.batchSize() < 1) {
+            throw new IllegalArgumentException("--epochs and --batch_size must be at least 1, got " + training.epochs() + " and " + training.batchSize());
         }
         if (embeddingDim < 8 || embeddingDim > 16) {
             throw new IllegalArgumentException("--embedding_dim must be between 8 and 16, got " + embeddingDim);
@@ -122,16 +113,21 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
         List<Path> train = dataFiles("train");
         List<Path> test = dataFiles("test");
         try (Fleet fleet = Fleet.init()) {
-            WideDeep net = WideDeep.build(embeddingDim, vocabSize, widths, seed);
+            WideDeep net = WideDeep.build(embeddingDim, vocabSize, widths, seed.seed());
             fleet.distributedOptimizer(opt).minimize(net.loss());
             if (fleet.isServer()) {
-                fleet.initServer(loadCheckpoint == null ? null : CtrProgress.read(loadCheckpoint).tables());
+                if (checkpoint.save() != null) {
+                    fleet.checkPersistablesWritable(checkpoint.save());
+                }
+                fleet.initServer(checkpoint.load() == null ? null : CtrProgress.read(checkpoint.load()).tables());
                 fleet.runServer();
                 return 0;
             }
-            Rank rank = Rank.of(fleet, logDir);
-            if (saveCheckpoint != null && !fleet.isPsMode()) {
-                fleet.checkCheckpointWritable(saveCheckpoint);
+            Rank rank = Rank.of(fleet, logDir.folder());
+            if (checkpoint.save() != null && fleet.isPsMode()) {
+                fleet.checkPersistablesWritable(checkpoint.save());
+            } else if (checkpoint.save() != null) {
+                fleet.checkCheckpointWritable(checkpoint.save());
             }
             if (fleet.isPsMode()) {
                 fleet.initWorker();
@@ -149,15 +145,15 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
     }
 
     private Optimizer optimizer() {
-        Optimizer checked = Training.optimizer(optimizer, lr);
+        Optimizer checked = Training.optimizer(training.optimizer(), training.lr());
         if (initialAccumulator != 0f) {
-            if (!optimizer.equals("adagrad")) {
-                throw new IllegalArgumentException("--initial_accumulator_value is adagrad's; --optimizer is " + optimizer);
+            if (!training.optimizer().equals("adagrad")) {
+                throw new IllegalArgumentException("--initial_accumulator_value is adagrad's; --optimizer is " + training.optimizer());
             }
-            return new Adagrad(LrSchedule.constant(lr), Adagrad.DEFAULT_EPSILON, initialAccumulator);
+            return new Adagrad(LrSchedule.constant(training.lr()), Adagrad.DEFAULT_EPSILON, initialAccumulator);
         }
         // lazy Adam: a row no batch touched keeps its moments, as a parameter server's sparse table does
-        return optimizer.equals("adam") ? new Adam(LrSchedule.constant(lr), 0.9f, 0.999f, 1e-8f, true) : checked;
+        return training.optimizer().equals("adam") ? new Adam(LrSchedule.constant(training.lr()), 0.9f, 0.999f, 1e-8f, true) : checked;
     }
 
     /** The regular files in --data_dir whose names start with {@code prefix}, sorted by name. */
@@ -184,13 +180,13 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
         exe.run(net.startup(), scope);
         long vocab = fleet.isPsMode() ? CtrFeatures.RAW_IDS : vocabSize;
         Program testProgram = fleet.testProgram(net.test());
-        if (loadCheckpoint != null && !fleet.isPsMode()) {
-            fleet.loadCheckpoint(loadCheckpoint, scope, net.main(), exe, LoadOptions.STRICT);
-            out.println("ctr: loaded the training state from " + loadCheckpoint);
+        if (checkpoint.load() != null && !fleet.isPsMode()) {
+            fleet.loadCheckpoint(checkpoint.load(), scope, net.main(), exe, LoadOptions.STRICT);
+            out.println("ctr: loaded the training state from " + checkpoint.load());
         }
         long stepsPerEpoch = stepsPerEpoch(fleet, rank, train);
         // parameter-server mode: the servers loaded the tables; the workers go on after the last epoch saved
-        CtrProgress resumed = loadCheckpoint != null && fleet.isPsMode() ? CtrProgress.read(loadCheckpoint) : null;
+        CtrProgress resumed = checkpoint.load() != null && fleet.isPsMode() ? CtrProgress.read(checkpoint.load()) : null;
         int firstEpoch = resumed == null ? 0 : resumed.epochs();
         if (resumed != null) {
             checkResumable(resumed, stepsPerEpoch);
@@ -203,22 +199,22 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
                         + " per rank over %d %s; %d steps per epoch%n", CriteoRow.SPARSE, embeddingDim,
                 fleet.isPsMode() ? "raw ids on " + fleet.serverNum() + " parameter server(s) (" + fleet.psMode()
                         + ", " + fleet.protocol() + ")" : String.format(Locale.ROOT, "%,d rows", vocabSize),
-                hidden, optimizer, lr, batchSize, rank.worldSize(), rank.worldSize() == 1 ? "rank" : "ranks",
+                hidden, training.optimizer(), training.lr(), training.batchSize(), rank.worldSize(), rank.worldSize() == 1 ? "rank" : "ranks",
                 stepsPerEpoch);
 
-        long evalEvery = evalSteps != null ? evalSteps : Math.max(1, stepsPerEpoch * epochs / 10);
-        LossCurve lossCurve = new LossCurve();
-        LossCurve aucCurve = new LossCurve();
-        List<Long> aucSteps = new ArrayList<>();
+        long evalEvery = evalSteps != null ? evalSteps : Math.max(1, stepsPerEpoch * training.epochs() / 10);
+        long done = resumed == null ? 0 : resumed.steps();
+        // global steps: a resumed run's curves go on where the run it continues left off
+        LossCurve lossCurve = new LossCurve(done + 1);
+        LossCurve aucCurve = new LossCurve(done + 1);
         boolean tty = ProgressBar.consoleIsInteractive();
         CriteoRow row = new CriteoRow();
         double lastLoss = Double.NaN;
         long samples = 0;
         long trainNanos = 0;
-        long done = resumed == null ? 0 : resumed.steps();
         TestResult result = null;
-        for (int epoch = firstEpoch; epoch < epochs; epoch++) {
-            ProgressBar bar = new ProgressBar(out, tty, String.format(Locale.ROOT, "epoch %d/%d", epoch + 1, epochs),
+        for (int epoch = firstEpoch; epoch < training.epochs(); epoch++) {
+            ProgressBar bar = new ProgressBar(out, tty, String.format(Locale.ROOT, "epoch %d/%d", epoch + 1, training.epochs()),
                     Math.toIntExact(stepsPerEpoch));
             long t0 = System.nanoTime();
             long evalNanos = 0; // test time, left out of samples_per_sec
@@ -226,7 +222,7 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
             try (CriteoReader reader = CriteoReader.open(train, rank.rank(), rank.worldSize(), skipBadLines)) {
                 metrics.stepStarted();
                 for (int step = 1; step <= stepsPerEpoch; step++) {
-                    CtrBatch b = CtrBatch.read(reader, row, batchSize, vocab);
+                    CtrBatch b = CtrBatch.read(reader, row, training.batchSize(), vocab);
                     Map<String, Tensor> r = exe.run(net.main(), scope, net.feed(b), List.of(net.loss().name()));
                     // the loss of the whole global batch: every rank's mean weighted by its rows, so all ranks agree
                     double[] lossAndRows = fleet.util().allReduce(
@@ -249,8 +245,7 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
                         long e0 = System.nanoTime();
                         result = evaluate(net, testProgram, vocab, exe, scope, test);
                         evalNanos += System.nanoTime() - e0;
-                        aucCurve.add(result.auc);
-                        aucSteps.add(done);
+                        aucCurve.add(done, result.auc);
                         metrics.scalar("test/auc", result.auc, done);
                         metrics.scalar("test/logloss", result.logloss, done);
                         metrics.stepStarted();
@@ -259,44 +254,48 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
             }
             trainNanos += System.nanoTime() - t0 - evalNanos;
             samples += epochSamples;
-            out.printf(Locale.ROOT, "epoch %d/%d: test AUC %.4f, logloss %.4f on %,d rows%n", epoch + 1, epochs,
+            out.printf(Locale.ROOT, "epoch %d/%d: test AUC %.4f, logloss %.4f on %,d rows%n", epoch + 1, training.epochs(),
                     result.auc, result.logloss, result.rows);
-            if (saveCheckpoint != null && fleet.isPsMode()) {
-                saved = saveProgress(fleet, new CtrProgress(epoch + 1, done, CtrProgress.tablesAfter(saveCheckpoint, epoch + 1)), saved);
+            if (checkpoint.save() != null && fleet.isPsMode()) {
+                saved = saveProgress(fleet, new CtrProgress(epoch + 1, done, CtrProgress.tablesAfter(checkpoint.save(), epoch + 1)), saved);
             }
         }
-        if (result == null) { // a resumed training that had finished: the loaded model is tested (and saved again)
+        boolean trained = result != null;
+        if (!trained) { // a resumed training that had finished: the loaded model is tested (and saved again)
+            out.printf(Locale.ROOT, "ctr: the checkpoint has all %d epoch(s) done: nothing was left to train; testing"
+                    + " the loaded model%n", training.epochs());
             result = evaluate(net, testProgram, vocab, exe, scope, test);
-            if (saveCheckpoint != null) {
-                saveProgress(fleet, new CtrProgress(firstEpoch, done, CtrProgress.tablesAfter(saveCheckpoint, firstEpoch)), saved);
+            if (checkpoint.save() != null) {
+                saveProgress(fleet, new CtrProgress(firstEpoch, done, CtrProgress.tablesAfter(checkpoint.save(), firstEpoch)), saved);
             }
         }
         double seconds = trainNanos / 1e9;
         exe.syncToScope(scope);
-        if (saveCheckpoint != null && !fleet.isPsMode()) {
-            fleet.saveCheckpoint(saveCheckpoint, scope, net.main());
-            out.println("ctr: saved the training state to " + saveCheckpoint);
+        if (checkpoint.save() != null && !fleet.isPsMode()) {
+            fleet.saveCheckpoint(checkpoint.save(), scope, net.main());
+            out.println("ctr: saved the training state to " + checkpoint.save());
         }
         if (!rank.isFirst()) {
             out.printf(Locale.ROOT, "ctr: rank %d done; rank 0 writes the summary%n", rank.rank());
             return 0;
         }
-        out.printf(Locale.ROOT, "test AUC %.4f, logloss %.4f on %,d rows; final loss %.4f; %,.0f samples/s%n",
-                result.auc, result.logloss, result.rows, lastLoss, samples / seconds);
+        out.printf(Locale.ROOT, "test AUC %.4f, logloss %.4f on %,d rows; %s%n", result.auc, result.logloss, result.rows,
+                trained ? String.format(Locale.ROOT, "final loss %.4f; %,.0f samples/s", lastLoss, samples / seconds)
+                        : "nothing was left to train");
         Files.createDirectories(rank.logDir());
         lossCurve.writePng(rank.logDir().resolve("loss_curve.png"), "ctr training loss")
                 .ifPresent(note -> out.println("ctr: " + note));
         lossCurve.writeCsv(rank.logDir().resolve("loss_curve.csv"));
         aucCurve.writePng(rank.logDir().resolve("auc_curve.png"), String.format(Locale.ROOT,
-                "ctr test AUC at %d points (every %d steps and each epoch's end)", aucSteps.size(), evalEvery))
+                "ctr test AUC at %d points (every %d steps and each epoch's end)", aucCurve.steps().size(), evalEvery))
                 .ifPresent(note -> out.println("ctr: " + note));
         new Summary().put("program", "ctr").put("auc", result.auc).put("logloss", result.logloss)
-                .put("samples_per_sec", samples == 0 ? 0 : samples / seconds)
+                .put("samples_per_sec", trained ? samples / seconds : Double.NaN)
                 .put("mode", fleet.isPsMode() ? "ps-" + fleet.psMode() : "local")
                 .put("protocol", fleet.protocol()).put("servers", fleet.serverNum()).put("workers", rank.worldSize())
-                .put("auc_curve", aucCurve(aucSteps, aucCurve.values())).put("final_loss", lastLoss).put("epochs", epochs)
-                .put("steps", stepsPerEpoch * epochs).put("batch_size", batchSize).put("optimizer", opt.name())
-                .put("lr", lr).put("seed", seed).put("embedding_dim", embeddingDim).put("vocab_size", vocabSize)
+                .put("auc_curve", aucCurve(aucCurve)).put("final_loss", lastLoss).put("epochs", training.epochs())
+                .put("steps", stepsPerEpoch * training.epochs()).put("batch_size", training.batchSize()).put("optimizer", opt.name())
+                .put("lr", training.lr()).put("seed", seed.seed()).put("embedding_dim", embeddingDim).put("vocab_size", vocabSize)
                 .put("test_rows", result.rows).put("train_seconds", seconds).put("blas", Blas.get().name())
                 .write(rank.logDir().resolve("summary.json"));
         out.println("ctr: wrote " + rank.logDir().resolve("summary.json") + ", loss_curve.png, loss_curve.csv and auc_curve.png");
@@ -308,9 +307,9 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
      * progress, which replaces {@code replaced} (its tables are removed when they lie in the same folder).
      */
     private CtrProgress saveProgress(Fleet fleet, CtrProgress progress, CtrProgress replaced) {
-        fleet.savePersistables(progress.tables());
+        fleet.savePersistables(progress.tables(), progress.epochs(), progress.steps());
         if (fleet.isFirstWorker()) {
-            progress.write(saveCheckpoint, replaced);
+            progress.write(checkpoint.save(), replaced);
             System.out.printf(Locale.ROOT, "ctr: the parameter servers saved their tables after epoch %d (step %d) to %s%n",
                     progress.epochs(), progress.steps(), progress.tables());
         }
@@ -319,19 +318,21 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
 
     /** A checkpoint resumes this run only when it ends on an epoch boundary of the same steps per epoch. */
     private void checkResumable(CtrProgress resumed, long stepsPerEpoch) {
-        if (resumed.epochs() > epochs) {
-            throw new IllegalArgumentException("--load_checkpoint " + loadCheckpoint + " has " + resumed.epochs()
-                    + " epochs finished, more than --epochs " + epochs);
+        if (resumed.epochs() > training.epochs()) {
+            throw new IllegalArgumentException("--load_checkpoint " + checkpoint.load() + " has " + resumed.epochs()
+                    + " epochs finished, more than --epochs " + training.epochs());
         }
-        if (resumed.epochs() < epochs && resumed.steps() != resumed.epochs() * stepsPerEpoch) {
-            throw new IllegalArgumentException("--load_checkpoint " + loadCheckpoint + " was saved after " + resumed.steps()
+        if (resumed.epochs() < training.epochs() && resumed.steps() != resumed.epochs() * stepsPerEpoch) {
+            throw new IllegalArgumentException("--load_checkpoint " + checkpoint.load() + " was saved after " + resumed.steps()
                     + " steps in " + resumed.epochs() + " epoch(s), but this run takes " + stepsPerEpoch + " steps per"
                     + " epoch; resume with the data, --batch_size and --worker_num that saved it");
         }
     }
 
-    /** [step, test AUC] pairs. */
-    private static List<List<Number>> aucCurve(List<Long> steps, List<Double> aucs) {
+    /** [global step, test AUC] pairs. */
+    private static List<List<Number>> aucCurve(LossCurve curve) {
+        List<Long> steps = curve.steps();
+        List<Double> aucs = curve.values();
         List<List<Number>> pairs = new ArrayList<>();
         for (int i = 0; i < steps.size(); i++) {
             pairs.add(List.of(steps.get(i), aucs.get(i)));
@@ -358,10 +359,10 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
                         reader.skippedLines(), rank.rank(), reader.firstSkipped());
             }
         }
-        long mine = rows / batchSize + (rank.worldSize() == 1 && rows % batchSize != 0 ? 1 : 0);
+        long mine = rows / training.batchSize() + (rank.worldSize() == 1 && rows % training.batchSize() != 0 ? 1 : 0);
         long steps = fleet.util().allReduce(mine, ReduceOp.MIN);
         if (steps == 0) {
-            throw new IllegalArgumentException("--batch_size " + batchSize + " is more than some rank's share of the "
+            throw new IllegalArgumentException("--batch_size " + training.batchSize() + " is more than some rank's share of the "
                     + "training rows (rank " + rank.rank() + " has " + rows + "); use a smaller --batch_size or more data");
         }
         return steps;

@@ -50,8 +50,8 @@ public final class CtrData implements Callable<Integer>, NamedProgram {
     int trainFiles = 1;
     @Option(names = "--gzip", description = "gzip every file (names end in .gz)")
     boolean gzip;
-    @Option(names = "--seed", description = "seed of the planted model and the rows (default ${DEFAULT-VALUE})")
-    long seed = 1;
+    @Mixin
+    SeedOption seed;
     @Mixin
     LogLevelOption logLevel;
 
@@ -75,8 +75,8 @@ public final class CtrData implements Callable<Integer>, NamedProgram {
         }
         prepareOut();
         long trainRows = rows - testRows;
-        PlantedCtrModel model = new PlantedCtrModel(seed);
-        SplittableRandom rnd = new SplittableRandom(seed ^ 0x5DEECE66DL);
+        PlantedCtrModel model = new PlantedCtrModel(seed.seed());
+        SplittableRandom rnd = new SplittableRandom(seed.seed() ^ 0x5DEECE66DL);
         RowWriter rowWriter = new RowWriter(model);
         long positives = 0;
         List<String> names = new ArrayList<>();
@@ -107,7 +107,7 @@ public final class CtrData implements Callable<Integer>, NamedProgram {
         double logloss = BinaryMetrics.logloss(scores, labels, scores.length);
         new Summary().put("program", "ctr_data").put("planted_auc", auc).put("planted_logloss", logloss)
                 .put("rows", rows).put("train_rows", trainRows).put("test_rows", testRows)
-                .put("positive_rate", (double) positives / rows).put("seed", seed)
+                .put("positive_rate", (double) positives / rows).put("seed", seed.seed())
                 .put("zipf_exponent", PlantedCtrModel.ZIPF_EXPONENT).put("missing_rate", PlantedCtrModel.MISSING)
                 .put("train_files", names).put("test_file", testName)
                 .write(out.resolve(PLANTED));

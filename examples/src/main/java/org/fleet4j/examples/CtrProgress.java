@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import org.fleet4j.core.io.AtomicFile;
+import org.fleet4j.text.Quoted;
 
 /**
  * Where a parameter-server run of {@code ctr} is in a checkpoint folder: {@code progress.json} names the epochs
@@ -53,7 +54,7 @@ record CtrProgress(int epochs, long steps, Path tables) {
                     .resolve(p.get("tables").asText()));
         } catch (IOException e) {
             throw new IllegalArgumentException("--load_checkpoint " + dir + ": " + file + " is not readable JSON ("
-                    + e.getMessage() + ")", e);
+                    + Quoted.message(e.getMessage()) + ")", e);
         }
     }
 

@@ -29,6 +29,7 @@ import org.fleet4j.fleet.metrics.StepMetrics;
 import org.fleet4j.fleet.metrics.Summary;
 import org.fleet4j.launch.NamedProgram;
 import org.fleet4j.strategy.DistributedStrategy;
+import org.fleet4j.text.Quoted;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -60,8 +61,8 @@ public final class GradSyncPerf implements Callable<Integer>, NamedProgram {
     @Option(names = "--compare", description = "also time the same program with one allreduce per gradient"
             + " (fuse_all_reduce_ops: false), interleaved with the compiled one in this run")
     boolean compare;
-    @Option(names = "--log_dir", description = "where summary.json goes (default: FLEET_LOG_DIR or log)")
-    String logDir;
+    @Mixin
+    LogDirOption logDir;
     @Mixin
     TensorBoardOption tensorboard;
 
@@ -80,7 +81,7 @@ public final class GradSyncPerf implements Callable<Integer>, NamedProgram {
         try {
             n = Long.parseLong(digits) * unit;
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--size: '" + text + "' is not a byte count like 4096, 4K or 1M");
+            throw new IllegalArgumentException("--size: " + Quoted.of(text) + " is not a byte count like 4096, 4K or 1M");
         }
         if (n < 4 || n % 4 != 0) {
             throw new IllegalArgumentException("--size: " + text + " must be a positive multiple of 4 bytes (float32)");
@@ -95,7 +96,7 @@ public final class GradSyncPerf implements Callable<Integer>, NamedProgram {
             throw new IllegalArgumentException("--tensors and --steps must be at least 1, --warmup at least 0");
         }
         try (Fleet fleet = Fleet.init()) {
-            return measure(fleet, Rank.of(fleet, logDir), bytes / 4);
+            return measure(fleet, Rank.of(fleet, logDir.folder()), bytes / 4);
         }
     }
 

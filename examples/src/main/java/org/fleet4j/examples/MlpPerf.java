@@ -62,10 +62,10 @@ public final class MlpPerf implements Callable<Integer>, NamedProgram {
     int warmup = 50;
     @Option(names = "--threads", description = "BLAS threads (default ${DEFAULT-VALUE})")
     int threads = 1;
-    @Option(names = "--seed", description = "seed of parameters and data (default ${DEFAULT-VALUE})")
-    long seed = 1;
-    @Option(names = "--log_dir", description = "where summary.json goes (default: FLEET_LOG_DIR or log)")
-    String logDir;
+    @Mixin
+    SeedOption seed;
+    @Mixin
+    LogDirOption logDir;
     @Option(names = "--timeline", description = "write a Chrome trace of the timed steps; rank N writes FILE with .rankN before the extension")
     Path timelineFile;
     @Option(names = "--compare_strategy", description = "also time the network compiled and run with this strategy file,"
@@ -89,14 +89,14 @@ public final class MlpPerf implements Callable<Integer>, NamedProgram {
             throw new IllegalArgumentException("--batch_size, --steps and --threads must be at least 1, --warmup at least 0");
         }
         try (Fleet fleet = Fleet.init()) {
-            return measure(fleet, Rank.of(fleet, logDir), widths);
+            return measure(fleet, Rank.of(fleet, logDir.folder()), widths);
         }
     }
 
     private int measure(Fleet fleet, Rank rank, int[] widths) throws Exception {
         Blas.get().setThreads(threads);
         System.out.println(Blas.get().description());
-        Mlp net = Mlp.build(widths, seed);
+        Mlp net = Mlp.build(widths, seed.seed());
         fleet.distributedOptimizer(new SGD(0.01)).minimize(net.loss());
         try (ProgramRunner runner = Training.runner(System.out, "mlp_perf", fleet);
              StepMetrics metrics = tensorboard.open(rank.rank(), runner)) {
@@ -106,7 +106,7 @@ public final class MlpPerf implements Callable<Integer>, NamedProgram {
             }
             DistributedStrategy other = DistributedStrategy.load(compareStrategy);
             EffectiveStrategy effective = EffectiveStrategy.resolve(other, fleet.strategy().world());
-            Mlp net2 = Mlp.build(widths, seed);
+            Mlp net2 = Mlp.build(widths, seed.seed());
             fleet.distributedOptimizer(new SGD(0.01), other).minimize(net2.loss());
             try (ProgramRunner runner2 = new CpuProgramRunner(new Executor(ExecutionSettings.of(effective),
                     fleet.execContext()))) {
@@ -126,7 +126,7 @@ public final class MlpPerf implements Callable<Integer>, NamedProgram {
     private int measure(Fleet fleet, Rank rank, int[] widths, StepMetrics metrics, List<Variant> variants)
             throws Exception {
         // each rank its own samples, as data-parallel ranks have
-        SplittableRandom r = new SplittableRandom(seed + rank.rank());
+        SplittableRandom r = new SplittableRandom(seed.seed() + rank.rank());
         Tensor x;
         Tensor y;
         try {

@@ -51,32 +51,24 @@ public final class Mnist implements Callable<Integer>, NamedProgram {
         return "mnist";
     }
 
-    @Option(names = "--epochs", description = "passes over the training set (default ${DEFAULT-VALUE})")
-    int epochs = 2;
+    @Mixin
+    TrainingOptions training = new TrainingOptions(2, 64, "momentum", 0.05);
     @Option(names = "--steps", description = "total training steps; overrides --epochs")
     Integer steps;
-    @Option(names = "--batch_size", description = "samples per rank per step (default ${DEFAULT-VALUE})")
-    int batchSize = 64;
     @Option(names = "--global_batch", description = "samples per step over all ranks, split between them")
     Integer globalBatch;
-    @Option(names = "--optimizer", description = "sgd, momentum, adam or adagrad (default ${DEFAULT-VALUE})")
-    String optimizer = "momentum";
-    @Option(names = "--lr", description = "learning rate (default ${DEFAULT-VALUE})")
-    double lr = 0.05;
-    @Option(names = "--seed", description = "seed of initialisation and shuffling (default ${DEFAULT-VALUE})")
-    long seed = 1;
+    @Mixin
+    SeedOption seed;
     @Option(names = "--freeze", description = "parameters whose names match this regular expression keep their initial values (e.g. 'fc_0\\..*' keeps the first layer)")
     String freeze;
     @Option(names = "--perturb_init_ulps", description = "move every initial weight this many float32 ulps up or down (seeded), to measure how far rounding alone carries a training (default ${DEFAULT-VALUE})")
     int perturbInitUlps = 0;
     @Option(names = "--data_dir", description = "folder with the four MNIST IDX files (default: the bundled digits)")
     Path dataDir;
-    @Option(names = "--log_dir", description = "where summary.json, loss_curve.png and loss_curve.csv go (default: FLEET_LOG_DIR or log)")
-    String logDir;
-    @Option(names = "--save_checkpoint", description = "write the trained state (parameters, optimizer moments, step counters) to this safetensors file")
-    Path saveCheckpoint;
-    @Option(names = "--load_checkpoint", description = "start from the state that --save_checkpoint wrote")
-    Path loadCheckpoint;
+    @Mixin
+    LogDirOption logDir;
+    @Mixin
+    CheckpointOptions checkpoint;
     @Option(names = "--allow_nonfinite_checkpoint", description = "load a --load_checkpoint that holds NaN or infinite values"
             + " (refused by default), to inspect a training that diverged")
     boolean allowNonfiniteCheckpoint;
@@ -96,11 +88,11 @@ public final class Mnist implements Callable<Integer>, NamedProgram {
 
     @Override
     public Integer call() throws Exception {
-        if (batchSize < 1 || (globalBatch != null && globalBatch < 1)) {
+        if (training.batchSize() < 1 || (globalBatch != null && globalBatch < 1)) {
             throw new IllegalArgumentException("--batch_size and --global_batch must be at least 1");
         }
-        if (epochs < 1 && steps == null) {
-            throw new IllegalArgumentException("--epochs must be at least 1, got " + epochs);
+        if (training.epochs() < 1 && steps == null) {
+            throw new IllegalArgumentException("--epochs must be at least 1, got " + training.epochs());
         }
         if (perturbInitUlps < 0) {
             throw new IllegalArgumentException("--perturb_init_ulps must be 0 or more, got " + perturbInitUlps);
@@ -109,19 +101,19 @@ public final class Mnist implements Callable<Integer>, NamedProgram {
             throw new IllegalArgumentException("--steps must be at least 1, got " + steps);
         }
         try (Fleet fleet = Fleet.init()) {
-            return train(fleet, Rank.of(fleet, logDir));
+            return train(fleet, Rank.of(fleet, logDir.folder()));
         }
     }
 
     private int train(Fleet fleet, Rank rank) throws Exception {
-        int global = globalBatch != null ? globalBatch : batchSize * rank.worldSize();
+        int global = globalBatch != null ? globalBatch : training.batchSize() * rank.worldSize();
         if (global % rank.worldSize() != 0) {
             // the averaged gradient weights every rank alike, which equals the global batch's gradient only for equal shares
             throw new IllegalArgumentException("--global_batch " + global + " does not split evenly over "
                     + rank.worldSize() + " ranks; use a multiple of " + rank.worldSize());
         }
-        if (saveCheckpoint != null) {
-            fleet.checkCheckpointWritable(saveCheckpoint);
+        if (checkpoint.save() != null) {
+            fleet.checkCheckpointWritable(checkpoint.save());
         }
         if (exportOnnx != null) {
             try {
@@ -137,10 +129,10 @@ public final class Mnist implements Callable<Integer>, NamedProgram {
                 : MnistDataset.load(dataDir, MnistDataset.Split.TEST);
         out.println(Blas.get().description());
         out.printf(Locale.ROOT, "mnist: %d training and %d test digits; MLP 784-512-512-10; %s lr %s; global batch %d over %d %s%n",
-                train.size(), test.size(), optimizer, lr, global, rank.worldSize(), rank.worldSize() == 1 ? "rank" : "ranks");
+                train.size(), test.size(), training.optimizer(), training.lr(), global, rank.worldSize(), rank.worldSize() == 1 ? "rank" : "ranks");
 
-        Mlp net = Mlp.build(new int[]{784, 512, 512, 10}, seed);
-        Optimizer opt = Training.optimizer(optimizer, lr);
+        Mlp net = Mlp.build(new int[]{784, 512, 512, 10}, seed.seed());
+        Optimizer opt = Training.optimizer(training.optimizer(), training.lr());
         if (freeze != null) {
             out.println("mnist: --freeze keeps " + Training.freeze(net.main(), freeze) + " at their initial values");
         }
@@ -157,20 +149,20 @@ public final class Mnist implements Callable<Integer>, NamedProgram {
         Scope scope = new Scope();
         exe.run(net.startup(), scope);
         if (perturbInitUlps > 0) {
-            Training.perturbParameters(exe, scope, net.main(), perturbInitUlps, seed);
+            Training.perturbParameters(exe, scope, net.main(), perturbInitUlps, seed.seed());
         }
         Timeline timeline = timelineFile == null ? null
                 : Timeline.attach(Training.timelineExecutor(exe), net.main(), rank.rank());
-        if (loadCheckpoint != null) {
-            fleet.loadCheckpoint(loadCheckpoint, scope, net.main(), exe,
+        if (checkpoint.load() != null) {
+            fleet.loadCheckpoint(checkpoint.load(), scope, net.main(), exe,
                     allowNonfiniteCheckpoint ? LoadOptions.STRICT.allowingNonFinite() : LoadOptions.STRICT);
-            out.println("mnist: loaded the training state from " + loadCheckpoint);
+            out.println("mnist: loaded the training state from " + checkpoint.load());
         }
 
-        DataLoader loader = DataLoader.builder(train, global).shuffle(seed).dropLast(true)
+        DataLoader loader = DataLoader.builder(train, global).shuffle(seed.seed()).dropLast(true)
                 .shard(rank.rank(), rank.worldSize()).build();
         int perEpoch = loader.stepsPerEpoch();
-        int totalSteps = steps != null ? steps : epochs * perEpoch;
+        int totalSteps = steps != null ? steps : training.epochs() * perEpoch;
         int totalEpochs = (totalSteps + perEpoch - 1) / perEpoch;
         LossCurve curve = new LossCurve();
         boolean tty = ProgressBar.consoleIsInteractive();
@@ -214,9 +206,9 @@ public final class Mnist implements Callable<Integer>, NamedProgram {
             out.println("mnist: wrote the timeline of " + timeline.size() + " op runs to " + file);
         }
         exe.syncToScope(scope);
-        if (saveCheckpoint != null) {
-            fleet.saveCheckpoint(saveCheckpoint, scope, net.main());
-            out.println("mnist: saved the training state to " + saveCheckpoint);
+        if (checkpoint.save() != null) {
+            fleet.saveCheckpoint(checkpoint.save(), scope, net.main());
+            out.println("mnist: saved the training state to " + checkpoint.save());
         }
         if (exportOnnx != null) {
             exportOnnx(fleet, net, scope);
@@ -240,7 +232,7 @@ public final class Mnist implements Callable<Integer>, NamedProgram {
         curve.writeCsv(rank.logDir().resolve("loss_curve.csv"));
         new Summary().put("program", "mnist").put("world_size", rank.worldSize()).put("steps", done)
                 .put("epochs", totalEpochs).put("global_batch", global).put("batch_size", global / rank.worldSize())
-                .put("optimizer", opt.name()).put("lr", lr).put("seed", seed).put("final_loss", lastLoss)
+                .put("optimizer", opt.name()).put("lr", training.lr()).put("seed", seed.seed()).put("final_loss", lastLoss)
                 .put("test_accuracy", accuracy).put("train_accuracy", trainAccuracy).put("samples_per_sec", samples / seconds).put("params_l2", l2)
                 .put("train_seconds", seconds).put("blas", Blas.get().name())
                 .write(rank.logDir().resolve("summary.json"));

@@ -43,6 +43,7 @@ import org.fleet4j.pserver.worker.PsWorker;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
 import org.fleet4j.strategy.schema.StrategySchema;
+import org.fleet4j.text.Quoted;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -99,10 +100,10 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
             description = "fuse a step's pulls and pushes, one message per server each: true or false (default: the"
                     + " strategy's tensor_fuse; star_server and star_server_lite always fuse)")
     String tensorFuse;
-    @Option(names = "--seed", description = "seed of ids, dense sizes, rows and gradients (default ${DEFAULT-VALUE})")
-    long seed = 1;
-    @Option(names = "--log_dir", description = "where summary.json goes (default: FLEET_LOG_DIR or log)")
-    String logDir;
+    @Mixin
+    SeedOption seed;
+    @Mixin
+    LogDirOption logDir;
     @Mixin
     TensorBoardOption tensorboard;
     @Mixin
@@ -171,7 +172,7 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
             throw new IllegalArgumentException("--dense must be at least 0, got " + dense);
         }
         if (tensorFuse != null && !tensorFuse.equals("true") && !tensorFuse.equals("false")) {
-            throw new IllegalArgumentException("--tensor_fuse must be true or false, got '" + tensorFuse + "'");
+            throw new IllegalArgumentException("--tensor_fuse must be true or false, got " + Quoted.of(tensorFuse));
         }
         if (!(lr > 0)) {
             throw new IllegalArgumentException("--lr must be positive, got " + lr);
@@ -221,7 +222,7 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
     /** The tables, the same in every process of the job: one sparse table and --dense dense ones. */
     PsPlan plan(int servers, ServerOptimizer update, String protocolName, boolean fused,
                 CommunicatorSettings communicator) {
-        SparseTableConfig table = new SparseTableConfig(TABLE, dim, update, RowInitializer.uniform(-0.01f, 0.01f, seed));
+        SparseTableConfig table = new SparseTableConfig(TABLE, dim, update, RowInitializer.uniform(-0.01f, 0.01f, seed.seed()));
         List<DenseTableConfig> denseTables = new ArrayList<>();
         int[] floats = denseFloats();
         for (int k = 0; k < floats.length; k++) {
@@ -234,7 +235,7 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
 
     /** Floats of each dense tensor: log-uniform between 4 and 256 KB, from --seed. */
     private int[] denseFloats() {
-        SplittableRandom rnd = new SplittableRandom(seed ^ 0xD15EA5EL);
+        SplittableRandom rnd = new SplittableRandom(seed.seed() ^ 0xD15EA5EL);
         int[] floats = new int[dense];
         double span = Math.log((double) MAX_DENSE_BYTES / MIN_DENSE_BYTES);
         for (int k = 0; k < dense; k++) {
@@ -288,7 +289,7 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
         int worker = role.workerIndex();
         List<PsConnection> connections = transport.connectAll(role.serverEndpoints(), options);
         try (PsWorker client = new PsWorker(plan, connections, options.deadline(), worker, role.workerNum())) {
-            PsPerfWorkload load = new PsPerfWorkload(plan, batch, batches, ids, seed, worker, fused);
+            PsPerfWorkload load = new PsPerfWorkload(plan, batch, batches, ids, seed.seed(), worker, fused);
             if (worker == 0) {
                 System.out.printf(Locale.ROOT, "ps_perf: %s, %d server(s) x %d worker(s); table %,d ids x %d floats"
                                 + " (%s); %,d Zipf(%.1f) ids per step, %.0f unique on average; %d dense tensor(s),"
@@ -360,7 +361,7 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
                 .put("servers", role.serverNum()).put("workers", workers).put("ids", ids).put("dim", dim)
                 .put("batch", batch).put("dense", dense).put("dense_bytes", load.denseBytes())
                 .put("tensor_fuse", load.fused()).put("calls_per_step", load.callsPerStep())
-                .put("optimizer", optimizer).put("steps", steps).put("warmup", warmup).put("seed", seed)
+                .put("optimizer", optimizer).put("steps", steps).put("warmup", warmup).put("seed", seed.seed())
                 .put("unique_per_step", sums[0] / stepsAll).put("keys_per_sec", keysPerSec).put("mb_per_sec", mbPerSec)
                 .put("p50_ms", p50).put("p99_ms", p99).put("seconds", seconds);
         String line;
@@ -381,7 +382,7 @@ public final class PsPerf implements Callable<Integer>, NamedProgram {
         System.out.printf(Locale.ROOT, "ps_perf: %s %d server(s) x %d worker(s): %,.0f unique keys/s, %.1f MB/s,"
                         + " step p50 %.3f ms, p99 %.3f ms%s%n", protocolName, role.serverNum(), workers, keysPerSec,
                 mbPerSec, p50, p99, line);
-        Path dir = Path.of(logDir != null ? logDir : System.getenv().getOrDefault("FLEET_LOG_DIR", "log"));
+        Path dir = logDir.folder();
         Files.createDirectories(dir);
         s.put("warmup_seconds", warm.nanos() / 1e9).write(dir.resolve("summary.json"));
         System.out.println("ps_perf: wrote " + dir.resolve("summary.json"));

@@ -6,9 +6,8 @@ import org.fleet4j.fleet.Fleet;
 /** This process's place in the job, as Fleet.init found it, and where rank 0 writes its results. */
 public record Rank(int rank, int worldSize, Path logDir) {
 
-    public static Rank of(Fleet fleet, String logDirFlag) {
-        String dir = logDirFlag != null ? logDirFlag : System.getenv().getOrDefault("FLEET_LOG_DIR", "log");
-        return new Rank(fleet.workerIndex(), fleet.workerNum(), Path.of(dir));
+    public static Rank of(Fleet fleet, Path logDir) {
+        return new Rank(fleet.workerIndex(), fleet.workerNum(), logDir);
     }
 
     public boolean isFirst() {

@@ -25,6 +25,7 @@ import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.ExecutionSettings;
 import org.fleet4j.fleet.Fleet;
+import org.fleet4j.text.Quoted;
 
 /** Pieces the built-in training programs share. */
 final class Training {
@@ -40,7 +41,7 @@ final class Training {
             case "momentum" -> new Momentum(LrSchedule.constant(lr), 0.9f, false, 0f);
             case "adam" -> new Adam(lr);
             case "adagrad" -> new Adagrad(lr);
-            default -> throw new IllegalArgumentException("--optimizer must be sgd, momentum, adam or adagrad, got '" + name + "'");
+            default -> throw new IllegalArgumentException("--optimizer must be sgd, momentum, adam or adagrad, got " + Quoted.of(name));
         };
     }
 
@@ -53,7 +54,7 @@ final class Training {
         try {
             p = Pattern.compile(pattern);
         } catch (PatternSyntaxException e) {
-            throw new IllegalArgumentException("--freeze '" + pattern + "' is not a regular expression: " + e.getDescription());
+            throw new IllegalArgumentException("--freeze " + Quoted.of(pattern) + " is not a regular expression: " + e.getDescription());
         }
         List<String> all = new ArrayList<>();
         List<String> frozen = new ArrayList<>();
@@ -67,7 +68,7 @@ final class Training {
             }
         }
         if (frozen.isEmpty()) {
-            throw new IllegalArgumentException("--freeze '" + pattern + "' matches no parameter; the parameters are " + all);
+            throw new IllegalArgumentException("--freeze " + Quoted.of(pattern) + " matches no parameter; the parameters are " + all);
         }
         return frozen;
     }

@@ -22,6 +22,7 @@ import org.fleet4j.core.device.Devices;
 import org.fleet4j.core.device.ProgramRunner;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.io.CheckpointException;
+import org.fleet4j.core.io.CheckpointFolder;
 import org.fleet4j.core.io.LoadOptions;
 import org.fleet4j.core.io.LoadReport;
 import org.fleet4j.core.io.ModelState;
@@ -34,6 +35,7 @@ import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.fleet.role.EnvironmentRoleMaker;
 import org.fleet4j.fleet.role.RoleMaker;
 import org.fleet4j.pserver.compile.PsInference;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.transport.PsTransport;
 import org.fleet4j.pserver.worker.PsCommunicator;
 import org.fleet4j.strategy.DistributedStrategy;
@@ -41,6 +43,7 @@ import org.fleet4j.strategy.Mode;
 import org.fleet4j.strategy.rules.EffectiveStrategy;
 import org.fleet4j.strategy.rules.World;
 import org.fleet4j.strategy.schema.StrategySchema;
+import org.fleet4j.text.Quoted;
 
 /**
  * A process's handle on a collective data-parallel job: its role, the effective strategy for the world, and the
@@ -130,8 +133,8 @@ public final class Fleet implements AutoCloseable {
         } catch (NumberFormatException e) {
             // reported below, with the value
         }
-        throw new IllegalArgumentException("environment variable FLEET_TIMEOUT='" + fleetTimeout
-                + "' is not a whole number of seconds (at least 1)");
+        throw new IllegalArgumentException("environment variable FLEET_TIMEOUT=" + Quoted.of(fleetTimeout)
+                + " is not a whole number of seconds (at least 1)");
     }
 
     /**
@@ -277,11 +280,17 @@ public final class Fleet implements AutoCloseable {
     /**
      * Parameter-server mode: every server writes its shard of every table (dense blocks, sparse rows, optimizer
      * state) to {@code dir}, a folder on the servers' file system; trainer 0 asks them, the others wait for it.
-     * {@link #initServer} loads it, with any number of servers.
+     * {@link #initServer} loads it, with any number of servers. Every shard's manifest names this save (the job, a
+     * random save id), and a load refuses a folder whose shards name different saves.
      */
     public void savePersistables(Path dir) {
+        savePersistables(dir, SaveIdentity.UNKNOWN, SaveIdentity.UNKNOWN);
+    }
+
+    /** As {@link #savePersistables(Path)}, recording in every shard's manifest the epochs and steps trained. */
+    public void savePersistables(Path dir, long epoch, long step) {
         ParameterServerJob job = psWorker("savePersistables");
-        onRankZero("savePersistables " + dir, () -> job.save(dir));
+        onRankZero("savePersistables " + dir, () -> job.save(dir, epoch, step));
     }
 
     /** Whether the strategy's mode is ps: parameter servers hold the trained tables. */
@@ -468,9 +477,28 @@ public final class Fleet implements AutoCloseable {
      * every rank fails alike, with a {@link CheckpointException}. Leaves no file behind.
      */
     public void checkCheckpointWritable(Path file) {
+        checkOnEveryRank(file, () -> SafeTensors.checkWritable(file));
+    }
+
+    /**
+     * Checks before training that {@link #savePersistables} (and a progress file beside the saves) can write into
+     * {@code dir}: a folder that takes new files, or a new one whose parent does. Call it on every process that
+     * writes there: each parameter server checks for itself (a server that cannot fails alone, and the launcher stops
+     * the job), the trainers check and agree as {@link #checkCheckpointWritable} does. Leaves nothing behind.
+     */
+    public void checkPersistablesWritable(Path dir) {
+        if (isServer()) {
+            CheckpointFolder.checkWritable(dir);
+        } else {
+            checkOnEveryRank(dir, () -> CheckpointFolder.checkWritable(dir));
+        }
+    }
+
+    /** Runs {@code check} on every trainer; all fail alike, each with its own reason or with another's. */
+    private void checkOnEveryRank(Path path, Runnable check) {
         CheckpointException failure = null;
         try {
-            SafeTensors.checkWritable(file);
+            check.run();
         } catch (CheckpointException e) {
             failure = e;
         }
@@ -479,7 +507,7 @@ public final class Fleet implements AutoCloseable {
             throw failure;
         }
         if (!allCould) {
-            throw new CheckpointException(file, null, "another rank cannot write it; its log says why");
+            throw new CheckpointException(path, null, "another rank cannot write it; its log says why");
         }
     }
 

@@ -27,6 +27,7 @@ import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.onnx.OnnxExporter;
 import org.fleet4j.fleet.onnx.proto.OnnxProto.ModelProto;
+import org.fleet4j.text.Quoted;
 
 /**
  * A forward-only program ready to serve: pruned to the ops its fetches need, with the values of its parameters. On
@@ -174,12 +175,12 @@ public record InferenceModel(Program program, Scope scope, List<String> feeds, L
     private static List<String> names(Checkpoint params, String key, Path file) {
         String value = params.metadata().get(key);
         if (value == null) {
-            throw new CheckpointException(file, null, "metadata has no '" + key + "'; not an inference model's parameters");
+            throw new CheckpointException(file, null, "metadata has no " + Quoted.of(key) + "; not an inference model's parameters");
         }
         try {
             return JSON.readValue(value, new TypeReference<List<String>>() { });
         } catch (JsonProcessingException e) {
-            throw new CheckpointException(file, null, "metadata '" + key + "' is not a JSON list of names: " + value, e);
+            throw new CheckpointException(file, null, "metadata " + Quoted.of(key) + " is not a JSON list of names: " + Quoted.of(value), e);
         }
     }
 }

@@ -12,6 +12,7 @@ import org.fleet4j.pserver.compile.PsInference;
 import org.fleet4j.pserver.compile.PsMode;
 import org.fleet4j.pserver.compile.PsOpTypes;
 import org.fleet4j.pserver.compile.PsPlan;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.table.SavedValues;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.ConnectOnFirstCall;
@@ -176,10 +177,11 @@ final class ParameterServerJob {
         return worker;
     }
 
-    /** Every server writes its shard of every table to {@code dir} (on the servers' file system). */
-    void save(Path dir) {
+    /** Every server writes its shard of every table to {@code dir} (on the servers' file system), as one save. */
+    void save(Path dir, long epoch, long step) {
         flush();
-        worker("savePersistables").eachServer("save to " + dir, c -> c.save(dir));
+        SaveIdentity save = SaveIdentity.fresh(role.jobId(), epoch, step);
+        worker("savePersistables").eachServer("save to " + dir, c -> c.save(dir, save));
     }
 
     /**
@@ -190,7 +192,7 @@ final class ParameterServerJob {
         boolean pulls = test.globalBlock().ops().stream().anyMatch(op -> op.type().equals(PsOpTypes.PULL_DENSE)
                 || op.type().equals(PsOpTypes.PULL_SPARSE));
         Program forward = pulls ? test : forward(test);
-        save(staging);
+        save(staging, SaveIdentity.UNKNOWN, SaveIdentity.UNKNOWN);
         return PsInference.of(forward, plan("saveInferenceModel"), SavedValues.read(staging));
     }
 

@@ -5,6 +5,7 @@ import org.fleet4j.collective.ProcessGroup;
 import org.fleet4j.compiler.FuseAllReducePass;
 import org.fleet4j.compiler.RingLayout;
 import org.fleet4j.core.ops.ExecContext;
+import org.fleet4j.text.Quoted;
 
 /**
  * Puts the gradient buckets of each flat ring in memory registered with that ring's process group
@@ -43,7 +44,7 @@ final class RegisteredBucketMemory {
         if (env.trim().equals("0")) {
             return false;
         }
-        throw new IllegalArgumentException("environment variable " + ENV + "='" + env + "' must be 1 (gradient buckets"
+        throw new IllegalArgumentException("environment variable " + ENV + "=" + Quoted.of(env) + " must be 1 (gradient buckets"
                 + " in memory registered with their ring, the default) or 0 (ordinary memory)");
     }
 

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.IntStream;
+import org.fleet4j.text.Quoted;
 
 /**
  * Where the ranks of a job are: how many nodes, which one this is, how many ranks each runs, the ports
@@ -118,7 +119,7 @@ public record ClusterLayout(List<String> hosts, int nnodes, int nodeRank, int np
             }
             return false;
         } catch (UnknownHostException e) {
-            throw new LaunchException("--ips: cannot resolve host '" + host + "'", e);
+            throw new LaunchException("--ips: cannot resolve host " + Quoted.of(host), e);
         }
     }
 

@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import org.fleet4j.text.Quoted;
 
 /**
  * {@code --cpu_bind}: which CPUs each rank of this node may run on. Bound ranks get disjoint slices of the CPUs the
@@ -142,13 +143,13 @@ public record CpuBinding(List<String> slices, Path taskset, String note) {
                 int from = Integer.parseInt(dash < 0 ? p : p.substring(0, dash));
                 int to = dash < 0 ? from : Integer.parseInt(p.substring(dash + 1));
                 if (from < 0 || to < from) {
-                    throw new IllegalArgumentException("CPU range '" + p + "' in '" + text.strip() + "'");
+                    throw new IllegalArgumentException("CPU range " + Quoted.of(p) + " in " + Quoted.of(text.strip()));
                 }
                 for (int c = from; c <= to; c++) {
                     cpus.add(c);
                 }
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("CPU list '" + text.strip() + "': '" + p + "' is not a number or range");
+                throw new IllegalArgumentException("CPU list " + Quoted.of(text.strip()) + ": " + Quoted.of(p) + " is not a number or range");
             }
         }
         return List.copyOf(cpus);

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
+import org.fleet4j.text.Quoted;
 
 /**
  * The devices the ranks of this node use: the CPU, or one GPU per rank ({@code FLEET_DEVICE_ID}).
@@ -75,11 +76,11 @@ public record DeviceSelection(List<Integer> gpuIds) {
         for (String part : value.split(",", -1)) {
             String id = part.trim();
             if (!id.matches("\\d{1,4}")) {
-                throw new LaunchException("--devices '" + value + "': expected cpu, gpu, or GPU ids like 0,1 but found '" + part + "'");
+                throw new LaunchException("--devices " + Quoted.of(value) + ": expected cpu, gpu, or GPU ids like 0,1 but found " + Quoted.of(part));
             }
             int parsed = Integer.parseInt(id);
             if (ids.contains(parsed)) {
-                throw new LaunchException("--devices '" + value + "': GPU " + parsed + " is listed twice");
+                throw new LaunchException("--devices " + Quoted.of(value) + ": GPU " + parsed + " is listed twice");
             }
             ids.add(parsed);
         }

@@ -22,6 +22,7 @@ import org.fleet4j.fleet.Fleet;
 import org.fleet4j.strategy.report.StrategyCli;
 import org.fleet4j.strategy.rules.World;
 import org.fleet4j.strategy.schema.StrategyException;
+import org.fleet4j.text.Quoted;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine;
 
@@ -62,7 +63,9 @@ public final class FleetRun {
             }
             return launch(options, split.programArgs(), out, err);
         } catch (ParameterException e) {
-            return fail(err, e.getMessage().replace(System.lineSeparator(), "; ").strip() + " (see bin/fleetrun --help)", e, debug, ExitCodes.BAD_INPUT);
+            // picocli quotes a bad value whole
+            return fail(err, Quoted.message(e.getMessage().replace(System.lineSeparator(), "; ").strip())
+                    + " (see bin/fleetrun --help)", e, debug, ExitCodes.BAD_INPUT);
         } catch (LaunchException e) {
             return fail(err, e.getMessage(), e, debug, ExitCodes.BAD_INPUT);
         } catch (IOException e) {
@@ -208,7 +211,7 @@ public final class FleetRun {
             }
             return path;
         } catch (InvalidPathException e) {
-            throw new LaunchException(flag + " '" + value + "': not a valid path (" + e.getReason() + ")", e);
+            throw new LaunchException(flag + " " + Quoted.of(value) + ": not a valid path (" + e.getReason() + ")", e);
         }
     }
 
@@ -220,7 +223,7 @@ public final class FleetRun {
             }
             return path;
         } catch (InvalidPathException e) {
-            throw new LaunchException("--log_dir '" + value + "': not a valid path (" + e.getReason() + ")", e);
+            throw new LaunchException("--log_dir " + Quoted.of(value) + ": not a valid path (" + e.getReason() + ")", e);
         }
     }
 

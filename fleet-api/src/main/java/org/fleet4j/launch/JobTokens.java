@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.fleet4j.cluster.JobToken;
+import org.fleet4j.text.Quoted;
 
 /**
  * Where a job's token comes from. On one host fleetrun makes a fresh one, so no other job (even one with the same
@@ -50,7 +51,7 @@ final class JobTokens {
         try {
             return Path.of(value).toAbsolutePath().normalize();
         } catch (InvalidPathException e) {
-            throw new LaunchException("--job_token_file '" + value + "': not a valid path (" + e.getReason() + ")", e);
+            throw new LaunchException("--job_token_file " + Quoted.of(value) + ": not a valid path (" + e.getReason() + ")", e);
         }
     }
 }

@@ -2,6 +2,7 @@ package org.fleet4j.launch;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.fleet4j.text.Quoted;
 
 /** Splits {@code --jvm_args "..."} into arguments the way a POSIX shell would split quoted words. */
 public final class JvmArgs {
@@ -44,7 +45,7 @@ public final class JvmArgs {
             }
         }
         if (quote != 0) {
-            throw new LaunchException("--jvm_args '" + line + "': the quote " + quote + " is never closed");
+            throw new LaunchException("--jvm_args " + Quoted.of(line) + ": the quote " + quote + " is never closed");
         }
         if (inWord) {
             args.add(word.toString());

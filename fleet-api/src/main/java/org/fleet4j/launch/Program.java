@@ -12,6 +12,7 @@ import java.util.jar.Attributes;
 import java.util.jar.JarFile;
 import java.util.jar.Manifest;
 import java.util.regex.Pattern;
+import org.fleet4j.text.Quoted;
 
 /**
  * What each rank runs: a main class, and the jar it came from when PROGRAM was a jar (that jar goes on
@@ -38,7 +39,7 @@ public record Program(String mainClass, List<Path> extraClasspath) {
             String builtin = NamedPrograms.mainClass(token).isPresent()
                     ? "; the built-in program '" + token + "' is not part of this build"
                     : "";
-            throw new LaunchException("PROGRAM '" + token + "': main class " + program.mainClass() + " not found on "
+            throw new LaunchException("PROGRAM " + Quoted.of(token) + ": main class " + program.mainClass() + " not found on "
                     + where + builtin + " (classpath: " + summarise(baseClasspath) + ")");
         }
         return program;
@@ -56,24 +57,24 @@ public record Program(String mainClass, List<Path> extraClasspath) {
         if (className) {
             return new Program(token, List.of());
         }
-        throw new LaunchException("PROGRAM '" + token + "' is neither a built-in (" + String.join(", ", NamedPrograms.all().keySet())
+        throw new LaunchException("PROGRAM " + Quoted.of(token) + " is neither a built-in (" + String.join(", ", NamedPrograms.all().keySet())
                 + "), a main class, nor a jar file");
     }
 
     private static Program fromJar(Path jar, String token) {
         if (!Files.isRegularFile(jar)) {
-            throw new LaunchException("PROGRAM '" + token + "': jar file not found: " + jar);
+            throw new LaunchException("PROGRAM " + Quoted.of(token) + ": jar file not found: " + jar);
         }
         try (JarFile file = new JarFile(jar.toFile())) {
             Manifest manifest = file.getManifest();
             String mainClass = manifest == null ? null : manifest.getMainAttributes().getValue(Attributes.Name.MAIN_CLASS);
             if (mainClass == null || mainClass.isBlank()) {
-                throw new LaunchException("PROGRAM '" + token + "': " + jar + " has no Main-Class in META-INF/MANIFEST.MF;"
+                throw new LaunchException("PROGRAM " + Quoted.of(token) + ": " + jar + " has no Main-Class in META-INF/MANIFEST.MF;"
                         + " name the main class instead and put the jar on CLASSPATH");
             }
             return new Program(mainClass.trim(), List.of(jar));
         } catch (IOException e) {
-            throw new LaunchException("PROGRAM '" + token + "': cannot read " + jar + " as a jar: " + e.getMessage(), e);
+            throw new LaunchException("PROGRAM " + Quoted.of(token) + ": cannot read " + jar + " as a jar: " + e.getMessage(), e);
         }
     }
 

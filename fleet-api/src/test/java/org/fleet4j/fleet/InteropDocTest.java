@@ -114,7 +114,7 @@ class InteropDocTest {
 
     @Test
     void exportOnnxWritesAModelThatOnnxRuntimeScores() throws Exception {
-        Path file = work.resolve("models", "mnist.onnx");
+        Path file = work.resolve("mnist.onnx");
         String printed = run("ExportOnnx", file.toString());
         assertTrue(printed.contains("wrote " + file + " (input image; outputs elementwise_add_1, softmax_0)"), printed);
         Matcher accuracy = Pattern.compile("ONNX Runtime: test accuracy (\\S+) on 2000 digits")

@@ -3,6 +3,7 @@ package org.fleet4j.compiler;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
+import org.fleet4j.text.Quoted;
 
 /**
  * Which stages hierarchical allreduce splits a bucket into. {@link #REDUCE}: reduce to the first rank of the node,
@@ -33,7 +34,7 @@ public enum HierarchicalForm {
                 return f;
             }
         }
-        throw new IllegalArgumentException("environment variable " + ENV + "='" + value + "' is not a hierarchical"
+        throw new IllegalArgumentException("environment variable " + ENV + "=" + Quoted.of(value) + " is not a hierarchical"
                 + " allreduce form; allowed: " + Arrays.stream(values()).map(HierarchicalForm::key)
                 .collect(Collectors.joining(", ")) + " (unset means auto)");
     }

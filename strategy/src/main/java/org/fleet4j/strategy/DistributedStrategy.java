@@ -24,6 +24,7 @@ import org.fleet4j.strategy.schema.StrategyException;
 import org.fleet4j.strategy.schema.StrategySchema;
 import org.fleet4j.strategy.schema.TextTable;
 import org.fleet4j.strategy.schema.ValueKind;
+import org.fleet4j.text.Quoted;
 
 /**
  * The user's control panel for a distributed job: every knob of Paddle Fleet's DistributedStrategy,
@@ -198,7 +199,7 @@ public final class DistributedStrategy {
 
     private static Field<?> field(String keyOrAlias) {
         return StrategySchema.find(keyOrAlias).orElseThrow(() -> new StrategyException(
-                "unknown key '" + keyOrAlias + "'; " + StrategySchema.unknownKeyHint(keyOrAlias)));
+                "unknown key " + Quoted.of(keyOrAlias) + "; " + StrategySchema.unknownKeyHint(keyOrAlias)));
     }
 
     /** Equal when the same fields are set to the same values (where they were set does not count). */

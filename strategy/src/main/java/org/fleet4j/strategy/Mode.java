@@ -1,6 +1,7 @@
 package org.fleet4j.strategy;
 
 import org.fleet4j.strategy.schema.Spelled;
+import org.fleet4j.text.Quoted;
 
 /** How workers combine updates (the mode field). */
 public enum Mode implements Spelled {
@@ -25,6 +26,6 @@ public enum Mode implements Spelled {
                 return value;
             }
         }
-        throw new IllegalArgumentException("no Mode is spelt '" + spelling + "'");
+        throw new IllegalArgumentException("no Mode is spelt " + Quoted.of(spelling));
     }
 }

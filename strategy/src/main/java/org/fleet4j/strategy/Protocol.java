@@ -1,6 +1,7 @@
 package org.fleet4j.strategy;
 
 import org.fleet4j.strategy.schema.Spelled;
+import org.fleet4j.text.Quoted;
 
 /** Parameter-server transport (the protocol field). */
 public enum Protocol implements Spelled {
@@ -27,6 +28,6 @@ public enum Protocol implements Spelled {
                 return value;
             }
         }
-        throw new IllegalArgumentException("no Protocol is spelt '" + spelling + "'");
+        throw new IllegalArgumentException("no Protocol is spelt " + Quoted.of(spelling));
     }
 }

@@ -1,6 +1,7 @@
 package org.fleet4j.strategy;
 
 import org.fleet4j.strategy.schema.Spelled;
+import org.fleet4j.text.Quoted;
 
 /** How gradients of all workers are combined (gradient_scale_configs.scale_strategy). */
 public enum ScaleStrategy implements Spelled {
@@ -25,6 +26,6 @@ public enum ScaleStrategy implements Spelled {
                 return value;
             }
         }
-        throw new IllegalArgumentException("no ScaleStrategy is spelt '" + spelling + "'");
+        throw new IllegalArgumentException("no ScaleStrategy is spelt " + Quoted.of(spelling));
     }
 }

@@ -17,6 +17,7 @@ import org.fleet4j.strategy.schema.Origin;
 import org.fleet4j.strategy.schema.RawValue;
 import org.fleet4j.strategy.schema.StrategyException;
 import org.fleet4j.strategy.schema.StrategySchema;
+import org.fleet4j.text.Quoted;
 
 /**
  * Turns the raw entries of a file into a strategy through the schema: resolves aliases, rejects
@@ -62,7 +63,7 @@ final class StrategyBinder {
             } else if (field.isPresent()) {
                 byField.computeIfAbsent(field.get(), f -> new ArrayList<>()).add(entry);
             } else {
-                problem(entry.line(), "unknown key '" + entry.key() + "'; " + StrategySchema.unknownKeyHint(entry.key()));
+                problem(entry.line(), "unknown key " + Quoted.of(entry.key()) + "; " + StrategySchema.unknownKeyHint(entry.key()));
                 if (block) {
                     rejectedBlocks.add(entry.key());
                 }

@@ -6,6 +6,7 @@ import java.util.Map;
 import org.fleet4j.strategy.schema.Field;
 import org.fleet4j.strategy.schema.StrategyException;
 import org.fleet4j.strategy.schema.StrategySchema;
+import org.fleet4j.text.Quoted;
 
 /**
  * An immutable copy of every field's value (defaults filled in), for the compiler and the runtime:
@@ -26,7 +27,7 @@ public final class StrategySnapshot {
     /** The value of the field with this key or alias. */
     public Object get(String keyOrAlias) {
         return values.get(StrategySchema.find(keyOrAlias).orElseThrow(() -> new StrategyException(
-                "unknown key '" + keyOrAlias + "'; " + StrategySchema.unknownKeyHint(keyOrAlias))));
+                "unknown key " + Quoted.of(keyOrAlias) + "; " + StrategySchema.unknownKeyHint(keyOrAlias))));
     }
 
     /** Every field and its value, in schema order. */

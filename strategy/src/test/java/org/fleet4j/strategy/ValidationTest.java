@@ -200,6 +200,29 @@ class ValidationTest {
                 problems(StrategyFormat.YAML, "nccl_comm_nums: 2\nfuse_grad_size_in_MB: -1\namp_configs:\n  incr_ratio: fast\n"));
     }
 
+    // ---- input quoted in messages: a bounded prefix, escaped
+
+    @Test
+    void aMegabyteValueOrKeyIsQuotedAsABoundedPrefixWithItsLength() {
+        String big = "a".repeat(1 << 20);
+        String value = yaml("mode: ps\nprotocol: " + big + "\n");
+        assertEquals("s.yaml:2: protocol: '" + "a".repeat(77) + "...' (1048576 characters) is not allowed; allowed: grpc,"
+                + " grpc++, star_server, star_server_lite", value);
+        String key = problem(StrategyFormat.PROTOTXT, big + ": 1\n");
+        assertEquals("s.prototxt:1: unknown key '" + "a".repeat(77) + "...' (1048576 characters); docs/STRATEGY.md lists every key",
+                key);
+        String number = problem(StrategyFormat.PROTOTXT, "nccl_comm_num: " + "9".repeat(100_000) + "\n");
+        assertEquals(true, number.length() < 200 && number.contains("(100000 characters)"), number);
+    }
+
+    @Test
+    void controlCharactersInAValueAreEscaped() {
+        assertEquals("s.prototxt:1: protocol: '\\x1b[31mgrpc\\x07' is not allowed; allowed: grpc, grpc++, star_server,"
+                + " star_server_lite", problem(StrategyFormat.PROTOTXT, "protocol: \"\u001b[31mgrpc\u0007\"\n"));
+        assertEquals("s.json:1: protocol: '\\x1b]0;title' is not allowed; allowed: grpc, grpc++, star_server,"
+                + " star_server_lite", problem(StrategyFormat.JSON, "{\"protocol\": \"\\u001b]0;title\"}"));
+    }
+
     // ---- malformed syntax
 
     @Test

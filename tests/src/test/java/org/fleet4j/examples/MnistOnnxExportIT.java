@@ -29,7 +29,7 @@ class MnistOnnxExportIT {
 
     @Test
     void theExportedModelGivesOnnxRuntimeTheTestAccuracyThatMnistReports() throws Exception {
-        Path file = work.resolve("models/mnist.onnx");
+        Path file = work.resolve("mnist.onnx");
         FleetRunJob job = FleetRunJob.start(work.resolve("job"), 2, "mnist", "--steps", "5", "--global_batch", "64",
                 "--export_onnx", file.toString());
         assertEquals(0, job.await(JOB_TIMEOUT), job.describe());

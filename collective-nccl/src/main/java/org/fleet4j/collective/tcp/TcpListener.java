@@ -18,6 +18,7 @@ import org.fleet4j.cluster.JobToken;
 import org.fleet4j.cluster.RateLimitedLog;
 import org.fleet4j.collective.CollectiveException;
 import org.fleet4j.collective.group.GroupContext;
+import org.fleet4j.text.Quoted;
 
 /**
  * A group's listening port. One thread accepts connections and reads each one's hello without blocking on any of
@@ -216,7 +217,7 @@ final class TcpListener implements AutoCloseable {
         }
         String group = new String(h.group, StandardCharsets.UTF_8);
         if (!group.equals(ctx.name())) {
-            return "hello for group '" + group + "' on the port of group '" + ctx.name() + "'";
+            return "hello for group " + Quoted.of(group) + " on the port of group " + Quoted.of(ctx.name());
         }
         if (h.rank <= ctx.rank() || h.rank >= ctx.size()) {
             return "hello from rank " + h.rank + ", expected one of " + (ctx.rank() + 1) + ".." + (ctx.size() - 1);

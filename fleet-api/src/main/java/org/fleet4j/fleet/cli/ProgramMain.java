@@ -3,10 +3,12 @@ package org.fleet4j.fleet.cli;
 import java.io.PrintStream;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import org.fleet4j.core.tensor.Bytes;
 import org.fleet4j.core.tensor.OffHeapMemory;
 import org.fleet4j.fleet.DryRunFinished;
 import org.fleet4j.launch.ExitCodes;
+import org.fleet4j.text.Quoted;
 import picocli.CommandLine;
 
 /**
@@ -24,7 +26,7 @@ public final class ProgramMain {
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         PrintStream err = System.err;
         cl.setParameterExceptionHandler((ex, a) -> {
-            err.println(name + ": " + ex.getMessage());
+            err.println(name + ": " + Quoted.message(ex.getMessage())); // picocli quotes a bad value whole
             err.println("Try '" + name + " --help' for the options.");
             return ExitCodes.BAD_INPUT;
         });
@@ -39,7 +41,7 @@ public final class ProgramMain {
             }
             int code = ExitCodes.of(ex);
             err.println(name + ": " + (code == ExitCodes.INTERNAL_ERROR ? "internal error: " + ex.getClass().getName() + ": "
-                    + describe(ex) + (debug ? "" : " (a bug; --log_level debug shows its stack trace)") : describe(ex)));
+                    + bounded(describe(ex)) + (debug ? "" : " (a bug; --log_level debug shows its stack trace)") : bounded(describe(ex))));
             return code;
         });
         try {
@@ -76,6 +78,11 @@ public final class ProgramMain {
         }
         String env = System.getenv("FLEET_LOG_LEVEL");
         return env != null && env.toLowerCase(Locale.ROOT).equals("debug");
+    }
+
+    /** Each line of a failure's message as {@link Quoted#message} bounds it, for messages other libraries wrote. */
+    private static String bounded(String message) {
+        return message.lines().map(Quoted::message).collect(Collectors.joining(System.lineSeparator()));
     }
 
     private static String describe(Throwable t) {

@@ -14,45 +14,82 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import javax.imageio.ImageIO;
+import org.fleet4j.text.Quoted;
 
-/** Collects the loss of every step and draws it as a PNG line chart (headless Java2D, no dependency). */
+/**
+ * Collects the loss of every step (or another figure at some steps, such as test AUC) by global step, and draws it as a
+ * PNG line chart (headless Java2D, no dependency). A training resumed from a checkpoint numbers its steps on from the
+ * checkpoint's, so its curves line up with those of the run it continues.
+ */
 public final class LossCurve {
-    private final List<Double> losses = new ArrayList<>();
+    private final long firstStep;
+    private final List<Long> steps = new ArrayList<>();
+    private final List<Double> values = new ArrayList<>();
 
-    public void add(double loss) {
-        losses.add(loss);
+    /** A curve from step 1. */
+    public LossCurve() {
+        this(1);
+    }
+
+    /** A curve whose first {@link #add(double)} is global step {@code firstStep}. */
+    public LossCurve(long firstStep) {
+        this.firstStep = firstStep;
+    }
+
+    /** The value of the step after the last one added (the first step for the first value). */
+    public void add(double value) {
+        add(steps.isEmpty() ? firstStep : steps.getLast() + 1, value);
+    }
+
+    /** The value at {@code step}, which comes after every step added before. */
+    public void add(long step, double value) {
+        if (!steps.isEmpty() && step <= steps.getLast()) {
+            throw new IllegalArgumentException("step " + step + " does not come after step " + steps.getLast());
+        }
+        steps.add(step);
+        values.add(value);
     }
 
     public List<Double> values() {
-        return List.copyOf(losses);
+        return List.copyOf(values);
     }
 
-    /** Writes "step,loss" lines, one per step from 1, each loss in full precision, for tools and for comparing runs. */
+    /** The global step of each value. */
+    public List<Long> steps() {
+        return List.copyOf(steps);
+    }
+
+    /** Writes "step,loss" lines, one per value with its global step, each in full precision, for tools and comparisons. */
     public void writeCsv(Path file) throws IOException {
         StringBuilder csv = new StringBuilder("step,loss\n");
-        for (int i = 0; i < losses.size(); i++) {
-            csv.append(i + 1).append(',').append(losses.get(i)).append('\n');
+        for (int i = 0; i < values.size(); i++) {
+            csv.append(steps.get(i)).append(',').append(values.get(i)).append('\n');
         }
         Files.createDirectories(file.toAbsolutePath().getParent());
         Files.writeString(file, csv);
     }
 
-    /** Reads what {@link #writeCsv} wrote: the loss of every step, in order. */
+    /** Reads what {@link #writeCsv} wrote for every step: the losses in order, their steps one after another. */
     public static double[] readCsv(Path file) throws IOException {
         List<String> lines = Files.readAllLines(file);
         if (lines.isEmpty() || !lines.getFirst().equals("step,loss")) {
             throw new IOException(file + " is not a loss curve: its first line should be 'step,loss'");
         }
         double[] out = new double[lines.size() - 1];
+        long first = 1;
         for (int i = 1; i < lines.size(); i++) {
             String[] cells = lines.get(i).split(",");
-            if (cells.length != 2 || !cells[0].equals("" + i)) {
-                throw new IOException(file + " line " + (i + 1) + ": expected '" + i + ",LOSS', got '" + lines.get(i) + "'");
+            if (i == 1 && cells.length == 2 && cells[0].matches("\\d{1,18}")) {
+                first = Long.parseLong(cells[0]);
+            }
+            if (cells.length != 2 || !cells[0].equals("" + (first + i - 1))) {
+                throw new IOException(file + " line " + (i + 1) + ": expected '" + (first + i - 1) + ",LOSS', got "
+                        + Quoted.of(lines.get(i)));
             }
             try {
                 out[i - 1] = Double.parseDouble(cells[1]);
             } catch (NumberFormatException e) {
-                throw new IOException(file + " line " + (i + 1) + ": '" + cells[1] + "' is not a number", e);
+                throw new IOException(file + " line " + (i + 1) + ": " + Quoted.of(cells[1]) + " is not a number", e);
             }
         }
         return out;
@@ -75,8 +112,8 @@ public final class LossCurve {
         g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
         g.setColor(Color.WHITE);
         g.fillRect(0, 0, w, h);
-        double max = losses.stream().filter(Double::isFinite).mapToDouble(Double::doubleValue).max().orElse(1);
-        double min = Math.min(0, losses.stream().filter(Double::isFinite).mapToDouble(Double::doubleValue).min().orElse(0));
+        double max = values.stream().filter(Double::isFinite).mapToDouble(Double::doubleValue).max().orElse(1);
+        double min = Math.min(0, values.stream().filter(Double::isFinite).mapToDouble(Double::doubleValue).min().orElse(0));
         if (max <= min) {
             max = min + 1;
         }
@@ -91,10 +128,12 @@ public final class LossCurve {
             g.setColor(Color.DARK_GRAY);
             labels.draw(String.format(Locale.ROOT, "%.3f", min + (max - min) * i / 5), 8, y + 4);
         }
-        int n = losses.size();
+        int n = values.size();
+        long from = n == 0 ? firstStep : steps.getFirst();
+        long span = n == 0 ? 0 : steps.getLast() - from;
         for (int i = 0; i <= 4; i++) {
             int x = left + pw * i / 4;
-            labels.draw(String.valueOf((n - 1) * i / 4 + 1), x - 8, top + ph + 18);
+            labels.draw(String.valueOf(from + span * i / 4), x - 8, top + ph + 18);
         }
         labels.draw("step", left + pw / 2 - 12, h - 12);
         labels.font(new Font(Font.SANS_SERIF, Font.BOLD, 14));
@@ -106,11 +145,11 @@ public final class LossCurve {
         int px = -1;
         int py = -1;
         for (int i = 0; i < n; i++) {
-            double v = losses.get(i);
+            double v = values.get(i);
             if (!Double.isFinite(v)) {
                 continue;
             }
-            int x = left + (n == 1 ? pw / 2 : (int) ((long) pw * i / (n - 1)));
+            int x = left + (span == 0 ? pw / 2 : (int) (pw * (steps.get(i) - from) / span));
             int y = top + ph - (int) (ph * (v - min) / (max - min));
             if (px >= 0) {
                 g.drawLine(px, py, x, y);

@@ -70,8 +70,8 @@ public final class OnnxExporter {
     }
 
     /**
-     * Writes {@code model} to {@code file} (its folder created if needed) through a temporary file in the same folder,
-     * so a failed write leaves no half file.
+     * Writes {@code model} to {@code file} through a temporary file in the same folder, so a failed write leaves no
+     * half file. The folder must exist, as for a checkpoint: a mistyped path is refused rather than made.
      */
     public static void write(ModelProto model, Path file) {
         Path temporary = temporaryFor(file);
@@ -90,14 +90,12 @@ public final class OnnxExporter {
     }
 
     /**
-     * Fails, naming {@code file}, when {@link #write} could not write it: it is a folder, or its folder cannot be made
-     * or written. Lets a program check its output path before it spends time training.
+     * Fails, naming {@code file}, when {@link #write} could not write it: it is a folder, or its folder does not exist
+     * or takes no new files. Lets a program check its output path before it spends time training.
      */
     public static void checkWritable(Path file) {
         try {
             Files.delete(Files.createFile(temporaryFor(file)));
-        } catch (UncheckedIOException e) {
-            throw new IllegalArgumentException(e.getMessage(), e);
         } catch (IOException e) {
             throw new IllegalArgumentException("ONNX model " + file + " cannot be written (" + e + "); choose a writable"
                     + " file", e);
@@ -110,11 +108,9 @@ public final class OnnxExporter {
             throw new IllegalArgumentException("ONNX model " + file + " is a folder; name a file in it, e.g. "
                     + target.resolve("model.onnx"));
         }
-        try {
-            Files.createDirectories(target.getParent());
-        } catch (IOException e) {
-            throw new UncheckedIOException("ONNX model " + file + ": folder " + target.getParent() + " cannot be made: "
-                    + e, e);
+        if (!Files.isDirectory(target.getParent())) {
+            throw new IllegalArgumentException("ONNX model " + file + ": folder " + target.getParent()
+                    + (Files.exists(target.getParent()) ? " is not a folder" : " does not exist; create it first"));
         }
         return target.resolveSibling("." + target.getFileName() + ".tmp");
     }

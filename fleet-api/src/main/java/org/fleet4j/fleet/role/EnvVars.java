@@ -1,6 +1,7 @@
 package org.fleet4j.fleet.role;
 
 import java.util.Map;
+import org.fleet4j.text.Quoted;
 
 /** Reads a launcher's variables; every error names the variable and what was expected. */
 final class EnvVars {
@@ -33,8 +34,8 @@ final class EnvVars {
         try {
             return Integer.parseInt(v);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(launcher + ": environment variable " + name + "='" + v
-                    + "' is not an integer");
+            throw new IllegalArgumentException(launcher + ": environment variable " + name + "=" + Quoted.of(v)
+                    + " is not an integer");
         }
     }
 

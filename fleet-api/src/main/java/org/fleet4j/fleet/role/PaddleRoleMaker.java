@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.fleet4j.cluster.Role;
+import org.fleet4j.text.Quoted;
 
 /**
  * The role from Paddle's launcher ({@code python -m paddle.distributed.launch}). TRAINING_ROLE says which kind of
@@ -61,8 +62,8 @@ public final class PaddleRoleMaker implements RoleMaker {
     private static String host(String endpoint) {
         int colon = endpoint.lastIndexOf(':');
         if (colon <= 0) {
-            throw new IllegalArgumentException("Paddle launcher: PADDLE_TRAINER_ENDPOINTS entry '" + endpoint
-                    + "' is not host:port");
+            throw new IllegalArgumentException("Paddle launcher: PADDLE_TRAINER_ENDPOINTS entry " + Quoted.of(endpoint)
+                    + " is not host:port");
         }
         return endpoint.substring(0, colon);
     }

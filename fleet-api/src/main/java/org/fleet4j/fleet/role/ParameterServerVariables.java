@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.function.Supplier;
 import org.fleet4j.cluster.Role;
+import org.fleet4j.text.Quoted;
 
 /**
  * Paddle's parameter-server variables, read as Paddle's role maker reads them: TRAINING_ROLE (TRAINER, the default, or
@@ -28,8 +29,8 @@ final class ParameterServerVariables {
         try {
             return Role.Kind.valueOf(value.toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(vars.launcher() + ": environment variable " + TRAINING_ROLE + "='" + value
-                    + "' is neither TRAINER nor PSERVER");
+            throw new IllegalArgumentException(vars.launcher() + ": environment variable " + TRAINING_ROLE + "=" + Quoted.of(value)
+                    + " is neither TRAINER nor PSERVER");
         }
     }
 
@@ -58,8 +59,8 @@ final class ParameterServerVariables {
             int colon = endpoint.lastIndexOf(':');
             String port = colon < 0 ? "" : endpoint.substring(colon + 1);
             if (colon <= 0 || !port.matches("\\d{1,5}") || Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65535) {
-                throw new IllegalArgumentException(vars.launcher() + ": " + SERVER_LIST + " entry '" + endpoint
-                        + "' is not ip:port (port 1..65535); expected e.g. 10.0.0.1:6000,10.0.0.2:6000");
+                throw new IllegalArgumentException(vars.launcher() + ": " + SERVER_LIST + " entry " + Quoted.of(endpoint)
+                        + " is not ip:port (port 1..65535); expected e.g. 10.0.0.1:6000,10.0.0.2:6000");
             }
             if (endpoints.contains(endpoint)) {
                 throw new IllegalArgumentException(vars.launcher() + ": " + SERVER_LIST + " lists " + endpoint

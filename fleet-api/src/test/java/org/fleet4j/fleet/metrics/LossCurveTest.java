@@ -33,6 +33,22 @@ class LossCurveTest {
     }
 
     @Test
+    void aResumedCurveNumbersItsStepsOnFromTheCheckpointsAndReadsBack() throws IOException {
+        LossCurve curve = new LossCurve(23);
+        curve.add(0.5);
+        curve.add(0.25);
+        Path csv = dir.resolve("resumed.csv");
+        curve.writeCsv(csv);
+        assertEquals("step,loss\n23,0.5\n24,0.25\n", Files.readString(csv));
+        assertArrayEquals(new double[]{0.5, 0.25}, LossCurve.readCsv(csv));
+        LossCurve points = new LossCurve();
+        points.add(4, 0.7);
+        points.add(8, 0.75);
+        assertEquals(List.of(4L, 8L), points.steps());
+        assertThrows(IllegalArgumentException.class, () -> points.add(8, 0.8), "steps only go forward");
+    }
+
+    @Test
     void aFileThatIsNotALossCurveIsRefusedNamingTheFileAndLine() throws IOException {
         Path other = Files.writeString(dir.resolve("other.csv"), "a,b\n1,2\n");
         assertEquals(other + " is not a loss curve: its first line should be 'step,loss'",

@@ -1,5 +1,7 @@
 package org.fleet4j.core.data;
 
+import org.fleet4j.text.Quoted;
+
 /**
  * One line of the Criteo display-advertising format, parsed into reusable arrays: a 0/1 label, 13 integer
  * features and 26 categorical features written as hexadecimal ids (up to 16 digits), separated by tabs. Any
@@ -76,14 +78,14 @@ public final class CriteoRow {
                 label = line.charAt(from) - '0';
                 return null;
             }
-            return "label '" + line.subSequence(from, to) + "' is not 0 or 1";
+            return "label " + Quoted.of(line.subSequence(from, to)) + " is not 0 or 1";
         }
         if (field <= DENSE) {
             int i = field - 1;
             denseMissing[i] = from == to;
             dense[i] = from == to ? 0 : parseDecimal(line, from, to);
             if (dense[i] == Long.MIN_VALUE) {
-                return "integer feature I" + field + " '" + line.subSequence(from, to) + "' is not a decimal integer";
+                return "integer feature I" + field + " " + Quoted.of(line.subSequence(from, to)) + " is not a decimal integer";
             }
             return null;
         }
@@ -94,13 +96,13 @@ public final class CriteoRow {
             return null;
         }
         if (to - from > 16) {
-            return "categorical feature C" + (i + 1) + " '" + line.subSequence(from, to) + "' has more than 16 hexadecimal digits";
+            return "categorical feature C" + (i + 1) + " " + Quoted.of(line.subSequence(from, to)) + " has more than 16 hexadecimal digits";
         }
         long v = 0;
         for (int k = from; k < to; k++) {
             int d = Character.digit(line.charAt(k), 16);
             if (d < 0) {
-                return "categorical feature C" + (i + 1) + " '" + line.subSequence(from, to) + "' is not hexadecimal";
+                return "categorical feature C" + (i + 1) + " " + Quoted.of(line.subSequence(from, to)) + " is not hexadecimal";
             }
             v = (v << 4) | d;
         }

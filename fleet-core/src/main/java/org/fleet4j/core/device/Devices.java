@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
+import org.fleet4j.text.Quoted;
 
 /**
  * Finds devices by name: "cpu", "gpu" (the first GPU) or "gpu:N". Every kind but the CPU comes from a
@@ -53,7 +54,7 @@ public final class Devices {
         int ordinal = colon < 0 ? 0 : parseOrdinal(name, n.substring(colon + 1), what);
         if (kind.equals("cpu")) {
             if (ordinal != 0) {
-                throw new IllegalArgumentException(what + " '" + name + "': there is one cpu device, write 'cpu'");
+                throw new IllegalArgumentException(what + " " + Quoted.of(name) + ": there is one cpu device, write 'cpu'");
             }
             return cpu();
         }
@@ -62,7 +63,7 @@ public final class Devices {
             if (p.kind().equals(kind)) {
                 int count = p.deviceCount();
                 if (ordinal >= count) {
-                    throw new DeviceUnavailableException(what + " '" + name + "' asked for, but this machine has "
+                    throw new DeviceUnavailableException(what + " " + Quoted.of(name) + " asked for, but this machine has "
                             + count + " " + kind + " device" + (count == 1 ? "" : "s")
                             + (count == 0 ? "" : " (" + kind + ":0.." + kind + ":" + (count - 1) + ")"));
                 }
@@ -70,13 +71,13 @@ public final class Devices {
             }
         }
         if (kind.equals("gpu")) {
-            throw new DeviceUnavailableException("no GPU support on the classpath: " + what + " '" + name
-                    + "' needs the fleet4j-gpu jar and the CUDA bindings (org.bytedeco:cuda and org.bytedeco:javacpp,"
+            throw new DeviceUnavailableException("no GPU support on the classpath: " + what + " " + Quoted.of(name)
+                    + " needs the fleet4j-gpu jar and the CUDA bindings (org.bytedeco:cuda and org.bytedeco:javacpp,"
                     + " classifier linux-x86_64) on the classpath; see docs/GPU.md");
         }
         List<String> kinds = new ArrayList<>(List.of("cpu"));
         providers.forEach(p -> kinds.add(p.kind()));
-        throw new IllegalArgumentException("unknown " + what + " '" + name + "'; expected one of " + kinds
+        throw new IllegalArgumentException("unknown " + what + " " + Quoted.of(name) + "; expected one of " + kinds
                 + " optionally followed by :<index>, e.g. gpu:1");
     }
 
@@ -89,7 +90,7 @@ public final class Devices {
         } catch (NumberFormatException e) {
             // reported below with the whole name
         }
-        throw new IllegalArgumentException(what + " '" + name + "': the index after ':' must be a whole number >= 0");
+        throw new IllegalArgumentException(what + " " + Quoted.of(name) + ": the index after ':' must be a whole number >= 0");
     }
 
     private static List<DeviceProvider> providers(ClassLoader loader) {

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.fleet4j.text.Quoted;
 
 /**
  * A text file renaming another framework's tensors to the model's: one {@code theirs=ours} pair per line, blank lines
@@ -38,7 +39,7 @@ public final class NameMapFile {
             if (line.isEmpty() || line.startsWith("#")) {
                 continue;
             }
-            String where = "name map " + file + " line " + (i + 1) + " '" + line + "'";
+            String where = "name map " + file + " line " + (i + 1) + " " + Quoted.of(line);
             int eq = line.indexOf('=');
             if (eq < 0 || line.indexOf('=', eq + 1) >= 0) {
                 throw new IllegalArgumentException(where + ": expected one theirs=ours pair");

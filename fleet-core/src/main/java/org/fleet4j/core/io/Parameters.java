@@ -11,6 +11,7 @@ import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.text.Quoted;
 
 /**
  * Loads a weights-only safetensors file (another framework's state_dict, or {@link #save}'s output) into a model's
@@ -60,7 +61,7 @@ public final class Parameters {
             if (ours == null || !targets.containsKey(ours)) {
                 unexpected.add(ours == null || ours.equals(e.getKey()) ? e.getKey() : e.getKey() + " (as " + ours + ")");
             } else if (theirName.putIfAbsent(ours, e.getKey()) != null) {
-                problems.add(e.getKey() + " and " + theirName.get(ours) + " both map to " + ours);
+                problems.add(Quoted.bare(e.getKey()) + " and " + Quoted.bare(theirName.get(ours)) + " both map to " + ours);
             } else {
                 renamed.put(ours, e.getValue());
             }
@@ -71,7 +72,7 @@ public final class Parameters {
             String name = e.getKey();
             Tensor want = e.getValue();
             Tensor have = renamed.get(name);
-            String label = theirName.getOrDefault(name, name).equals(name) ? name : theirName.get(name) + " (as " + name + ")";
+            String label = theirName.getOrDefault(name, name).equals(name) ? name : Quoted.bare(theirName.get(name)) + " (as " + name + ")";
             if (have == null) {
                 missing.add(name);
             } else if (!want.hasShape(have.shape())) {

@@ -3,6 +3,7 @@ package org.fleet4j.core.io;
 import org.fleet4j.core.tensor.OffHeapMemoryException;
 import org.fleet4j.core.tensor.Shapes;
 import org.fleet4j.core.tensor.Tensor;
+import org.fleet4j.text.Quoted;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -283,7 +284,7 @@ public final class SafeTensors {
     }
 
     static String summary(Collection<String> names) {
-        List<String> list = List.copyOf(names);
+        List<String> list = names.stream().map(Quoted::bare).toList();
         if (list.isEmpty()) {
             return "no variables";
         }

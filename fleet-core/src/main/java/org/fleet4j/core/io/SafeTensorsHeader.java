@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Shapes;
+import org.fleet4j.text.Quoted;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -98,9 +99,9 @@ final class SafeTensorsHeader {
         try {
             root = JSON.readTree(json);
         } catch (JacksonException e) {
-            throw new CheckpointException(file, null, "header is not valid JSON: " + e.getOriginalMessage(), e);
+            throw new CheckpointException(file, null, "header is not valid JSON: " + Quoted.message(e.getOriginalMessage()), e);
         } catch (IOException e) {
-            throw new CheckpointException(file, null, "header cannot be parsed: " + e.getMessage(), e);
+            throw new CheckpointException(file, null, "header cannot be parsed: " + Quoted.message(e.getMessage()), e);
         }
         if (root == null || !root.isObject()) {
             throw new CheckpointException(file, null, "header is not a JSON object");
@@ -125,8 +126,8 @@ final class SafeTensorsHeader {
         }
         for (Map.Entry<String, JsonNode> kv : node.properties()) {
             if (!kv.getValue().isTextual()) {
-                throw new CheckpointException(file, null, METADATA_KEY + " value of '" + kv.getKey() + "' is "
-                        + kv.getValue() + ", not a string");
+                throw new CheckpointException(file, null, METADATA_KEY + " value of " + Quoted.of(kv.getKey()) + " is "
+                        + Quoted.bare(kv.getValue().toString()) + ", not a string");
             }
             out.put(kv.getKey(), kv.getValue().textValue());
         }
@@ -137,15 +138,15 @@ final class SafeTensorsHeader {
             throw new CheckpointException(file, name, "a tensor has an empty name");
         }
         if (!node.isObject()) {
-            throw new CheckpointException(file, name, name + " is described by " + node + ", not a JSON object");
+            throw new CheckpointException(file, name, Quoted.bare(name) + " is described by " + Quoted.bare(node.toString()) + ", not a JSON object");
         }
         JsonNode dtypeNode = node.get("dtype");
         if (dtypeNode == null || !dtypeNode.isTextual()) {
-            throw new CheckpointException(file, name, name + " has no \"dtype\" string");
+            throw new CheckpointException(file, name, Quoted.bare(name) + " has no \"dtype\" string");
         }
         StoredDType stored = StoredDType.parse(dtypeNode.textValue());
         if (stored == null) {
-            throw new CheckpointException(file, name, name + " has dtype " + dtypeNode.textValue()
+            throw new CheckpointException(file, name, Quoted.bare(name) + " has dtype " + Quoted.bare(dtypeNode.textValue())
                     + "; Fleet4J reads " + StoredDType.names());
         }
         long[] shape = nonNegativeLongs(file, name, node, "shape", -1);
@@ -153,20 +154,20 @@ final class SafeTensorsHeader {
         long begin = offsets[0];
         long end = offsets[1];
         if (begin > end) {
-            throw new CheckpointException(file, name, name + " has data_offsets [" + begin + ", " + end + "] that end before they begin");
+            throw new CheckpointException(file, name, Quoted.bare(name) + " has data_offsets [" + begin + ", " + end + "] that end before they begin");
         }
         if (end > dataBytes) {
-            throw new CheckpointException(file, name, name + " has data_offsets [" + begin + ", " + end
+            throw new CheckpointException(file, name, Quoted.bare(name) + " has data_offsets [" + begin + ", " + end
                     + "] past the end of the data section (" + dataBytes + " bytes); the file is probably truncated");
         }
         long need;
         try {
             need = Math.multiplyExact(Shapes.numel(shape), stored.byteSize());
         } catch (ArithmeticException e) {
-            throw new CheckpointException(file, name, name + " has shape " + Shapes.str(shape) + ", too many elements to hold");
+            throw new CheckpointException(file, name, Quoted.bare(name) + " has shape " + Shapes.str(shape) + ", too many elements to hold");
         }
         if (need != end - begin) {
-            throw new CheckpointException(file, name, name + " is " + stored + " " + Shapes.str(shape) + " (" + need
+            throw new CheckpointException(file, name, Quoted.bare(name) + " is " + stored + " " + Shapes.str(shape) + " (" + need
                     + " bytes) but its data_offsets [" + begin + ", " + end + "] span " + (end - begin) + " bytes");
         }
         return new Entry(name, stored.heldAs(), stored, shape, begin, end);
@@ -176,13 +177,13 @@ final class SafeTensorsHeader {
         JsonNode array = node.get(key);
         String expected = expectedLength < 0 ? "an array of non-negative integers" : "an array of " + expectedLength + " non-negative integers";
         if (array == null || !array.isArray() || (expectedLength >= 0 && array.size() != expectedLength)) {
-            throw new CheckpointException(file, name, name + " has \"" + key + "\" " + array + "; expected " + expected);
+            throw new CheckpointException(file, name, Quoted.bare(name) + " has \"" + key + "\" " + Quoted.bare(String.valueOf(array)) + "; expected " + expected);
         }
         long[] out = new long[array.size()];
         for (int i = 0; i < out.length; i++) {
             JsonNode v = array.get(i);
             if (!v.isIntegralNumber() || !v.canConvertToLong() || v.longValue() < 0) {
-                throw new CheckpointException(file, name, name + " has \"" + key + "\" " + array + "; expected " + expected);
+                throw new CheckpointException(file, name, Quoted.bare(name) + " has \"" + key + "\" " + Quoted.bare(String.valueOf(array)) + "; expected " + expected);
             }
             out[i] = v.longValue();
         }
@@ -196,7 +197,7 @@ final class SafeTensorsHeader {
         String previous = null;
         for (Entry e : byOffset) {
             if (e.begin() != next) {
-                throw new CheckpointException(file, e.name(), e.name() + " starts at byte " + e.begin() + " of the data section, but "
+                throw new CheckpointException(file, e.name(), Quoted.bare(e.name()) + " starts at byte " + e.begin() + " of the data section, but "
                         + (previous == null ? "the section starts at 0" : previous + " ends at " + next)
                         + "; tensors must follow each other without holes or overlaps");
             }

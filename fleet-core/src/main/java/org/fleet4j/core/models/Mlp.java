@@ -4,6 +4,7 @@ import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.layers.Layers;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.text.Quoted;
 
 /**
  * A multi-layer perceptron classifier (ReLU between layers) with its loss and accuracy: the model of the mnist and
@@ -42,8 +43,8 @@ public record Mlp(Program main, Program startup, Program test, Var image, Var la
         try {
             return java.util.Arrays.stream(spec.split(",")).map(String::trim).mapToInt(Integer::parseInt).toArray();
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--layers must be comma-separated widths like 784,512,512,10, got '"
-                    + spec + "'");
+            throw new IllegalArgumentException("--layers must be comma-separated widths like 784,512,512,10, got "
+                    + Quoted.of(spec));
         }
     }
 }

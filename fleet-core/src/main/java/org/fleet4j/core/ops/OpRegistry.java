@@ -5,6 +5,7 @@ import java.util.ServiceLoader;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import org.fleet4j.core.ir.IrException;
+import org.fleet4j.text.Quoted;
 
 /**
  * All op types by name: those of every {@link OpLibrary} on the class path (each family of ops is one, found through
@@ -35,7 +36,7 @@ public final class OpRegistry {
     public static OpSpec get(String type) {
         OpSpec s = SPECS.get(type);
         if (s == null) {
-            throw new IrException("unknown op type '" + type + "' (known: " + new TreeMap<>(SPECS).keySet() + ")");
+            throw new IrException("unknown op type " + Quoted.of(type) + " (known: " + new TreeMap<>(SPECS).keySet() + ")");
         }
         return s;
     }

@@ -1,6 +1,7 @@
 package org.fleet4j.core.tensor;
 
 import java.util.Locale;
+import org.fleet4j.text.Quoted;
 
 /** Element types a tensor can hold. f32 is the compute type; the rest are for labels, ids and storage. */
 public enum DType {
@@ -41,7 +42,7 @@ public enum DType {
             case "int64", "i64", "long" -> I64;
             case "bfloat16", "bf16" -> BF16;
             default -> throw new IllegalArgumentException(
-                    "unknown dtype '" + name + "'; expected one of float32, float64, int32, int64, bfloat16");
+                    "unknown dtype " + Quoted.of(name) + "; expected one of float32, float64, int32, int64, bfloat16");
         };
     }
 }

@@ -91,6 +91,16 @@ class CriteoReaderTest {
     }
 
     @Test
+    void quotesAHugeOrBinaryFieldAsABoundedEscapedPrefix() {
+        CriteoRow row = new CriteoRow();
+        String good = line(5);
+        String huge = row.parse(good.replaceFirst("\t5\t", "\t" + "x".repeat(10 << 20) + "\t"));
+        assertEquals("integer feature I1 '" + "x".repeat(77) + "...' (10485760 characters) is not a decimal integer", huge);
+        String binary = row.parse(good.replaceFirst("\t5\t", "\t\u001b[2J\u0000\t"));
+        assertEquals("integer feature I1 '\\x1b[2J\\0' is not a decimal integer", binary);
+    }
+
+    @Test
     void readsGzipAndPlainFilesAlikeByTheirMagicBytesNotTheirNames() throws IOException {
         List<String> lines = List.of(line(1), line(2), line(3));
         Path gz = write("data.txt", lines, true);

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
+import org.fleet4j.text.Quoted;
 
 /**
  * A server's named barriers. Each name has rounds (generations): a round gathers distinct workers until all
@@ -38,7 +39,7 @@ final class Barriers implements AutoCloseable {
         }
 
         String describe() {
-            return "barrier '" + name + "' (generation " + generation + ", " + workers + " workers)";
+            return "barrier " + Quoted.of(name) + " (generation " + generation + ", " + workers + " workers)";
         }
     }
 
@@ -74,7 +75,7 @@ final class Barriers implements AutoCloseable {
             if (closed) {
                 refusal = "parameter server " + server.get() + " is stopping";
             } else if (workers <= 0 || worker < 0 || worker >= workers) {
-                refusal = "barrier '" + name + "': worker " + worker + " is not one of " + workers + " workers [0, "
+                refusal = "barrier " + Quoted.of(name) + ": worker " + worker + " is not one of " + workers + " workers [0, "
                         + workers + ")";
             } else if (round != null && round.workers() != workers) {
                 refusal = round.describe() + ": worker " + worker + " expects " + workers + " workers, the workers "

@@ -37,12 +37,14 @@ import org.fleet4j.pserver.grpc.proto.PushManyRequest;
 import org.fleet4j.pserver.grpc.proto.PushSparseRequest;
 import org.fleet4j.pserver.grpc.proto.StatsRequest;
 import org.fleet4j.pserver.grpc.proto.StopRequest;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.table.TableStats;
 import org.fleet4j.pserver.transport.CallProof;
 import org.fleet4j.pserver.transport.PsBatch;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
 import org.fleet4j.pserver.transport.PsOptions;
+import org.fleet4j.text.Quoted;
 
 /**
  * A worker's gRPC channel to one server. Opening it says Hello: it waits (up to the deadline) for the server to
@@ -103,8 +105,8 @@ final class GrpcPsConnection implements PsConnection {
                 s -> s.withWaitForReady().hello(HelloRequest.newBuilder().setClientNonce(ByteString.copyFrom(nonce))
                         .setProtocol(protocol).build()));
         if (!protocol.equals(reply.getProtocol())) {
-            throw new PsException("parameter server " + endpoint + " speaks protocol '" + reply.getProtocol()
-                    + "', this worker '" + protocol + "'; give every process the same strategy protocol");
+            throw new PsException("parameter server " + endpoint + " speaks protocol " + Quoted.of(reply.getProtocol())
+                    + ", this worker " + Quoted.of(protocol) + "; give every process the same strategy protocol");
         }
         sparseDims = Map.copyOf(reply.getSparseDimsMap());
         dataEndpoint = reply.getDataEndpoint();
@@ -235,8 +237,11 @@ final class GrpcPsConnection implements PsConnection {
     }
 
     @Override
-    public void save(Path dir) {
-        call("save(" + dir + ")", deadline, s -> s.save(PathRequest.newBuilder().setDir(dir.toString()).build()));
+    public void save(Path dir, SaveIdentity save) {
+        org.fleet4j.pserver.grpc.proto.SaveIdentity identity = org.fleet4j.pserver.grpc.proto.SaveIdentity.newBuilder()
+                .setJob(save.job()).setSaveId(save.saveId()).setEpoch(save.epoch()).setStep(save.step()).build();
+        call("save(" + dir + ")", deadline, s -> s.save(PathRequest.newBuilder().setDir(dir.toString()).setSave(identity)
+                .build()));
     }
 
     @Override

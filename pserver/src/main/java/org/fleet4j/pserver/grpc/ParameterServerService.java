@@ -38,9 +38,11 @@ import org.fleet4j.pserver.grpc.proto.StatsReply;
 import org.fleet4j.pserver.grpc.proto.StatsRequest;
 import org.fleet4j.pserver.grpc.proto.StopRequest;
 import org.fleet4j.pserver.grpc.proto.TableStats;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.table.TableException;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.transport.Sessions;
+import org.fleet4j.text.Quoted;
 
 /**
  * The grpc protocol's calls, answered from a {@link TableShard}. A request the tables cannot serve (a table, block or
@@ -88,7 +90,7 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
     public void hello(HelloRequest request, StreamObserver<HelloReply> reply) {
         if (!request.getProtocol().isEmpty() && !request.getProtocol().equals(protocol)) {
             reply.onError(Status.FAILED_PRECONDITION.withDescription("parameter server " + endpoint.get() + " speaks"
-                    + " protocol '" + protocol + "', the worker '" + request.getProtocol() + "'; give every process of"
+                    + " protocol " + Quoted.of(protocol) + ", the worker " + Quoted.of(request.getProtocol()) + "; give every process of"
                     + " the job the same strategy protocol").asRuntimeException());
             return;
         }
@@ -211,7 +213,7 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
     @Override
     public void save(PathRequest request, StreamObserver<Done> reply) {
         answerLater(reply, () -> {
-            shard.save(dir(request));
+            shard.save(dir(request), identity(request));
             return DONE;
         });
     }
@@ -304,6 +306,14 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
             throw new IllegalArgumentException(what + " came as " + bytes.size() + " bytes, expected " + expected
                     + " (" + shape + ")");
         }
+    }
+
+    private static SaveIdentity identity(PathRequest request) {
+        if (!request.hasSave() || request.getSave().getSaveId().isEmpty()) {
+            throw new IllegalArgumentException("a save without a save identity; the worker is of another Fleet4J version");
+        }
+        var save = request.getSave();
+        return new SaveIdentity(save.getJob(), save.getEpoch(), save.getStep(), save.getSaveId());
     }
 
     private static Path dir(PathRequest request) {

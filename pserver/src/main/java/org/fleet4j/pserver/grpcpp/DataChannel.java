@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.LongAdder;
 import org.fleet4j.cluster.JobToken;
 import org.fleet4j.pserver.transport.CallProof;
 import org.fleet4j.pserver.transport.PsException;
+import org.fleet4j.text.Quoted;
 
 /**
  * A worker's connection to one network thread of a grpc++ server. Requests go out in order and the server answers
@@ -270,7 +271,7 @@ abstract class DataChannel {
             return false;
         }
         if (status != Frames.OK) {
-            String message = body.toString(StandardCharsets.UTF_8);
+            String message = Quoted.message(body.toString(StandardCharsets.UTF_8)); // the peer's text, bounded
             p.reply().completeExceptionally(new PsException(status == Frames.REFUSED ? "refused: " + message
                     : message));
             return true;

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.fleet4j.text.Quoted;
 
 /**
  * Where each server's grpc++ data port is: the control endpoint the cluster is described with (the gRPC port of
@@ -71,7 +72,7 @@ public final class EndpointMap {
             String where = where(source, List.of(i + 1));
             int eq = line.indexOf('=');
             if (eq < 0 || !isHostPort(line.substring(0, eq).strip()) || !isHostPort(line.substring(eq + 1).strip())) {
-                throw new IllegalArgumentException(where + ": '" + line + "' is not host:port=host:port (the server's"
+                throw new IllegalArgumentException(where + ": " + Quoted.of(line) + " is not host:port=host:port (the server's"
                         + " control endpoint = its grpc++ data endpoint); fix or remove the line");
             }
             String control = line.substring(0, eq).strip();

@@ -20,6 +20,7 @@ import org.fleet4j.cluster.JobToken;
 import org.fleet4j.cluster.TcpStore;
 import org.fleet4j.pserver.grpc.GrpcTransport;
 import org.fleet4j.pserver.table.KeyHash;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.table.TableStats;
 import org.fleet4j.pserver.transport.CallProof;
 import org.fleet4j.pserver.transport.PsBatch;
@@ -541,9 +542,9 @@ final class GrpcppConnection implements PsConnection {
     }
 
     @Override
-    public void save(Path dir) {
+    public void save(Path dir, SaveIdentity save) {
         settlePushes();
-        control.save(dir);
+        control.save(dir, save);
     }
 
     @Override

@@ -2,6 +2,7 @@ package org.fleet4j.pserver.grpcpp;
 
 import java.util.Locale;
 import java.util.Map;
+import org.fleet4j.text.Quoted;
 
 /**
  * How many network threads one side of grpc++ runs, whether they busy-poll and whether they are pinned to cores,
@@ -128,7 +129,7 @@ public record NetworkSettings(int threads, boolean busyPoll, boolean pinCores) {
         } catch (NumberFormatException e) {
             // reported below with the allowed values
         }
-        throw new IllegalArgumentException(var + "='" + value + "' is not a number of network threads; allowed: a"
+        throw new IllegalArgumentException(var + "=" + Quoted.of(value) + " is not a number of network threads; allowed: a"
                 + " whole number from " + min + " to " + MAX_THREADS
                 + (min == 0 ? " (0: no network threads, the calling threads do the I/O)" : ""));
     }
@@ -140,7 +141,7 @@ public record NetworkSettings(int threads, boolean busyPoll, boolean pinCores) {
         return switch (value.trim().toLowerCase(Locale.ROOT)) {
             case "true", "1" -> true;
             case "false", "0" -> false;
-            default -> throw new IllegalArgumentException(var + "='" + value + "' is not allowed; allowed: true,"
+            default -> throw new IllegalArgumentException(var + "=" + Quoted.of(value) + " is not allowed; allowed: true,"
                     + " false, 1 or 0");
         };
     }

@@ -2,15 +2,12 @@ package org.fleet4j.pserver.table;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
-import java.util.stream.Stream;
+import org.fleet4j.core.io.Checkpoint;
 import org.fleet4j.core.io.CheckpointException;
 import org.fleet4j.core.io.SafeTensors;
 import org.fleet4j.core.tensor.Tensor;
@@ -35,29 +32,18 @@ public record SavedValues(Map<String, float[]> dense, Map<String, Rows> sparse) 
     public record Rows(int dim, long[] ids, float[] values) {
     }
 
-    /** Reads every shard of the save in {@code dir}; fails naming the file that is missing or not a shard. */
+    /** Reads every shard of the save in {@code dir}; fails naming the file that is missing, not a shard or of another save. */
     public static SavedValues read(Path dir) {
-        List<Path> manifests;
-        try (Stream<Path> files = Files.list(dir)) {
-            manifests = files.filter(f -> f.getFileName().toString().matches("pserver-\\d+-of-\\d+\\.json")).sorted().toList();
-        } catch (IOException e) {
-            throw new CheckpointException(dir, null, "cannot be listed: " + e, e);
-        }
-        if (manifests.isEmpty()) {
-            throw new CheckpointException(dir, null, "holds no parameter-server manifest (pserver-I-of-S.json)");
-        }
         Map<String, float[]> dense = new LinkedHashMap<>();
         Map<String, long[][]> ids = new LinkedHashMap<>();
         Map<String, float[][]> rows = new LinkedHashMap<>();
         Map<String, Integer> dims = new LinkedHashMap<>();
-        for (Path manifestFile : manifests) {
-            JsonNode manifest;
-            try {
-                manifest = JSON.readTree(manifestFile.toFile());
-            } catch (IOException e) {
-                throw new CheckpointException(manifestFile, null, "is not a readable JSON manifest: " + e.getMessage(), e);
-            }
-            Map<String, Tensor> tensors = SafeTensors.read(manifestFile.resolveSibling(manifest.path("file").asText()));
+        for (ShardManifests.Manifest m : ShardManifests.read(dir)) {
+            Path manifestFile = m.file();
+            JsonNode manifest = m.json();
+            Checkpoint shard = SafeTensors.readCheckpoint(m.shardFile());
+            m.checkShard(shard);
+            Map<String, Tensor> tensors = shard.tensors();
             for (JsonNode t : manifest.path("dense")) {
                 String name = t.path("name").asText();
                 long numel = Arrays.stream(JSON.convertValue(t.path("shape"), long[].class)).reduce(1, (a, b) -> a * b);

@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,10 +15,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.fleet4j.core.io.AtomicFile;
+import org.fleet4j.core.io.Checkpoint;
 import org.fleet4j.core.io.CheckpointException;
 import org.fleet4j.core.io.SafeTensors;
 import org.fleet4j.core.tensor.DType;
@@ -30,16 +27,15 @@ import org.fleet4j.core.tensor.Tensor;
  * A server's shard on disk: {@code pserver-I-of-S.safetensors} with every dense block's value and optimizer slots
  * ({@code dense/PARAM/BLOCK/value}, {@code .../SLOT}) and every sparse table's ids, values and slots
  * ({@code sparse/TABLE/keys}, {@code .../value}, {@code .../SLOT}), then the manifest {@code pserver-I-of-S.json}
- * that describes it; both are written to a temporary file and renamed, the manifest last. Rows and blocks are copied
- * under their own locks, so each saved value and its slots come from the same update while pushes go on.
+ * that describes it and names its save ({@link SaveIdentity}, also in the shard file's metadata); both are written to
+ * a temporary file and renamed, the manifest last. Rows and blocks are copied under their own locks, so each saved
+ * value and its slots come from the same update while pushes go on.
  *
- * <p>Loading reads every server's shard and keeps what belongs to this server under the current number of
+ * <p>Loading checks that every manifest names one save ({@link ShardManifests}), reads every server's shard and keeps what belongs to this server under the current number of
  * servers: sparse rows by {@link KeyHash#serverOf}, dense blocks cut from the parameters reassembled whole. Every
  * file is read and checked before any table is written.
  */
 final class ShardCheckpoint {
-    static final String FORMAT = "fleet4j-pserver-shard";
-    private static final Pattern MANIFEST = Pattern.compile("pserver-(\\d+)-of-(\\d+)\\.json");
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
@@ -50,7 +46,7 @@ final class ShardCheckpoint {
         return "pserver-" + server + "-of-" + servers;
     }
 
-    static void save(TableShard shard, Path dir) {
+    static void save(TableShard shard, Path dir, SaveIdentity save) {
         try {
             Files.createDirectories(dir);
         } catch (IOException e) {
@@ -59,8 +55,9 @@ final class ShardCheckpoint {
         String base = baseName(shard.server(), shard.servers());
         Map<String, Tensor> tensors = new LinkedHashMap<>();
         ObjectNode manifest = JSON.createObjectNode();
-        manifest.put("format", FORMAT).put("version", 1).put("server", shard.server()).put("servers", shard.servers())
-                .put("file", base + ".safetensors").put("min_block_size", shard.minBlockSize());
+        manifest.put("format", ShardManifests.FORMAT).put("version", ShardManifests.VERSION).put("server", shard.server())
+                .put("servers", shard.servers()).put("file", base + ".safetensors").put("min_block_size", shard.minBlockSize());
+        manifest.set("save", ShardManifests.describe(save));
         ArrayNode denseOut = manifest.putArray("dense");
         for (DenseTableConfig c : shard.denseConfigs()) {
             ObjectNode t = describe(denseOut.addObject().put("name", c.name()), c.optimizer());
@@ -83,7 +80,8 @@ final class ShardCheckpoint {
             describe(sparseOut.addObject().put("name", c.name()).put("dim", c.dim()), c.optimizer())
                     .put("rows", rows.count);
         }
-        SafeTensors.write(dir.resolve(base + ".safetensors"), tensors, Map.of("format", FORMAT));
+        SafeTensors.write(dir.resolve(base + ".safetensors"), tensors,
+                Map.of("format", ShardManifests.FORMAT, ShardManifests.SAVE_ID_METADATA, save.saveId()));
         try {
             AtomicFile.write(dir.resolve(base + ".json"), JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(manifest));
         } catch (IOException e) {
@@ -187,58 +185,16 @@ final class ShardCheckpoint {
     }
 
     private static List<Saved> readAll(Path dir, TableShard shard) {
-        Map<Integer, TreeMap<Integer, Path>> bySize = new TreeMap<>();
-        try (Stream<Path> files = Files.list(dir)) {
-            files.forEach(f -> {
-                Matcher m = MANIFEST.matcher(f.getFileName().toString());
-                if (m.matches()) {
-                    bySize.computeIfAbsent(Integer.parseInt(m.group(2)), k -> new TreeMap<>())
-                            .put(Integer.parseInt(m.group(1)), f);
-                }
-            });
-        } catch (NoSuchFileException e) {
-            throw new CheckpointException(dir, null, "directory does not exist", e);
-        } catch (IOException e) {
-            throw new CheckpointException(dir, null, "cannot be listed: " + e, e);
-        }
-        if (bySize.isEmpty()) {
-            throw new CheckpointException(dir, null, "holds no parameter-server manifest (pserver-I-of-S.json); "
-                    + "name the directory a server checkpoint was saved to");
-        }
-        if (bySize.size() > 1) {
-            throw new CheckpointException(dir, null, "holds manifests of saves with " + bySize.keySet()
-                    + " servers; keep one save per directory");
-        }
-        int servers = bySize.keySet().iterator().next();
-        TreeMap<Integer, Path> manifests = bySize.get(servers);
         List<Saved> saved = new ArrayList<>();
-        for (int i = 0; i < servers; i++) {
-            Path manifestFile = manifests.get(i);
-            if (manifestFile == null) {
-                throw new CheckpointException(dir.resolve(baseName(i, servers) + ".json"), null,
-                        "is missing: the checkpoint was saved by " + servers + " servers and each wrote a manifest");
-            }
-            JsonNode manifest = readManifest(manifestFile);
-            Path file = manifestFile.resolveSibling(manifest.path("file").asText());
-            saved.add(new Saved(manifestFile, file, manifest, SafeTensors.read(file)));
+        for (ShardManifests.Manifest m : ShardManifests.read(dir)) {
+            Checkpoint file = SafeTensors.readCheckpoint(m.shardFile());
+            m.checkShard(file);
+            saved.add(new Saved(m.file(), m.shardFile(), m.json(), file.tensors()));
         }
         for (Saved s : saved) {
             check(s, shard);
         }
         return saved;
-    }
-
-    private static JsonNode readManifest(Path file) {
-        JsonNode m;
-        try {
-            m = JSON.readTree(file.toFile());
-        } catch (IOException e) {
-            throw new CheckpointException(file, null, "is not a readable JSON manifest: " + e.getMessage(), e);
-        }
-        if (m == null || !FORMAT.equals(m.path("format").asText()) || m.path("file").asText().isEmpty()) {
-            throw new CheckpointException(file, null, "is not a " + FORMAT + " manifest (format and file fields)");
-        }
-        return m;
     }
 
     /** Every table this server has is in the shard, with its optimizer's state and the shapes the manifest says. */

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
+import org.fleet4j.text.Quoted;
 
 /**
  * Server {@code server} of {@code servers}: its blocks of every dense table and its share of every sparse table. This
@@ -142,12 +143,12 @@ public final class TableShard {
     public DenseBlock denseBlock(String param, int block) {
         Map<Integer, DenseBlock> blocks = dense.get(param);
         if (blocks == null) {
-            throw new TableException("server " + server + " has no dense table " + param + "; its dense tables are "
+            throw new TableException("server " + server + " has no dense table " + Quoted.bare(param) + "; its dense tables are "
                     + dense.keySet());
         }
         DenseBlock b = blocks.get(block);
         if (b == null) {
-            throw new TableException("server " + server + " does not hold block " + block + " of dense table " + param
+            throw new TableException("server " + server + " does not hold block " + block + " of dense table " + Quoted.bare(param)
                     + "; it holds blocks " + blocks.keySet() + " (see DenseSlicing.plan for the owner)");
         }
         return b;
@@ -156,7 +157,7 @@ public final class TableShard {
     public SparseTable sparseTable(String table) {
         SparseTable t = sparse.get(table);
         if (t == null) {
-            throw new TableException("server " + server + " has no sparse table " + table + "; its sparse tables are "
+            throw new TableException("server " + server + " has no sparse table " + Quoted.bare(table) + "; its sparse tables are "
                     + sparse.keySet());
         }
         return t;
@@ -262,9 +263,12 @@ public final class TableShard {
         return out;
     }
 
-    /** Writes this server's shard of every table to {@code dir} (see {@link ShardCheckpoint}). */
-    public void save(Path dir) {
-        ShardCheckpoint.save(this, dir);
+    /**
+     * Writes this server's shard of every table to {@code dir} as part of {@code save} (see {@link ShardCheckpoint}):
+     * every server of one save is given the same identity, so that a load can tell its shards from another save's.
+     */
+    public void save(Path dir, SaveIdentity save) {
+        ShardCheckpoint.save(this, dir, save);
     }
 
     /** Fills this server's tables from a checkpoint saved by any number of servers. */

@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.table.TableStats;
 
 /**
@@ -89,8 +90,8 @@ public final class ConnectOnFirstCall implements PsConnection {
     }
 
     @Override
-    public void save(Path dir) {
-        connection().save(dir);
+    public void save(Path dir, SaveIdentity save) {
+        connection().save(dir, save);
     }
 
     @Override

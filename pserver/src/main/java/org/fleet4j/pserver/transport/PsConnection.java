@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.table.TableStats;
 
 /**
@@ -80,8 +81,11 @@ public interface PsConnection extends AutoCloseable {
      */
     void barrier(String name, int worker, int workers, Duration timeout);
 
-    /** The server writes its shard of every table to {@code dir} (a path on the server's file system). */
-    void save(Path dir);
+    /**
+     * The server writes its shard of every table to {@code dir} (a path on the server's file system) as part of
+     * {@code save}, the identity every server of this save is given.
+     */
+    void save(Path dir, SaveIdentity save);
 
     /** The server fills its tables from a checkpoint in {@code dir}, saved by any number of servers. */
     void load(Path dir);

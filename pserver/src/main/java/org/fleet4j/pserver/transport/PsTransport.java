@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.ServiceLoader;
 import org.fleet4j.pserver.table.TableShard;
+import org.fleet4j.text.Quoted;
 
 /**
  * A wire protocol between workers and parameter servers ({@code grpc}, {@code grpc++}, {@code star_server},
@@ -57,7 +58,7 @@ public interface PsTransport {
             }
             known.append(known.isEmpty() ? "" : ", ").append(t.protocol());
         }
-        throw new IllegalArgumentException("no parameter-server transport for protocol '" + protocol + "'; registered: ["
+        throw new IllegalArgumentException("no parameter-server transport for protocol " + Quoted.of(protocol) + "; registered: ["
                 + known + "]");
     }
 }

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.fleet4j.cluster.JobToken;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsOptions;
 import org.fleet4j.pserver.transport.PsServer;
@@ -42,7 +43,7 @@ class GrpcCallThreadsTest {
             Set<Thread> started = callThreads();
             started.removeAll(before);
             assertEquals(Set.of(), started, "pulls and pushes are answered on the network threads");
-            c.save(dir);
+            c.save(dir, SaveIdentity.fresh("test", 0, 0));
             assertTrue(Files.list(dir).findAny().isPresent(), "the shard was saved");
             started = callThreads();
             started.removeAll(before);

@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import org.fleet4j.cluster.JobToken;
 import org.fleet4j.pserver.grpc.proto.PullSparseRequest;
 import org.fleet4j.pserver.grpc.proto.PushSparseRequest;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.table.TableStats;
 import org.fleet4j.pserver.transport.PsConnection;
@@ -170,7 +171,7 @@ class GrpcRoundTripTest {
             c.pushDense("fc.w", 0, Shards.randomFloats(random, 64 * DIM));
             trained = pullSparse(c, "emb", Shards.ids(ids), ids.length, DIM);
             trainedDense = pullDense(c, "fc.w", 64 * DIM);
-            c.save(dir);
+            c.save(dir, SaveIdentity.fresh("test", 1, 2));
         }
         try (PsServer server = Shards.GRPC.serve(Shards.shard(), options);
              PsConnection c = Shards.GRPC.connect(server.endpoint(), options)) {

@@ -10,6 +10,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -53,6 +54,17 @@ class ShardCheckpointTest {
             out.add(new TableShard(i, n, List.of(FC, BIAS), List.of(EMB, WIDE), 16));
         }
         return out;
+    }
+
+    /** Every server writes its shard of one save, as the servers of a job do when a worker asks them. */
+    private static void saveAll(List<TableShard> servers, Path to) {
+        saveAll(servers, to, SaveIdentity.fresh("test", 1, 5));
+    }
+
+    private static void saveAll(List<TableShard> servers, Path to, SaveIdentity save) {
+        for (TableShard s : servers) {
+            s.save(to, save);
+        }
     }
 
     /** A few steps of pushes routed as a worker would: sparse ids by hash, dense blocks by plan. */
@@ -130,9 +142,7 @@ class ShardCheckpointTest {
     void savedWithTwoServersLoadsIdenticallyIntoOneAndThree() throws IOException {
         List<TableShard> two = servers(2);
         train(two);
-        for (TableShard s : two) {
-            s.save(dir);
-        }
+        saveAll(two, dir);
         for (int n : new int[]{1, 2, 3}) {
             List<TableShard> loaded = servers(n);
             for (TableShard s : loaded) {
@@ -157,9 +167,7 @@ class ShardCheckpointTest {
     @Test
     void emptyTablesRoundTrip() {
         List<TableShard> two = servers(2);
-        for (TableShard s : two) {
-            s.save(dir);
-        }
+        saveAll(two, dir);
         TableShard one = servers(1).getFirst();
         one.load(dir);
         assertEquals(0, one.sparseTable("emb").keys());
@@ -212,7 +220,7 @@ class ShardCheckpointTest {
         }
         assertTrue(started.await(30, TimeUnit.SECONDS), "the pushing threads did not start within 30 s");
         for (int save = 0; save < 5; save++) {
-            shard.save(dir);
+            shard.save(dir, SaveIdentity.fresh("test", 0, save));
             Map<String, Tensor> saved = SafeTensors.read(dir.resolve("pserver-0-of-1.safetensors"));
             assertConsistent(saved.get("sparse/emb/value"), saved.get("sparse/emb/moment"), "sparse row");
             assertConsistent(saved.get("dense/d/0/value"), saved.get("dense/d/0/moment"), "dense block");
@@ -245,9 +253,7 @@ class ShardCheckpointTest {
     private void saveTwo() {
         List<TableShard> two = servers(2);
         train(two);
-        for (TableShard s : two) {
-            s.save(dir);
-        }
+        saveAll(two, dir);
     }
 
     private CheckpointException loadFails() {
@@ -289,7 +295,7 @@ class ShardCheckpointTest {
         Map<String, Tensor> tensors = new LinkedHashMap<>(SafeTensors.read(file));
         Tensor value = tensors.get("sparse/emb/value");
         tensors.put("sparse/emb/value", value.rows(0, value.dim(0) - 1));
-        SafeTensors.write(file, tensors, Map.of());
+        SafeTensors.write(file, tensors, SafeTensors.readCheckpoint(file).metadata());
         CheckpointException e = loadFails();
         assertTrue(e.getMessage().contains("pserver-1-of-2.safetensors") && e.getMessage().contains("sparse/emb/value"),
                 e.getMessage());
@@ -302,6 +308,74 @@ class ShardCheckpointTest {
         TableShard other = new TableShard(0, 1, List.of(FC, BIAS), List.of(adagrad, WIDE), 16);
         CheckpointException e = assertThrows(CheckpointException.class, () -> other.load(dir));
         assertTrue(e.getMessage().contains("pserver-0-of-2.json") && e.getMessage().contains("saved with optimizer adam"),
+                e.getMessage());
+    }
+
+    /** Shard 0 of one save and shard 1 of a later one (two more training rounds) in one folder. */
+    private Path mixedFolder() throws IOException {
+        List<TableShard> two = servers(2);
+        train(two);
+        Path early = Files.createDirectories(dir.resolve("early"));
+        saveAll(two, early, new SaveIdentity("job-a", 1, 5, "early-save"));
+        train(two);
+        Path late = Files.createDirectories(dir.resolve("late"));
+        saveAll(two, late, new SaveIdentity("job-a", 2, 10, "late-save"));
+        Path mixed = Files.createDirectories(dir.resolve("mixed"));
+        for (String f : List.of("pserver-0-of-2.json", "pserver-0-of-2.safetensors")) {
+            Files.copy(early.resolve(f), mixed.resolve(f));
+        }
+        for (String f : List.of("pserver-1-of-2.json", "pserver-1-of-2.safetensors")) {
+            Files.copy(late.resolve(f), mixed.resolve(f));
+        }
+        return mixed;
+    }
+
+    @Test
+    void aFolderMixingTheShardsOfTwoSavesIsRefusedNamingBothFiles() throws IOException {
+        Path mixed = mixedFolder();
+        TableShard loading = servers(2).getFirst();
+        CheckpointException e = assertThrows(CheckpointException.class, () -> loading.load(mixed));
+        assertEquals("checkpoint " + mixed + ": pserver-0-of-2.json and pserver-1-of-2.json come from different saves"
+                + " (save id early-save vs late-save, epoch 1 vs 2, step 5 vs 10); a folder must hold the shards of one"
+                + " save: load the folder that save wrote, whole", e.getMessage());
+        assertEquals(0, loading.sparseTable("emb").keys(), "nothing was loaded");
+        assertThrows(CheckpointException.class, () -> SavedValues.read(mixed), "nor read for an inference model");
+    }
+
+    @Test
+    void aShardFileSwappedWithoutItsManifestIsRefusedNamingIt() throws IOException {
+        Path mixed = mixedFolder();
+        Files.copy(dir.resolve("early/pserver-1-of-2.json"), mixed.resolve("pserver-1-of-2.json"),
+                StandardCopyOption.REPLACE_EXISTING);
+        CheckpointException e = assertThrows(CheckpointException.class, () -> servers(1).getFirst().load(mixed));
+        assertEquals("checkpoint " + mixed.resolve("pserver-1-of-2.safetensors") + ": belongs to save 'late-save', but"
+                + " its manifest pserver-1-of-2.json names save 'early-save'; the shard file and its manifest must come"
+                + " from one save", e.getMessage());
+    }
+
+    @Test
+    void shardsOfJobsWithOtherTablesAreRefusedNamingTheTable() throws IOException {
+        saveTwo();
+        SparseTableConfig wider = new SparseTableConfig("emb", 8, EMB.optimizer(), EMB.initializer());
+        Path other = Files.createDirectories(dir.resolve("other"));
+        new TableShard(1, 2, List.of(FC, BIAS), List.of(wider, WIDE), 16).save(other, SaveIdentity.fresh("job-b", 1, 5));
+        Files.copy(other.resolve("pserver-1-of-2.json"), dir.resolve("pserver-1-of-2.json"), StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(other.resolve("pserver-1-of-2.safetensors"), dir.resolve("pserver-1-of-2.safetensors"),
+                StandardCopyOption.REPLACE_EXISTING);
+        CheckpointException e = loadFails();
+        assertTrue(e.getMessage().contains("pserver-0-of-2.json and pserver-1-of-2.json come from different saves")
+                && e.getMessage().contains("job test vs job-b")
+                && e.getMessage().contains("sparse table emb dim 4, adam [\"moment1\",\"moment2\"]"), e.getMessage());
+    }
+
+    @Test
+    void aManifestOfTheFirstFormatIsRefusedSayingWhy() throws IOException {
+        saveTwo();
+        Path manifest = dir.resolve("pserver-0-of-2.json");
+        Files.writeString(manifest, Files.readString(manifest).replace("\"version\" : 2", "\"version\" : 1"));
+        CheckpointException e = loadFails();
+        assertEquals("checkpoint " + manifest + ": has manifest version 1, which records no save identity, so its shards"
+                + " cannot be checked to come from one save; this Fleet4J reads version 2: save the tables again with it",
                 e.getMessage());
     }
 

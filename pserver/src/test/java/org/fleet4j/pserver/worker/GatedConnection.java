@@ -10,6 +10,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.table.TableStats;
 import org.fleet4j.pserver.transport.PsConnection;
 
@@ -102,8 +103,8 @@ final class GatedConnection implements PsConnection {
     }
 
     @Override
-    public void save(Path dir) {
-        server.save(dir);
+    public void save(Path dir, SaveIdentity save) {
+        server.save(dir, save);
     }
 
     @Override

@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.table.TableShard;
 import org.fleet4j.pserver.table.TableStats;
 import org.fleet4j.pserver.transport.PsConnection;
@@ -81,8 +82,8 @@ final class InProcessPsTransport implements PsTransport {
             throw new UnsupportedOperationException("barrier");
         }
 
-        public void save(Path dir) {
-            shard.save(dir);
+        public void save(Path dir, SaveIdentity save) {
+            shard.save(dir, save);
         }
 
         public void load(Path dir) {

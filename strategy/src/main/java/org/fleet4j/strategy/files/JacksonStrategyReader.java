@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.fleet4j.strategy.schema.RawValue;
 import org.fleet4j.strategy.schema.StrategyException;
+import org.fleet4j.text.Quoted;
 
 /**
  * Reads YAML and JSON strategy files into raw entries with the line of every key, walking
@@ -45,7 +46,7 @@ final class JacksonStrategyReader {
         }
         if (first != JsonToken.START_OBJECT) {
             throw new StrategyException(source + ":" + line() + ": the file must hold a mapping of keys to values,"
-                    + " but it holds " + (first == JsonToken.START_ARRAY ? "a list" : "the single value " + parser.getText()));
+                    + " but it holds " + (first == JsonToken.START_ARRAY ? "a list" : "the single value " + Quoted.bare(parser.getText())));
         }
         readObject("");
         if (parser.nextToken() != null) {
@@ -74,7 +75,7 @@ final class JacksonStrategyReader {
         List<RawValue> items = new ArrayList<>();
         for (JsonToken token = parser.nextToken(); token != JsonToken.END_ARRAY; token = parser.nextToken()) {
             if (token == JsonToken.START_OBJECT || token == JsonToken.START_ARRAY) {
-                throw new StrategyException(source + ":" + line() + ": " + key
+                throw new StrategyException(source + ":" + line() + ": " + Quoted.bare(key)
                         + ": a list here holds plain values (strings or numbers), not nested lists or mappings");
             }
             items.add(scalar(token));
@@ -101,6 +102,7 @@ final class JacksonStrategyReader {
         JsonLocation where = e.getLocation();
         String line = where != null && where.getLineNr() > 0 ? ":" + where.getLineNr() : "";
         String message = e.getOriginalMessage() == null ? e.getClass().getSimpleName() : e.getOriginalMessage();
-        return new StrategyException(source + line + ": syntax error: " + message.lines().findFirst().orElse("").strip());
+        return new StrategyException(source + line + ": syntax error: "
+                + Quoted.message(message.lines().findFirst().orElse("").strip()));
     }
 }

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.regex.Pattern;
 import org.fleet4j.strategy.schema.RawValue;
 import org.fleet4j.strategy.schema.StrategyException;
+import org.fleet4j.text.Quoted;
 
 /**
  * Reads the subset of the protobuf text format that Paddle's {@code save_to_prototxt} writes:
@@ -25,8 +26,8 @@ final class PrototxtReader {
         String shown() {
             return switch (kind) {
                 case END -> "the end of the file";
-                case STRING -> "\"" + text + "\"";
-                default -> "'" + text + "'";
+                case STRING -> Quoted.of(text, '"');
+                default -> Quoted.of(text);
             };
         }
     }
@@ -56,7 +57,7 @@ final class PrototxtReader {
             Token token = next();
             if (token.kind == Kind.END) {
                 if (opener != null) {
-                    throw error(token.line, "the block '" + prefix + " " + opener.text + "' opened at line " + opener.line
+                    throw error(token.line, "the block " + Quoted.of(prefix + " " + opener.text) + " opened at line " + opener.line
                             + " is never closed (expected '" + close + "')");
                 }
                 return;
@@ -89,7 +90,7 @@ final class PrototxtReader {
             return;
         }
         if (!colon) {
-            throw error(after.line, "expected ':' or '{' after '" + keyToken.text + "', found " + after.shown());
+            throw error(after.line, "expected ':' or '{' after " + Quoted.of(keyToken.text) + ", found " + after.shown());
         }
         Token value = next();
         RawValue raw = value.is("[") ? readList(keyToken) : scalar(value, keyToken);
@@ -109,7 +110,7 @@ final class PrototxtReader {
                 return new RawValue.ListOf(List.copyOf(items));
             }
             if (!after.is(",")) {
-                throw error(after.line, "expected ',' or ']' in the list of '" + keyToken.text + "', found " + after.shown());
+                throw error(after.line, "expected ',' or ']' in the list of " + Quoted.of(keyToken.text) + ", found " + after.shown());
             }
         }
     }
@@ -126,7 +127,7 @@ final class PrototxtReader {
                 }
                 yield new RawValue.Text(joined.toString(), true);
             }
-            default -> throw error(value.line, "expected a value after '" + keyToken.text + ":', found " + value.shown());
+            default -> throw error(value.line, "expected a value after " + Quoted.of(keyToken.text + ":") + ", found " + value.shown());
         };
     }
 
@@ -166,7 +167,7 @@ final class PrototxtReader {
             pos++;
             return new Token(Kind.PUNCT, String.valueOf(c), line);
         }
-        throw error(line, "unexpected character '" + c + "'");
+        throw error(line, "unexpected character " + Quoted.of(String.valueOf(c)));
     }
 
     private Token number() {
@@ -183,7 +184,7 @@ final class PrototxtReader {
         }
         String number = text.substring(start, pos);
         if (!NUMBER.matcher(number).matches()) {
-            throw error(line, "malformed number '" + number + "'");
+            throw error(line, "malformed number " + Quoted.of(number));
         }
         return new Token(Kind.NUMBER, number, line);
     }
@@ -213,7 +214,7 @@ final class PrototxtReader {
                 case 't' -> '\t';
                 case 'r' -> '\r';
                 case '\\', '"', '\'' -> escaped;
-                default -> throw error(line, "unknown escape '\\" + escaped + "' in a string (known: \\n \\t \\r \\\\ \\\" \\')");
+                default -> throw error(line, "unknown escape " + Quoted.of("\\" + escaped) + " in a string (known: \\n \\t \\r \\\\ \\\" \\')");
             });
         }
     }

@@ -6,6 +6,7 @@ import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.rules.EffectiveStrategy;
 import org.fleet4j.strategy.rules.World;
 import org.fleet4j.strategy.schema.StrategyException;
+import org.fleet4j.text.Quoted;
 
 /** The strategy side of {@code fleetrun --dry_run}: describe the world and the effective strategy, start nothing. */
 public final class StrategyCli {
@@ -25,7 +26,7 @@ public final class StrategyCli {
                              PrintStream out, PrintStream err) {
         try {
             if (!DryRunReport.formats().contains(format)) {
-                throw new StrategyException("--format: '" + format + "' is not allowed; allowed: "
+                throw new StrategyException("--format: " + Quoted.of(format) + " is not allowed; allowed: "
                         + String.join(", ", DryRunReport.formats()));
             }
             EffectiveStrategy effective = effective(strategyFileOrNull, new World(nnodes, nprocPerNode, device));

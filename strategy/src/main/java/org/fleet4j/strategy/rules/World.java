@@ -1,6 +1,7 @@
 package org.fleet4j.strategy.rules;
 
 import org.fleet4j.strategy.schema.StrategyException;
+import org.fleet4j.text.Quoted;
 
 /**
  * The machines a job runs on: {@code nodes} hosts with {@code ranksPerNode} worker processes each,
@@ -15,7 +16,7 @@ public record World(int nodes, int ranksPerNode, String device) {
             throw new StrategyException("nproc_per_node: " + ranksPerNode + " is out of range: must be at least 1");
         }
         if (!"cpu".equals(device) && !"gpu".equals(device)) {
-            throw new StrategyException("device: '" + device + "' is not allowed; allowed: cpu, gpu");
+            throw new StrategyException("device: " + Quoted.of(device) + " is not allowed; allowed: cpu, gpu");
         }
     }
 

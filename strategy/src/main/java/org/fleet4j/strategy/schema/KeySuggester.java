@@ -12,10 +12,14 @@ final class KeySuggester {
     /** The closest candidate, if it is close enough to be a plausible typo (case is ignored). */
     static Optional<String> nearest(String given, Collection<String> candidates) {
         String lower = given.toLowerCase(Locale.ROOT);
+        int tolerance = Math.max(2, given.length() / 3);
         String best = null;
         int bestDistance = Integer.MAX_VALUE;
         for (String candidate : candidates) {
             String other = candidate.toLowerCase(Locale.ROOT);
+            if (Math.abs(other.length() - lower.length()) > tolerance && !other.startsWith(lower)) {
+                continue; // the distance is at least the difference in length: a 1 MB key costs nothing
+            }
             // A truncated key ("nccl_comm") is plausible, though less so than a one-letter typo.
             int d = lower.length() >= 4 && other.startsWith(lower) ? Math.min(2, distance(lower, other)) : distance(lower, other);
             if (d < bestDistance) {
@@ -23,7 +27,6 @@ final class KeySuggester {
                 bestDistance = d;
             }
         }
-        int tolerance = Math.max(2, given.length() / 3);
         return bestDistance <= tolerance ? Optional.ofNullable(best) : Optional.empty();
     }
 

@@ -2,6 +2,7 @@ package org.fleet4j.strategy.schema;
 
 import java.util.List;
 import java.util.stream.Collectors;
+import org.fleet4j.text.Quoted;
 
 /** A value as a file wrote it, before the schema gives it a type. */
 public sealed interface RawValue {
@@ -17,20 +18,20 @@ public sealed interface RawValue {
     /** A number kept as its text, so that range errors quote exactly what the user wrote. */
     record Number(String text, boolean integral) implements RawValue {
         public String shown() {
-            return text;
+            return Quoted.bare(text);
         }
     }
 
     /** A string; {@code quoted} is false for prototxt identifiers (enum names, true/false). */
     record Text(String value, boolean quoted) implements RawValue {
         public String shown() {
-            return quoted ? "\"" + value + "\"" : value;
+            return quoted ? Quoted.of(value, '"') : Quoted.bare(value);
         }
     }
 
     record ListOf(List<RawValue> items) implements RawValue {
         public String shown() {
-            return items.stream().map(RawValue::shown).collect(Collectors.joining(", ", "[", "]"));
+            return Quoted.bare(items.stream().map(RawValue::shown).collect(Collectors.joining(", ", "[", "]")));
         }
     }
 

@@ -4,6 +4,7 @@ import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
+import org.fleet4j.text.Quoted;
 
 /** The type of a strategy field: how values are read from files and Java, and how they are shown. */
 public enum ValueKind {
@@ -110,7 +111,7 @@ public enum ValueKind {
                 for (Object item : list) {
                     boolean fits = this == STRING_LIST ? item instanceof String : item instanceof java.lang.Number;
                     if (!fits) {
-                        throw new InvalidValueException("expected " + expected + ", but " + item + " is not one");
+                        throw new InvalidValueException("expected " + expected + ", but " + Quoted.bare(String.valueOf(item)) + " is not one");
                     }
                     out.add(this == STRING_LIST ? item : ((java.lang.Number) item).doubleValue());
                 }
@@ -138,13 +139,13 @@ public enum ValueKind {
             }
         }
         String hint = KeySuggester.nearest(given, choices).map(c -> " (did you mean " + c + "?)").orElse("");
-        throw new InvalidValueException("'" + given + "' is not allowed; allowed: " + String.join(", ", choices) + hint);
+        throw new InvalidValueException(Quoted.of(given) + " is not allowed; allowed: " + String.join(", ", choices) + hint);
     }
 
     private static int integer(RawValue raw) throws InvalidValueException {
         if (raw instanceof RawValue.Number n) {
             if (!n.integral()) {
-                throw new InvalidValueException("expected an integer, got " + n.text());
+                throw new InvalidValueException("expected an integer, got " + Quoted.bare(n.text()));
             }
             try {
                 long v = Long.parseLong(n.text().startsWith("+") ? n.text().substring(1) : n.text());
@@ -154,7 +155,7 @@ public enum ValueKind {
             } catch (NumberFormatException tooLong) {
                 // falls through to the range error below
             }
-            throw new InvalidValueException(n.text() + " is too large for an integer (at most " + Integer.MAX_VALUE + ")");
+            throw new InvalidValueException(Quoted.bare(n.text()) + " is too large for an integer (at most " + Integer.MAX_VALUE + ")");
         }
         throw new InvalidValueException("expected an integer, got " + raw.shown());
     }
@@ -170,7 +171,7 @@ public enum ValueKind {
             } catch (NumberFormatException e) {
                 // falls through to the error below
             }
-            throw new InvalidValueException("expected a finite number, got " + n.text());
+            throw new InvalidValueException("expected a finite number, got " + Quoted.bare(n.text()));
         }
         throw new InvalidValueException("expected a number, got " + raw.shown());
     }
@@ -187,6 +188,6 @@ public enum ValueKind {
     }
 
     private InvalidValueException javaType(Object value) {
-        return new InvalidValueException("expected " + expected + ", got " + value + " (" + value.getClass().getSimpleName() + ")");
+        return new InvalidValueException("expected " + expected + ", got " + Quoted.bare(String.valueOf(value)) + " (" + value.getClass().getSimpleName() + ")");
     }
 }
