@@ -5,11 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
 import org.fleet4j.core.io.ModelState;
+import org.fleet4j.core.io.SafeTensors;
+import org.fleet4j.core.io.TorchStateDict;
 import org.fleet4j.core.ir.IrException;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
@@ -18,6 +22,7 @@ import org.fleet4j.core.layers.ParamAttr;
 import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** LeNet-5 and the small ResNet: their layers and names, their test programs, and the refusal of shapes that do not fit. */
 class ConvNetsTest {
@@ -49,6 +54,29 @@ class ConvNetsTest {
         assertEquals(9, count(net.main(), "batch_norm", false), "stem, 2 in each of 3 blocks, 2 projections");
         assertEquals(9, count(net.test(), "batch_norm", true));
         assertEquals(0, count(net.test(), "batch_norm", false));
+    }
+
+    @Test
+    void theirWeightsPairByLayerNameWithThoseOfTheSamePyTorchModules(@TempDir Path dir) {
+        ConvNet net = ResNet.build(1, 28, 28, 10, new ResNet.Shape(8, 4, true), 1);
+        ConvNet lenet = LeNet.build(1, 28, 28, 10, 1);
+        Scope scope = new Scope();
+        Scope lenetScope = new Scope();
+        try (Executor exe = new Executor()) {
+            exe.run(net.startup(), scope);
+            exe.run(lenet.startup(), lenetScope);
+        }
+        TorchStateDict.byLayerNames(net.test()).save(dir.resolve("resnet.safetensors"), scope);
+        TorchStateDict.byLayerNames(lenet.test()).save(dir.resolve("lenet.safetensors"), lenetScope);
+        Set<String> resnet = SafeTensors.read(dir.resolve("resnet.safetensors")).keySet();
+        for (String n : List.of("conv1.weight", "bn1.weight", "bn1.bias", "bn1.running_mean", "bn1.running_var",
+                "bn1.num_batches_tracked", "layer1.0.conv1.0.weight", "layer1.0.conv1.1.weight",
+                "layer2.0.downsample.0.weight", "layer2.0.downsample.1.running_var", "fc.weight", "fc.bias")) {
+            assertTrue(resnet.contains(n), n + " in " + resnet);
+        }
+        assertTrue(resnet.stream().noneMatch(n -> n.contains(".w_") || n.contains(".b_")), "every weight renamed: " + resnet);
+        assertEquals(Set.of("conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc1.weight", "fc1.bias",
+                "fc2.weight", "fc2.bias", "fc3.weight", "fc3.bias"), SafeTensors.read(dir.resolve("lenet.safetensors")).keySet());
     }
 
     @Test
