@@ -2,8 +2,11 @@ package org.fleet4j.examples;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.fleet4j.core.device.CpuProgramRunner;
@@ -13,12 +16,15 @@ import org.fleet4j.core.device.ProgramRunners;
 import org.fleet4j.core.drift.RoundingNoise;
 import org.fleet4j.core.exec.Executor;
 import org.fleet4j.core.exec.Scope;
+import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
-import org.fleet4j.core.models.Mlp;
+import org.fleet4j.core.models.Classifier;
 import org.fleet4j.core.ops.LrSchedule;
 import org.fleet4j.core.optim.Adagrad;
 import org.fleet4j.core.optim.Adam;
+import org.fleet4j.core.optim.AdamW;
+import org.fleet4j.core.optim.ClipGradByGlobalNorm;
 import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.optim.SGD;
@@ -43,6 +49,54 @@ final class Training {
             case "adagrad" -> new Adagrad(lr);
             default -> throw new IllegalArgumentException("--optimizer must be sgd, momentum, adam or adagrad, got " + Quoted.of(name));
         };
+    }
+
+    /**
+     * The optimizer of a classifier program: sgd, momentum (0.9), adam, adagrad or adamw (betas 0.9, 0.999, epsilon
+     * 1e-8) on {@code schedule}. {@code weightDecay} is L2 decay of every parameter for sgd and momentum (PyTorch's
+     * SGD weight_decay) and decoupled decay of the parameters {@code decayed} accepts for adamw; adam and adagrad take
+     * none. A positive {@code clipNorm} clips the gradients by their global norm.
+     */
+    static Optimizer optimizer(String name, LrSchedule schedule, double weightDecay, Predicate<String> decayed,
+                               double clipNorm) {
+        double lr = schedule.baseLr();
+        if (!(lr > 0) || !Double.isFinite(lr)) {
+            throw new IllegalArgumentException("--lr must be a positive number, got " + lr);
+        }
+        float wd = (float) weightDecay;
+        Optimizer opt = switch (name) {
+            case "sgd" -> new SGD(schedule, wd);
+            case "momentum" -> new Momentum(schedule, 0.9f, false, wd);
+            case "adamw" -> new AdamW(schedule, 0.9f, 0.999f, 1e-8f, wd, decayed);
+            case "adam", "adagrad" -> {
+                if (weightDecay != 0) {
+                    throw new IllegalArgumentException("--weight_decay " + weightDecay + " with --optimizer " + name
+                            + ": " + name + " takes no weight decay here; use --optimizer adamw for decoupled decay");
+                }
+                yield name.equals("adam") ? new Adam(schedule, 0.9f, 0.999f, 1e-8f, false) : new Adagrad(lr);
+            }
+            default -> throw new IllegalArgumentException("--optimizer must be sgd, momentum, adam, adamw or adagrad, got "
+                    + Quoted.of(name));
+        };
+        if (name.equals("adagrad") && !schedule.decay().equals("constant")) {
+            throw new IllegalArgumentException("--optimizer adagrad runs at a constant learning rate; drop --lr_schedule");
+        }
+        return clipNorm > 0 ? opt.withGradClip(new ClipGradByGlobalNorm((float) clipNorm)) : opt;
+    }
+
+    /**
+     * The parameters that decoupled weight decay applies to, the usual recipe's: every weight of {@code program} but
+     * the biases ({@code <layer>.b_<n>}) and batch norm's scale and shift.
+     */
+    static Predicate<String> decayedWeights(Program program) {
+        Set<String> exempt = new HashSet<>();
+        for (Op op : program.globalBlock().ops()) {
+            if (op.type().equals("batch_norm")) {
+                exempt.add(op.in("Scale"));
+                exempt.add(op.in("Bias"));
+            }
+        }
+        return name -> !exempt.contains(name) && !name.matches(".*\\.b_\\d+");
     }
 
     /**
@@ -126,7 +180,7 @@ final class Training {
                 + " has no timeline yet (drop --timeline or run on the CPU)");
     }
 
-    static Map<String, Tensor> feed(Mlp net, Tensor images, Tensor labels) {
+    static Map<String, Tensor> feed(Classifier net, Tensor images, Tensor labels) {
         return Map.of(net.image().name(), images, net.label().name(), labels);
     }
 }

@@ -11,7 +11,7 @@ final class TrainingOptions {
     private int epochs;
     @Option(names = "--batch_size", description = "examples per rank per step (default ${DEFAULT-VALUE})")
     private int batchSize;
-    @Option(names = "--optimizer", description = "sgd, momentum, adam or adagrad (default ${DEFAULT-VALUE})")
+    @Option(names = "--optimizer", description = "sgd, momentum, adam or adagrad; mnist, lenet and resnet also adamw (default ${DEFAULT-VALUE})")
     private String optimizer;
     @Option(names = "--lr", description = "learning rate (default ${DEFAULT-VALUE})")
     private double lr;

@@ -63,7 +63,7 @@ class HonouredKnobsTest {
                 "fp16_allreduce", "gradient_scale_configs.scale_strategy", "tensor_fuse", "protocol",
                 "build_strategy.enable_sequential_execution",
                 "build_strategy.fuse_elewise_add_act_ops",
-                "build_strategy.fuse_bn_act_ops", "build_strategy.fuse_all_optimizer_ops",
+                "build_strategy.fuse_bn_act_ops", "build_strategy.fuse_relu_depthwise_conv", "build_strategy.fuse_all_optimizer_ops",
                 "build_strategy.enable_inplace", "build_strategy.enable_backward_optimizer_op_deps", "execution_strategy.num_threads",
                 "execution_strategy.num_iteration_per_drop_scope", "execution_strategy.num_iteration_per_run"), inEffect);
         assertTrue(StrategySchema.inEffect(StrategySchema.MODE, "ps"), "parameter-server training runs");

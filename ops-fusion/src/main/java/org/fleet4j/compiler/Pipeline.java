@@ -10,8 +10,8 @@ import org.fleet4j.strategy.rules.EffectiveStrategy;
  * effective strategy enables, in increasing order:
  * <ul>
  * <li>100 amp: it derives backward again from the scaled loss, so every later pass sees the final ops;</li>
- * <li>200-299 op fusions (fuse_elewise_add_act_ops 200, fuse_bn_act_ops 210): they change which ops produce
- * gradients;</li>
+ * <li>200-299 op fusions (fuse_elewise_add_act_ops 200, fuse_relu_depthwise_conv 205, fuse_bn_act_ops 210): they
+ * change which ops produce gradients;</li>
  * <li>300 find_unused_parameters, 400 gradient_merge: it gates the gradients' consumers;</li>
  * <li>500-599 gradient bucketing and what rewrites its allreduces (fuse_all_reduce_ops 500, fp16_allreduce 510,
  * use_hierarchical_allreduce 520): they need the final producers;</li>

@@ -130,9 +130,9 @@ class PipelineTest {
     /** Every built-in pass registers itself beside its code, and the registry keeps the documented order. */
     @Test
     void thePassesAreFoundThroughServiceLoaderInTheirOrder() {
-        assertEquals(List.of("amp", "fuse_elewise_add_act_ops", "fuse_bn_act_ops", "find_unused_parameters",
-                "gradient_merge", "fuse_all_reduce_ops", "fp16_allreduce", "use_hierarchical_allreduce",
-                "sync_batch_norm", "fuse_all_optimizer_ops", "enable_inplace", "overlap_allreduce"),
+        assertEquals(List.of("amp", "fuse_elewise_add_act_ops", "fuse_relu_depthwise_conv", "fuse_bn_act_ops",
+                "find_unused_parameters", "gradient_merge", "fuse_all_reduce_ops", "fp16_allreduce",
+                "use_hierarchical_allreduce", "sync_batch_norm", "fuse_all_optimizer_ops", "enable_inplace", "overlap_allreduce"),
                 PassRegistry.all().stream().map(PassDescription::name).toList());
         for (PassDescription d : PassRegistry.all()) {
             // overlap_allreduce runs unless sync_nccl_allreduce is set: its switch is the inverse of that knob

@@ -105,14 +105,17 @@ class EffectiveStrategyTest {
     }
 
     @Test
-    void syncBatchNormForcesOneCommunicatorOneThreadAndAFlatAllreduce() {
-        DistributedStrategy s = new DistributedStrategy().syncBatchNorm(true).ncclCommNum(2).threadNum(4).useHierarchicalAllreduce(true);
+    void syncBatchNormForcesOneCommunicatorOneThreadAFlatAllreduceAndUnfusedBatchNorms() {
+        DistributedStrategy s = new DistributedStrategy().syncBatchNorm(true).ncclCommNum(2).threadNum(4).useHierarchicalAllreduce(true)
+                .set(StrategySchema.BUILD_FUSE_BN_ACT_OPS, true);
         EffectiveStrategy e = EffectiveStrategy.resolve(s, TWO_NODES_FOUR_GPUS);
         assertEquals(List.of(
                 "nccl_comm_num: 2 -> 1 (sync_batch_norm needs every rank to issue its allreduces in the same order, on one communicator)",
                 "execution_strategy.num_threads: 4 -> 1 (sync_batch_norm hangs when several executor threads order its allreduces"
                         + " differently on each rank)",
-                "use_hierarchical_allreduce: true -> false (sync_batch_norm allreduces its statistics on one flat communicator)"),
+                "use_hierarchical_allreduce: true -> false (sync_batch_norm allreduces its statistics on one flat communicator)",
+                "build_strategy.fuse_bn_act_ops: true -> false (sync_batch_norm synchronises batch_norm ops, and a"
+                        + " fused_bn_activation would normalise over its own rank's batch only)"),
                 changes(e));
         assertEquals(1, e.get(StrategySchema.EXEC_NUM_THREADS), "sync_nccl_allreduce does not raise it back");
     }

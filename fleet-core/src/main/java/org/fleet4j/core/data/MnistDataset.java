@@ -43,10 +43,14 @@ public final class MnistDataset implements Dataset {
 
     private final Tensor images;
     private final Tensor labels;
+    private final long rows;
+    private final long cols;
 
-    private MnistDataset(Tensor images, Tensor labels) {
+    private MnistDataset(Tensor images, Tensor labels, long rows, long cols) {
         this.images = images;
         this.labels = labels;
+        this.rows = rows;
+        this.cols = cols;
     }
 
     /** Loads one split from {@code dir}. */
@@ -68,7 +72,8 @@ public final class MnistDataset implements Dataset {
             throw new DataFormatException(labelFile, "has " + rawLabels.dim(0) + " labels but " + imageFile.getFileName()
                     + " has " + rawImages.dim(0) + " images; they must agree");
         }
-        return new MnistDataset(scaledImages(imageFile, rawImages), checkedLabels(labelFile, rawLabels));
+        return new MnistDataset(scaledImages(imageFile, rawImages), checkedLabels(labelFile, rawLabels), rawImages.dim(1),
+                rawImages.dim(2));
     }
 
     /** Loads one split of the MNIST digits shipped in the repository's {@code data/mnist} (see {@link #bundledDirectory()}). */
@@ -169,6 +174,24 @@ public final class MnistDataset implements Dataset {
     /** float32 [N, rows*cols], grey levels scaled to [0, 1]. */
     public Tensor images() {
         return images;
+    }
+
+    /** The height of every image, from the images file's header. */
+    public long imageRows() {
+        return rows;
+    }
+
+    /** The width of every image, from the images file's header. */
+    public long imageCols() {
+        return cols;
+    }
+
+    /**
+     * The same samples with field "image" as float32 [N, 1, rows, cols] (a view of {@link #images()}), for
+     * convolutional networks.
+     */
+    public Dataset asNchw() {
+        return new TensorDataset(FIELD_NAMES, List.of(images.reshape(images.dim(0), 1, rows, cols), labels));
     }
 
     /** int64 [N, 1], digits 0..9. */

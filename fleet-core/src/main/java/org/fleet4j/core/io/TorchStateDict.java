@@ -87,7 +87,8 @@ public final class TorchStateDict {
             String weight = switch (op.type()) {
                 case "matmul", "fused_gemm_epilogue" -> op.in("Y");
                 case "lookup_table" -> op.in("W");
-                case "batch_norm", "layer_norm" -> op.in("Scale");
+                case "conv2d", "depthwise_conv2d", "conv2d_transpose" -> op.in("Filter");
+                case "batch_norm", "layer_norm", "group_norm" -> op.in("Scale");
                 default -> null;
             };
             String module = modules != null ? next : weight == null ? null : layerOf(weight);

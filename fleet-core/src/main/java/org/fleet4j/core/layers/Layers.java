@@ -667,18 +667,26 @@ public final class Layers {
                     + " must be NCHW with known channels; reshape [N, C*H*W] data to [N, C, H, W] first");
         }
         long c = xs[1];
+        String layer = "conv2d layer" + (name != null ? " " + name : "") + " on " + x.name() + " "
+                + java.util.Arrays.toString(xs);
         if (groups < 1 || c % groups != 0 || numFilters % groups != 0) {
-            throw new IrException("conv2d layer: groups " + groups + " must divide the input's " + c
-                    + " channels and the " + numFilters + " filters");
+            throw new IrException(layer + ": groups " + groups + " must divide the input's " + c + " channels and the "
+                    + numFilters + " filters; use a common divisor of both (1 for an ordinary convolution, " + c
+                    + " for a depthwise one with a multiple of " + c + " filters)");
         }
         String prefix = prefix("conv2d", name, weight.name(), bias == null ? "" : bias.name());
         Var w = createParameter(weight, prefix + ".w_0", x.dtype(),
                 new long[]{numFilters, c / groups, filterSize[0], filterSize[1]}, Initializer.kaimingNormal());
         boolean depthwise = groups > 1 && groups == c && numFilters % c == 0;
-        Var y = op(depthwise ? "depthwise_conv2d" : "conv2d", "conv2d.tmp",
-                Map.of("Input", List.of(x.name()), "Filter", List.of(w.name())), List.of("Output"),
-                Map.of("strides", stride, "paddings", padding, "padding_algorithm", paddingAlgorithm,
-                        "dilations", dilation, "groups", groups))[0];
+        Var y;
+        try {
+            y = op(depthwise ? "depthwise_conv2d" : "conv2d", "conv2d.tmp",
+                    Map.of("Input", List.of(x.name()), "Filter", List.of(w.name())), List.of("Output"),
+                    Map.of("strides", stride, "paddings", padding, "padding_algorithm", paddingAlgorithm,
+                            "dilations", dilation, "groups", groups))[0];
+        } catch (IrException e) {
+            throw new IrException(layer + ": " + e.getMessage(), e);
+        }
         if (bias != null) {
             Var b = createParameter(bias, prefix + ".b_0", x.dtype(), new long[]{numFilters}, Initializer.constant(0f));
             y = op("elementwise_add", Map.of("X", List.of(y.name()), "Y", List.of(b.name())), List.of("Out"),
@@ -700,9 +708,14 @@ public final class Layers {
      */
     public Var pool2d(Var x, int[] poolSize, String poolType, int[] poolStride, int[] poolPadding,
                       boolean globalPooling, boolean ceilMode, boolean exclusive) {
-        return unary("pool2d", x, Map.of("pooling_type", poolType, "ksize", poolSize, "strides", poolStride,
-                "paddings", poolPadding, "global_pooling", globalPooling, "ceil_mode", ceilMode,
-                "exclusive", exclusive));
+        try {
+            return unary("pool2d", x, Map.of("pooling_type", poolType, "ksize", poolSize, "strides", poolStride,
+                    "paddings", poolPadding, "global_pooling", globalPooling, "ceil_mode", ceilMode,
+                    "exclusive", exclusive));
+        } catch (IrException e) {
+            throw new IrException("pool2d layer on " + x.name() + " " + java.util.Arrays.toString(x.shape()) + ": "
+                    + e.getMessage(), e);
+        }
     }
 
     /** Adaptive max or avg pooling to outputSize [h, w] (PyTorch's adaptive_avg_pool2d, adaptive_max_pool2d). */

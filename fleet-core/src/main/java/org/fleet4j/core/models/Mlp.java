@@ -10,7 +10,8 @@ import org.fleet4j.text.Quoted;
  * A multi-layer perceptron classifier (ReLU between layers) with its loss and accuracy: the model of the mnist and
  * mlp_perf programs, and of the tests (CPU and GPU) that need a real training program.
  */
-public record Mlp(Program main, Program startup, Program test, Var image, Var label, Var logits, Var loss, Var accuracy) {
+public record Mlp(Program main, Program startup, Program test, Var image, Var label, Var logits, Var loss, Var accuracy)
+        implements Classifier {
 
     /** Builds the network for layer widths such as [784, 512, 512, 10]; {@code test} is the forward-only copy. */
     public static Mlp build(int[] layers, long seed) {

@@ -1,6 +1,8 @@
 /**
- * Models built with the layers API that programs and tests share: {@link Mlp}, a multi-layer perceptron classifier with
- * its loss and accuracy (the model of mnist and mlp_perf, and of the CPU and GPU tests that need a real training
- * program). It imports {@code core.ir}, {@code core.layers} and {@code core.tensor}.
+ * Models built with the layers API that programs and tests share, each a {@link Classifier} (training, startup and
+ * test programs with the vars a loop feeds and fetches): {@link Mlp}, a multi-layer perceptron (mnist, mlp_perf and
+ * the CPU and GPU tests that need a real training program), {@link LeNet} (LeNet-5) and {@link ResNet} (a small
+ * ResNet of basic blocks, optionally separable), both {@link ConvNet}s of NCHW images with PyTorch's module names. It
+ * imports {@code core.ir}, {@code core.layers} and {@code core.tensor}.
  */
 package org.fleet4j.core.models;

@@ -50,6 +50,57 @@ public final class ConvOps implements OpLibrary {
                         .build());
     }
 
+    /**
+     * The attributes that the conv ops share (strides, paddings, padding_algorithm, groups, dilations, data_format)
+     * declared on {@code b} with Paddle's defaults, for an op that convolves as they do.
+     */
+    public static OpSpec.Builder withConvAttributes(OpSpec.Builder b) {
+        return convAttrs(b);
+    }
+
+    /** depthwise_conv2d's shape inference (Input, Filter -> Output), for an op that convolves as it does. */
+    public static void inferDepthwiseShape(InferContext ctx) {
+        inferShape(ctx, true);
+    }
+
+    /**
+     * depthwise_conv2d's kernel reading relu(Input) wherever it reads Input: Output = depthwise_conv2d(relu(Input),
+     * Filter) without storing relu(Input) (the fused relu + depthwise convolution of core.ops.fused).
+     */
+    public static Kernel reluInputDepthwiseKernel(Op op) {
+        ConvGeometry.Attrs attrs = ConvGeometry.Attrs.of(op);
+        return a -> {
+            Tensor x = a.in("Input");
+            Tensor w = a.in("Filter");
+            ConvGeometry g = geometry(attrs, x, w);
+            Tensor y = a.out("Output", DType.F32, g.n(), g.f(), g.oh(), g.ow());
+            DepthwiseConvolution.forward(g, x.segment(), w.segment(), y.segment(), true);
+        };
+    }
+
+    /**
+     * The gradients of {@link #reluInputDepthwiseKernel}: Filter@GRAD from relu(Input), Input@GRAD through the
+     * convolution and then the relu (zero where Input is not positive).
+     */
+    public static Kernel reluInputDepthwiseGradKernel(Op op) {
+        ConvGeometry.Attrs attrs = ConvGeometry.Attrs.of(op);
+        return a -> {
+            Tensor x = a.in("Input");
+            Tensor w = a.in("Filter");
+            Tensor dy = a.in("Output@GRAD");
+            ConvGeometry g = geometry(attrs, x, w);
+            if (a.hasOut("Input@GRAD")) {
+                Tensor dx = a.outLike("Input@GRAD", x);
+                DepthwiseConvolution.backwardData(g, dy.segment(), w.segment(), dx.segment());
+                DepthwiseConvolution.maskByPositive(x.segment(), dx.segment(), x.numel());
+            }
+            if (a.hasOut("Filter@GRAD")) {
+                Tensor dw = a.outLike("Filter@GRAD", w);
+                DepthwiseConvolution.backwardFilter(g, x.segment(), dy.segment(), dw.segment(), true);
+            }
+        };
+    }
+
     private static OpSpec.Builder convAttrs(OpSpec.Builder b) {
         return b.in("Input", "Filter").out("Output")
                 .attr("strides", AttrType.INTS, new int[]{1, 1})

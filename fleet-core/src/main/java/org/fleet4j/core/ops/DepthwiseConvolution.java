@@ -10,6 +10,8 @@ import jdk.incubator.vector.VectorSpecies;
  * channel, so an im2col matrix would hold kh kw copies of the image for a GEMM of one row per group. Instead each
  * output row is built from kh kw scaled input rows (an axpy per tap, vectorised along the row for stride 1), the
  * input gradient by the adjoint axpys, and the filter gradient by dot products of the same rows.
+ * <p>With {@code reluInput} the kernels read relu(x) wherever they read x, and the input gradient is masked to where x
+ * is positive: the fused relu + depthwise convolution, whose relu output is never stored.
  */
 final class DepthwiseConvolution {
     private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
@@ -27,6 +29,11 @@ final class DepthwiseConvolution {
 
     /** y = depthwise convolution of x with w. */
     static void forward(ConvGeometry g, MemorySegment x, MemorySegment w, MemorySegment y) {
+        forward(g, x, w, y, false);
+    }
+
+    /** y = depthwise convolution of x, or of relu(x) with {@code reluInput}, with w. */
+    static void forward(ConvGeometry g, MemorySegment x, MemorySegment w, MemorySegment y, boolean reluInput) {
         int multiplier = (int) (g.f() / g.c());
         int ow = (int) g.ow();
         for (long n = 0; n < g.n(); n++) {
@@ -45,7 +52,7 @@ final class DepthwiseConvolution {
                             int x0 = Im2Col.firstInside(g, kx);
                             int x1 = Im2Col.endInside(g, kx);
                             long src = in + (long) iy * g.w() + kx * g.dilationW() - g.padLeft();
-                            axpy(wv, x, src, g.strideW(), y, out + (long) oy * ow, x0, x1);
+                            axpy(wv, x, src, g.strideW(), y, out + (long) oy * ow, x0, x1, reluInput);
                         }
                     }
                 }
@@ -81,8 +88,30 @@ final class DepthwiseConvolution {
         }
     }
 
+    /** dx = dx where x > 0, else 0: the input gradient through a relu of x (NaN in x masks like any non-positive). */
+    static void maskByPositive(MemorySegment x, MemorySegment dx, long n) {
+        long i = 0;
+        FloatVector zero = FloatVector.zero(S);
+        for (long bound = S.loopBound(n); i < bound; i += L) {
+            FloatVector xv = FloatVector.fromMemorySegment(S, x, i * Float.BYTES, NATIVE);
+            FloatVector.fromMemorySegment(S, dx, i * Float.BYTES, NATIVE)
+                    .blend(zero, xv.compare(jdk.incubator.vector.VectorOperators.GT, 0f).not())
+                    .intoMemorySegment(dx, i * Float.BYTES, NATIVE);
+        }
+        for (; i < n; i++) {
+            if (!(x.getAtIndex(F32.F, i) > 0f)) {
+                dx.setAtIndex(F32.F, i, 0f);
+            }
+        }
+    }
+
     /** dw = the filter gradient for x and dy (dw is overwritten). */
     static void backwardFilter(ConvGeometry g, MemorySegment x, MemorySegment dy, MemorySegment dw) {
+        backwardFilter(g, x, dy, dw, false);
+    }
+
+    /** dw = the filter gradient for x, or relu(x) with {@code reluInput}, and dy (dw is overwritten). */
+    static void backwardFilter(ConvGeometry g, MemorySegment x, MemorySegment dy, MemorySegment dw, boolean reluInput) {
         int multiplier = (int) (g.f() / g.c());
         int ow = (int) g.ow();
         int taps = g.kh() * g.kw();
@@ -102,7 +131,8 @@ final class DepthwiseConvolution {
                             int x0 = Im2Col.firstInside(g, kx);
                             int x1 = Im2Col.endInside(g, kx);
                             long src = in + (long) iy * g.w() + kx * g.dilationW() - g.padLeft();
-                            sums[ky * g.kw() + kx] += dot(dy, out + (long) oy * ow, x, src, g.strideW(), x0, x1);
+                            sums[ky * g.kw() + kx] += dot(dy, out + (long) oy * ow, x, src, g.strideW(), x0, x1,
+                                    reluInput);
                         }
                     }
                 }
@@ -113,19 +143,22 @@ final class DepthwiseConvolution {
         }
     }
 
-    /** y[yAt + ox] += a x[xAt + ox stride] for ox in [x0, x1). */
-    private static void axpy(float a, MemorySegment x, long xAt, int stride, MemorySegment y, long yAt, int x0, int x1) {
+    /** y[yAt + ox] += a x[xAt + ox stride] (a relu(x[...]) with {@code relu}) for ox in [x0, x1). */
+    private static void axpy(float a, MemorySegment x, long xAt, int stride, MemorySegment y, long yAt, int x0, int x1,
+                             boolean relu) {
         int ox = x0;
         if (stride == 1) {
             FloatVector av = FloatVector.broadcast(S, a);
             for (int bound = x0 + S.loopBound(x1 - x0); ox < bound; ox += L) {
                 long yb = (yAt + ox) * Float.BYTES;
-                FloatVector.fromMemorySegment(S, x, (xAt + ox) * Float.BYTES, NATIVE).mul(av)
+                FloatVector xv = FloatVector.fromMemorySegment(S, x, (xAt + ox) * Float.BYTES, NATIVE);
+                (relu ? xv.max(0f) : xv).mul(av)
                         .add(FloatVector.fromMemorySegment(S, y, yb, NATIVE)).intoMemorySegment(y, yb, NATIVE);
             }
         }
         for (; ox < x1; ox++) {
-            y.setAtIndex(F32.F, yAt + ox, y.getAtIndex(F32.F, yAt + ox) + a * x.getAtIndex(F32.F, xAt + (long) ox * stride));
+            float xv = x.getAtIndex(F32.F, xAt + (long) ox * stride);
+            y.setAtIndex(F32.F, yAt + ox, y.getAtIndex(F32.F, yAt + ox) + a * (relu ? Math.max(xv, 0f) : xv));
         }
     }
 
@@ -147,20 +180,23 @@ final class DepthwiseConvolution {
         }
     }
 
-    /** The sum of dy[dyAt + ox] x[xAt + ox stride] for ox in [x0, x1). */
-    private static double dot(MemorySegment dy, long dyAt, MemorySegment x, long xAt, int stride, int x0, int x1) {
+    /** The sum of dy[dyAt + ox] x[xAt + ox stride] (relu(x[...]) with {@code relu}) for ox in [x0, x1). */
+    private static double dot(MemorySegment dy, long dyAt, MemorySegment x, long xAt, int stride, int x0, int x1,
+                              boolean relu) {
         int ox = x0;
         float sum = 0;
         if (stride == 1) {
             FloatVector acc = FloatVector.zero(S);
             for (int bound = x0 + S.loopBound(x1 - x0); ox < bound; ox += L) {
+                FloatVector xv = FloatVector.fromMemorySegment(S, x, (xAt + ox) * Float.BYTES, NATIVE);
                 acc = FloatVector.fromMemorySegment(S, dy, (dyAt + ox) * Float.BYTES, NATIVE)
-                        .fma(FloatVector.fromMemorySegment(S, x, (xAt + ox) * Float.BYTES, NATIVE), acc);
+                        .fma(relu ? xv.max(0f) : xv, acc);
             }
             sum = acc.reduceLanes(jdk.incubator.vector.VectorOperators.ADD);
         }
         for (; ox < x1; ox++) {
-            sum += dy.getAtIndex(F32.F, dyAt + ox) * x.getAtIndex(F32.F, xAt + (long) ox * stride);
+            float xv = x.getAtIndex(F32.F, xAt + (long) ox * stride);
+            sum += dy.getAtIndex(F32.F, dyAt + ox) * (relu ? Math.max(xv, 0f) : xv);
         }
         return sum;
     }

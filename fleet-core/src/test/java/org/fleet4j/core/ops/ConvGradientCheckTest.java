@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import org.fleet4j.core.autodiff.GradientChecker;
 import org.fleet4j.core.autodiff.GradientChecker.Result;
+import org.fleet4j.core.ops.fused.FusedReluDepthwiseConvOp;
 import org.fleet4j.core.tensor.Tensor;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -72,6 +73,28 @@ class ConvGradientCheckTest {
                 .input("Filter", uniform(4, (long) xs[1] * fs[0], 1, fs[1], fs[2]))
                 .attr("strides", ints(strides)).attr("paddings", ints(paddings)).attr("dilations", ints(dilations))
                 .attr("groups", xs[1]));
+    }
+
+    /**
+     * relu fused into the depthwise convolution: Input away from relu's kink (|x| >= 0.1, both signs), so that finite
+     * differences of step 1e-3 never cross it; over the same attributes as depthwise_conv2d's own check.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+            // case | n c h w | multiplier kh kw | strides | paddings | dilations
+            "3x3 same size    | 2 3 5 6 | 1 3 3 | 1 1 | 1 1     | 1 1",
+            "multiplier 2     | 2 2 5 5 | 2 3 3 | 2 2 | 1 0 2 1 | 1 1",
+            "dilated, strided | 1 3 7 7 | 1 3 2 | 2 1 | 2 1     | 2 2",
+    })
+    void fusedReluDepthwiseConv(String name, String x, String filter, String strides, String paddings, String dilations) {
+        int[] xs = ints(x);
+        int[] fs = ints(filter);
+        Result r = check(GradientChecker.forOp(FusedReluDepthwiseConvOp.TYPE)
+                .input("Input", TestTensors.awayFromZero(5, xs[0], xs[1], xs[2], xs[3]))
+                .input("Filter", uniform(6, (long) xs[1] * fs[0], 1, fs[1], fs[2]))
+                .attr("strides", ints(strides)).attr("paddings", ints(paddings)).attr("dilations", ints(dilations))
+                .attr("groups", xs[1]));
+        assertEquals(2, r.inputs().size(), "Input and Filter are checked");
     }
 
     @ParameterizedTest(name = "{0}")

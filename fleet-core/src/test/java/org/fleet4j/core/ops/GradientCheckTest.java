@@ -11,6 +11,7 @@ import org.fleet4j.core.autodiff.GradientChecker;
 import org.fleet4j.core.autodiff.GradientChecker.Result;
 import org.fleet4j.core.ops.fused.FusedBnActOp;
 import org.fleet4j.core.ops.fused.FusedElewiseAddActOp;
+import org.fleet4j.core.ops.fused.FusedReluDepthwiseConvOp;
 import org.fleet4j.core.tensor.Tensor;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -25,6 +26,8 @@ class GradientCheckTest {
             "mean", "sum", "reshape", "concat", "dropout", "lookup_table", "batch_norm", "cast",
             FusedBnActOp.TYPE, FusedElewiseAddActOp.TYPE, "conv2d", "depthwise_conv2d", "conv2d_transpose", "pool2d",
             "group_norm",
+            // ConvGradientCheckTest checks these
+            FusedReluDepthwiseConvOp.TYPE,
             // TransformerGradientCheckTest checks these
             "layer_norm", "silu", "leaky_relu", "hard_swish", "log_softmax", "transpose", "flatten", "squeeze",
             "unsqueeze", "slice", "split", "stack", "expand", "where", "tril_triu", "self_attention",

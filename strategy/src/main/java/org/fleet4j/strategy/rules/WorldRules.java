@@ -68,6 +68,9 @@ final class WorldRules {
                 "sync_batch_norm hangs when several executor threads order its allreduces differently on each rank");
         change(StrategySchema.USE_HIERARCHICAL_ALLREDUCE, false,
                 "sync_batch_norm allreduces its statistics on one flat communicator");
+        change(StrategySchema.BUILD_FUSE_BN_ACT_OPS, false,
+                "sync_batch_norm synchronises batch_norm ops, and a fused_bn_activation would normalise over its own"
+                        + " rank's batch only");
     }
 
     private void hierarchicalAllreduce() {
