@@ -97,10 +97,19 @@ record DetectedCluster(Placement placement) {
         HostPort agreed = masterFlag != null ? HostPort.parse(masterFlag, "--master")
                 : HostPort.parse(master, placement.scheduler() + " master");
         if (host == null) {
-            host = resolveHost ? towards(agreed) : "(the address that reaches " + agreed + ")";
+            host = resolveHost ? towards(agreed) : shownHost(agreed);
         }
         int port = startPort != null ? startPort : ClusterLayout.DEFAULT_START_PORT;
         return new ClusterLayout(hosts, nnodes, nodeRank, nprocPerNode, host, port, agreed);
+    }
+
+    /** In the dry run the master may be a name only the cluster's DNS knows: then the host is only named. */
+    private String shownHost(HostPort master) {
+        try {
+            return LocalAddress.towards(master.toString(), placement.scheduler());
+        } catch (IllegalArgumentException e) {
+            return "(this node)";
+        }
     }
 
     private String towards(HostPort master) {
