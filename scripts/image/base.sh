@@ -23,7 +23,7 @@ skip() {
 # debootstrap mounts /proc and /sys in the new root while it installs; one it left mounted is unmounted before the
 # root is removed, so that rm never walks into this machine's own /proc or /sys
 unmount_under() {
-  findmnt -rno TARGET | grep "^$1/" | sort -r | while read -r m; do umount -l "$m" || true; done
+  { findmnt -rno TARGET || true; } | { grep "^$1/" || true; } | sort -r | while read -r m; do umount -l "$m" || true; done
 }
 
 [ "$(id -u)" = 0 ] || skip "debootstrap needs root to make the base image's root file system; the image is not built"
@@ -34,7 +34,7 @@ JAVA="$(FLEETRUN_PRINT_JAVA=1 "$ROOT/bin/fleetrun" 2>/dev/null)" || skip "no JDK
 JLINK="$(dirname "$JAVA")/jlink"
 [ -x "$JLINK" ] || skip "$JLINK is missing (a JDK, not a JRE, is needed for jlink); the image is not built"
 
-KEY="$(cat "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16)-$("$JAVA" -version 2>&1 | head -1 | tr -dc 'A-Za-z0-9.')"
+KEY="$(sha256sum < "${BASH_SOURCE[0]}" | cut -c1-16)-$(sed -n 's/^JAVA_VERSION="\(.*\)"/\1/p' "$(dirname "$(dirname "$JAVA")")/release")"
 if [ -f "$OUT/base.tar" ] && [ -d "$OUT/jdk" ] && [ "$(cat "$OUT/base.key" 2>/dev/null)" = "$KEY" ]; then
   echo "image: $OUT/base.tar and $OUT/jdk are up to date"
   exit 0

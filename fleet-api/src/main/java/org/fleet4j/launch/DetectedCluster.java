@@ -37,11 +37,6 @@ record DetectedCluster(Placement placement) {
     /** Ranks this node starts: the flag, else what the scheduler says (null: fleetrun's default). */
     Integer nprocPerNode(Integer flag) {
         if (placement instanceof Placement.Process p) {
-            if (p.role().isServer()) {
-                throw new LaunchException(p.scheduler() + " makes this process " + p.role().describe() + "; fleetrun starts"
-                        + " trainers only in a cluster's pod: run the program in the server's pod without fleetrun"
-                        + " (docs/CLUSTERS.md)");
-            }
             if (flag != null && flag != 1) {
                 throw new LaunchException("--nproc_per_node " + flag + ": " + p.scheduler() + " started this process as one"
                         + " rank (" + p.role().describe() + "); leave out --nproc_per_node, or start one fleetrun per node"
@@ -51,6 +46,22 @@ record DetectedCluster(Placement placement) {
         }
         Placement.Nodes nodes = (Placement.Nodes) placement;
         return flag != null ? flag : nodes.nprocPerNode();
+    }
+
+    /** Whether this pod holds a parameter server of the scheduler's job (and so no trainer). */
+    boolean serverHere() {
+        return placement instanceof Placement.Process p && p.role().isServer();
+    }
+
+    /** The job's parameter servers as the scheduler lists them, and the one this pod starts; none in collective jobs. */
+    ServerLayout servers() {
+        Role role = placement.role();
+        if (!(placement instanceof Placement.Process) || role.serverEndpoints().isEmpty()) {
+            return ServerLayout.none();
+        }
+        List<HostPort> endpoints = role.serverEndpoints().stream()
+                .map(e -> HostPort.parse(e, placement.scheduler() + " parameter server")).toList();
+        return new ServerLayout(endpoints, role.isServer() ? List.of(role.serverIndex()) : List.of());
     }
 
     /** Parameter servers on this host alone (--server_num) cannot be a part of a job the scheduler spreads wider. */
@@ -83,6 +94,14 @@ record DetectedCluster(Placement placement) {
             master = n.master();
             hosts = n.hosts();
             host = n.host() != null ? n.host() : hosts.isEmpty() ? null : hosts.get(nodeRank);
+        } else if (serverHere()) {
+            // a server's pod: the trainers' world is the job's, their master is not known here (the trainers meet there)
+            Role role = placement.role();
+            nnodes = role.workerNum();
+            nodeRank = 0;
+            master = role.serverEndpoint();
+            hosts = List.of();
+            host = role.host();
         } else {
             Role role = placement.role();
             nnodes = role.worldSize();
@@ -125,7 +144,13 @@ record DetectedCluster(Placement placement) {
         List<String> lines = new ArrayList<>();
         String kind = placement instanceof Placement.Nodes ? "this launcher is node " + layout.nodeRank() + " of "
                 + layout.nnodes() + " and starts " + layout.nprocPerNode() + " rank(s)"
+                : serverHere() ? "this process is " + placement.role().describe() + "; fleetrun starts it alone"
                 : "this process is one rank of " + layout.worldSize() + "; fleetrun starts it alone";
+        if (serverHere()) {
+            lines.add("cluster: " + placement.scheduler() + ": " + kind);
+            lines.add("  read: " + String.join(" ", placement.variables()));
+            return String.join("\n", lines);
+        }
         lines.add("cluster: " + placement.scheduler() + ": " + kind + ", master " + layout.master());
         lines.add("  read: " + String.join(" ", placement.variables()));
         for (int local = 0; local < layout.nprocPerNode(); local++) {

@@ -147,8 +147,10 @@ public final class FleetRun {
         if (ps != null) {
             ps.checkStrategy(plan);
             ParameterServerFlags.checkEndpointMap(plan, Path.of("").toAbsolutePath());
-        } else {
+        } else if (plan.servers().isEmpty()) {
             ParameterServerFlags.checkNoPsStrategy(plan);
+        } else {
+            ParameterServerFlags.checkPsStrategy(plan, cluster.placement().scheduler() + " gives this job parameter servers");
         }
         if (cluster != null && options.logLevel.shows(LogLevel.INFO)) {
             err.println("fleetrun: " + cluster.describe(plan.layout()).lines().findFirst().orElseThrow());
@@ -200,7 +202,7 @@ public final class FleetRun {
         ClusterLayout layout = ps != null && ps.hosts() != null ? ps.hosts().trainers()
                 : cluster != null ? cluster.layout(options.master, startPort, nprocPerNode, !options.dryRun)
                 : ClusterLayout.plan(options.ips, options.nnodes, options.nodeRank, options.master, startPort, nprocPerNode);
-        ServerLayout servers = ps == null ? ServerLayout.none() : ps.layout(layout);
+        ServerLayout servers = ps != null ? ps.layout(layout) : cluster != null ? cluster.servers() : ServerLayout.none();
         List<Path> classpath = launcherClasspath();
         Program program = Program.resolve(options.program, classpath);
         return new LaunchPlan(layout, servers, devices, program, programArgs, Path.of(System.getProperty("java.home"), "bin", "java"),
@@ -208,7 +210,7 @@ public final class FleetRun {
                 options.dryRun ? CpuBinding.none("not bound (dry run)") : CpuBinding.plan(options.cpuBind, devices, nprocPerNode),
                 options.dryRun ? JobToken.random() : JobTokens.forJob(options.jobTokenFile, env, layout,
                         warning -> err.println("fleetrun: WARNING: " + warning)),
-                !options.dryRun && options.metricsPort != null);
+                !options.dryRun && options.metricsPort != null, cluster == null || !cluster.serverHere());
     }
 
     /** The passes the strategy selects for this world, in order (the dry run without a PROGRAM). */
