@@ -15,9 +15,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The container image ({@code build/image/fleet4j.tar}, made by scripts/image/base.sh and {@code ./mvnw -Pimage
@@ -31,8 +31,8 @@ class ContainerImageIT {
     private static final Path IMAGE = ROOT.resolve("build/image/fleet4j.tar");
     private static final Duration RUN_TIMEOUT = Duration.ofMinutes(3);
 
-    @TempDir
-    static Path work;
+    /** Not a @TempDir: the image's root holds links to absolute paths, and is removed without following any. */
+    private static Path work;
     private static Path rootfs;
     private static JsonNode config;
 
@@ -45,6 +45,7 @@ class ContainerImageIT {
                 + " ./mvnw -Pimage package -DskipTests (scripts/test.sh does)");
         Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "unpacking the image and chroot into it"
                 + " need root; the image test is skipped for " + System.getProperty("user.name"));
+        work = Files.createTempDirectory("fleet4j-image-test");
         Path image = Files.createDirectories(work.resolve("image"));
         run(List.of("tar", "-xf", IMAGE.toString(), "-C", image.toString()), Duration.ofMinutes(2));
         JsonNode manifest = new ObjectMapper().readTree(image.resolve("manifest.json").toFile()).get(0);
@@ -53,6 +54,14 @@ class ContainerImageIT {
         for (JsonNode layer : manifest.get("Layers")) {
             // the base's and Jib's layers add files only (no whiteouts), so unpacking them in order is the image
             run(List.of("tar", "-xzf", image.resolve(layer.asText()).toString(), "-C", rootfs.toString()), Duration.ofMinutes(2));
+        }
+    }
+
+    /** rm -rf --one-file-system: never into a mount, never through a link. */
+    @AfterAll
+    static void removeTheUnpackedImage() throws Exception {
+        if (work != null) {
+            run(List.of("rm", "-rf", "--one-file-system", work.toString()), Duration.ofMinutes(1));
         }
     }
 

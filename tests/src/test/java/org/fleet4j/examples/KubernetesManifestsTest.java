@@ -302,14 +302,22 @@ class KubernetesManifestsTest {
 
     /** Every pod a node of one job: the same scheduler, node count and master, node ranks 0..N-1 in pod order. */
     private static void oneJobOfNodes(List<Map<String, String>> pods, String scheduler, int ranksPerPod) {
+        oneJobOfNodes(pods, scheduler, ranksPerPod, Map.of());
+    }
+
+    /** As above; {@code sameHost} maps a pod's IP to the service name that resolves to it. */
+    private static void oneJobOfNodes(List<Map<String, String>> pods, String scheduler, int ranksPerPod,
+                                      Map<String, String> sameHost) {
         String master = null;
         for (int i = 0; i < pods.size(); i++) {
             Placement.Nodes p = (Placement.Nodes) ClusterDetector.all().detect(pods.get(i)).orElseThrow();
             assertEquals(scheduler, p.scheduler());
             assertEquals(List.of(pods.size(), i), List.of(p.nnodes(), p.nodeRank()), "pod " + i + ": " + p.variables());
             assertEquals(ranksPerPod, p.nprocPerNode() == null ? 1 : p.nprocPerNode(), "pod " + i);
-            master = master == null ? p.master() : master;
-            assertEquals(master, p.master(), "pod " + i + " meets the others at the same master");
+            String host = p.master().substring(0, p.master().lastIndexOf(':'));
+            String named = sameHost.getOrDefault(host, host) + p.master().substring(p.master().lastIndexOf(':'));
+            master = master == null ? named : master;
+            assertEquals(master, named, "pod " + i + " meets the others at the same master");
         }
     }
 
@@ -322,7 +330,9 @@ class KubernetesManifestsTest {
 
     @Test
     void thePaddleJobIsTwoPodsRankedByTheirReplicaIndex() throws Exception {
-        oneJobOfNodes(kubeflowPods(manifest("paddlejob.yaml"), PADDLEJOB), "PaddleJob (Kubeflow training-operator)", 1);
+        // worker 0 gets its own pod IP as PADDLE_MASTER, the others its service name, which resolves to that IP
+        oneJobOfNodes(kubeflowPods(manifest("paddlejob.yaml"), PADDLEJOB), "PaddleJob (Kubeflow training-operator)", 1,
+                Map.of("10.1.0.7", "mnist-worker-0"));
     }
 
     @Test

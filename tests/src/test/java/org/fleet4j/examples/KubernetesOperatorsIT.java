@@ -29,8 +29,6 @@ import org.junit.jupiter.api.io.TempDir;
 class KubernetesOperatorsIT {
     private static final String[] MNIST = {"--steps", "20", "--global_batch", "64", "--optimizer", "sgd"};
 
-    @TempDir
-    static Path shared;
     private static TrainingRecord oneRank;
     private static TrainingDrift noise;
 
@@ -38,11 +36,10 @@ class KubernetesOperatorsIT {
     Path work;
 
     @BeforeAll
-    static void trainOneRankAndMeasureItsNoise() throws Exception {
-        oneRank = MnistEquivalence.train(shared, "one", 1, List.of(), MNIST);
-        List<String> away = new ArrayList<>(List.of(MNIST));
-        away.addAll(List.of("--perturb_init_ulps", "1"));
-        noise = TrainingDrift.between(oneRank, MnistEquivalence.train(shared, "noise", 1, List.of(), away.toArray(String[]::new)));
+    static void trainOneRankAndMeasureItsNoise() {
+        MnistEquivalence.Reference reference = MnistEquivalence.reference(MNIST);
+        oneRank = reference.oneRank();
+        noise = reference.noise();
     }
 
     /** Each scheduler: its name as the launcher reports it, the host names it gives, and the variables of pods 0 and 1. */

@@ -56,7 +56,7 @@ class VolcanoParameterServerIT {
         JsonNode summary = new ObjectMapper().readTree(work.resolve("pod1/summary.json").toFile());
         assertEquals(1, summary.get("servers").asInt(), summary.toString());
         assertEquals(2, summary.get("workers").asInt(), summary.toString());
-        assertEquals("ps", summary.get("mode").asText(), summary.toString());
+        assertEquals("ps-sync", summary.get("mode").asText(), summary.toString());
         assertTrue(summary.get("auc").asDouble() > 0.6, "it learns: " + summary);
     }
 }
