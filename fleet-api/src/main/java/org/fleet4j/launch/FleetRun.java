@@ -50,6 +50,11 @@ public final class FleetRun {
      *         killed by a signal
      */
     public static int run(String[] args, PrintStream out, PrintStream err) {
+        return run(args, out, err, System.getenv());
+    }
+
+    /** As {@link #run(String[], PrintStream, PrintStream)}, finding the cluster in {@code env} (tests). */
+    static int run(String[] args, PrintStream out, PrintStream err, Map<String, String> env) {
         LaunchOptions options = new LaunchOptions();
         CommandLine cli = new CommandLine(options).setCaseInsensitiveEnumValuesAllowed(true);
         cli.getCommandSpec().usageMessage().footer(footer());
@@ -61,7 +66,7 @@ public final class FleetRun {
                 cli.usage(out);
                 return 0;
             }
-            return launch(options, split.programArgs(), out, err);
+            return launch(options, split.programArgs(), out, err, env);
         } catch (ParameterException e) {
             // picocli quotes a bad value whole
             return fail(err, Quoted.message(e.getMessage().replace(System.lineSeparator(), "; ").strip())
@@ -75,13 +80,19 @@ public final class FleetRun {
         }
     }
 
-    private static int launch(LaunchOptions options, List<String> programArgs, PrintStream out, PrintStream err) throws IOException {
+    private static int launch(LaunchOptions options, List<String> programArgs, PrintStream out, PrintStream err,
+                              Map<String, String> env) throws IOException {
         Path strategy = options.strategy == null ? null : existingFile(options.strategy, "--strategy");
         if (options.nprocPerNode != null && options.nprocPerNode < 1) {
             throw new LaunchException("--nproc_per_node " + options.nprocPerNode + ": expected at least 1");
         }
         ParameterServerFlags ps = ParameterServerFlags.of(options);
-        Integer trainers = ps == null ? options.nprocPerNode : Integer.valueOf(ps.workers());
+        DetectedCluster cluster = DetectedCluster.find(options, env);
+        if (cluster != null) {
+            cluster.checkOneHostServers(options.serverNum);
+        }
+        Integer perNode = cluster == null ? options.nprocPerNode : cluster.nprocPerNode(options.nprocPerNode);
+        Integer trainers = ps == null ? perNode : Integer.valueOf(ps.workers());
         DeviceSelection devices = DeviceSelection.parse(options.devices, trainers, options.dryRun);
         int nprocPerNode = devices.isGpu() ? devices.gpuIds().size() : trainers == null ? 1 : trainers;
         if (options.dryRun) {
@@ -94,7 +105,18 @@ public final class FleetRun {
                 throw new LaunchException("--dry_run --format " + format + " describes the strategy only; leave out PROGRAM ("
                         + options.program + "), or use the table format to see what the compiler does to it");
             }
-            LaunchPlan plan = options.program == null ? null : plan(options, programArgs, strategy, devices, nprocPerNode, err);
+            if (cluster != null) {
+                ClusterLayout layout = cluster.layout(options.master, options.startPort, nprocPerNode, false);
+                nnodes = layout.nnodes();
+                nprocPerNode = layout.nprocPerNode();
+                if (format.equals("table")) {
+                    out.println(cluster.describe(layout));
+                }
+            } else if (format.equals("table")) {
+                out.println(DetectedCluster.describeFlags(options, nnodes));
+            }
+            LaunchPlan plan = options.program == null ? null
+                    : plan(options, cluster, programArgs, strategy, devices, nprocPerNode, err, env);
             int status = StrategyCli.dryRun(strategy, nnodes, nprocPerNode, devices.kind(), format, out, err);
             if (status != 0 || !format.equals("table")) {
                 return status;
@@ -120,13 +142,18 @@ public final class FleetRun {
             RankMemory.check(nprocPerNode + (ps == null ? 0 : ps.servers()), JvmArgs.split(options.jvmArgs), MEMINFO);
         }
         Duration peerTimeout = peerTimeout();
-        LaunchPlan plan = plan(options, programArgs, strategy, devices, nprocPerNode, err);
+        LaunchPlan plan = plan(options, cluster, programArgs, strategy, devices, nprocPerNode, err, env);
         checkStrategy(plan);
         if (ps != null) {
             ps.checkStrategy(plan);
             ParameterServerFlags.checkEndpointMap(plan, Path.of("").toAbsolutePath());
-        } else {
+        } else if (plan.servers().isEmpty()) {
             ParameterServerFlags.checkNoPsStrategy(plan);
+        } else {
+            ParameterServerFlags.checkPsStrategy(plan, cluster.placement().scheduler() + " gives this job parameter servers");
+        }
+        if (cluster != null && options.logLevel.shows(LogLevel.INFO)) {
+            err.println("fleetrun: " + cluster.describe(plan.layout()).lines().findFirst().orElseThrow());
         }
         try (LogDirLock held = LogDirLock.acquire(plan.logDir(), plan.jobId())) {
             Job job = new Job(plan, out, err, peerTimeout);
@@ -164,24 +191,26 @@ public final class FleetRun {
         }
     }
 
-    private static LaunchPlan plan(LaunchOptions options, List<String> programArgs, Path strategy, DeviceSelection devices,
-                                   int nprocPerNode, PrintStream err) throws IOException {
+    private static LaunchPlan plan(LaunchOptions options, DetectedCluster cluster, List<String> programArgs, Path strategy,
+                                   DeviceSelection devices, int nprocPerNode, PrintStream err, Map<String, String> env)
+            throws IOException {
         ParameterServerFlags ps = ParameterServerFlags.of(options);
         // one run of free ports for the trainers, the servers and then the servers' grpc++ data ports, so that none of
         // them can pick another's port
         Integer startPort = ps != null && ps.hosts() == null && options.startPort == null
                 ? Integer.valueOf(FreePorts.consecutive(nprocPerNode + 2 * ps.servers())) : options.startPort;
         ClusterLayout layout = ps != null && ps.hosts() != null ? ps.hosts().trainers()
+                : cluster != null ? cluster.layout(options.master, startPort, nprocPerNode, !options.dryRun)
                 : ClusterLayout.plan(options.ips, options.nnodes, options.nodeRank, options.master, startPort, nprocPerNode);
-        ServerLayout servers = ps == null ? ServerLayout.none() : ps.layout(layout);
+        ServerLayout servers = ps != null ? ps.layout(layout) : cluster != null ? cluster.servers() : ServerLayout.none();
         List<Path> classpath = launcherClasspath();
         Program program = Program.resolve(options.program, classpath);
         return new LaunchPlan(layout, servers, devices, program, programArgs, Path.of(System.getProperty("java.home"), "bin", "java"),
                 classpath, JvmArgs.split(options.jvmArgs), logDir(options.logDir), options.jobId, options.logLevel, strategy,
                 options.dryRun ? CpuBinding.none("not bound (dry run)") : CpuBinding.plan(options.cpuBind, devices, nprocPerNode),
-                options.dryRun ? JobToken.random() : JobTokens.forJob(options.jobTokenFile, System.getenv(), layout,
+                options.dryRun ? JobToken.random() : JobTokens.forJob(options.jobTokenFile, env, layout,
                         warning -> err.println("fleetrun: WARNING: " + warning)),
-                !options.dryRun && options.metricsPort != null);
+                !options.dryRun && options.metricsPort != null, cluster == null || !cluster.serverHere());
     }
 
     /** The passes the strategy selects for this world, in order (the dry run without a PROGRAM). */

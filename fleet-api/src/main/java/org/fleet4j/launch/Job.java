@@ -139,7 +139,9 @@ public final class Job {
         int serving = processes.size() - finishing;
         RankProcess cleanServerExit = null;
         long cleanServerExitNanos = 0;
-        while (finishing > 0) {
+        // a pod that holds only a parameter server lasts as long as its server, whose exit 0 is the trainers' stop
+        boolean serversOnly = plan.ranks().isEmpty();
+        while (finishing > 0 || serversOnly && serving > 0) {
             RankProcess rank;
             try {
                 rank = exited.poll(TRACK_MILLIS, TimeUnit.MILLISECONDS);
@@ -166,6 +168,9 @@ public final class Job {
                 }
             } else {
                 serving--;
+                if (code == 0 && serversOnly) {
+                    continue;
+                }
                 if (code == 0) {
                     if (cleanServerExit == null) {
                         cleanServerExit = rank;
@@ -186,7 +191,8 @@ public final class Job {
         if (bySignal) {
             return awaitSignalExit();
         }
-        info("job " + plan.jobId() + ": all " + plan.ranks().size() + " rank(s) finished"
+        info("job " + plan.jobId() + ": " + (serversOnly ? "this node's " + plan.serverProcesses().size()
+                + " parameter server(s) finished" : "all " + plan.ranks().size() + " rank(s) finished")
                 + (serving > 0 ? "; stopped " + serving + " parameter server(s)" : ""));
         return 0;
     }

@@ -26,10 +26,13 @@ import org.fleet4j.fleet.metrics.RankMetrics;
  *              nodes run without one (FLEET_INSECURE=1), whose processes each derive the same
  * @param rankMetrics whether each rank reports its figures to the launcher ({@code --metrics_port}) in
  *     {@link #metricsFile}, named in its {@value RankMetrics#FILE_ENV}
+ * @param trainersHere whether this node starts the layout's trainers; false for a scheduler's pod that holds only a
+ *     parameter server ({@link DetectedCluster})
  */
 public record LaunchPlan(ClusterLayout layout, ServerLayout servers, DeviceSelection devices, Program program, List<String> programArgs, Path javaBinary,
                          List<Path> baseClasspath, List<String> jvmArgs, Path logDir, String jobId, LogLevel logLevel, Path strategy,
-                         CpuBinding cpus, JobToken token, boolean rankMetrics) {
+                         CpuBinding cpus, JobToken token, boolean rankMetrics,
+                         boolean trainersHere) {
     /**
      * The flags every Fleet4J JVM needs: FFM native calls (BLAS, shared memory), the Vector API, and protobuf-java's
      * sun.misc.Unsafe calls allowed without JDK 24+'s warning on every rank's log (ONNX export; no protobuf-java
@@ -51,7 +54,7 @@ public record LaunchPlan(ClusterLayout layout, ServerLayout servers, DeviceSelec
 
     /** This node's trainers. */
     public List<RankSpec> ranks() {
-        return IntStream.range(0, layout.nprocPerNode()).mapToObj(this::rank).toList();
+        return IntStream.range(0, trainersHere ? layout.nprocPerNode() : 0).mapToObj(this::rank).toList();
     }
 
     /** This node's parameter servers. */

@@ -136,6 +136,14 @@ record ParameterServerFlags(int servers, int workers, ParameterServerHosts hosts
         }
     }
 
+    /** A job whose servers a scheduler placed: a strategy file must ask for mode ps, as with --server_num. */
+    static void checkPsStrategy(LaunchPlan plan, String why) {
+        if (plan.strategy() != null && DistributedStrategy.load(plan.strategy()).mode() != Mode.PS) {
+            throw new LaunchException(why + ", but --strategy " + plan.strategy() + " has mode "
+                    + DistributedStrategy.load(plan.strategy()).mode().spelling() + "; set mode: ps in it");
+        }
+    }
+
     /** A job without servers: a strategy file of mode ps would have every trainer look for servers that never come. */
     static void checkNoPsStrategy(LaunchPlan plan) {
         if (plan.strategy() != null && DistributedStrategy.load(plan.strategy()).mode() == Mode.PS) {

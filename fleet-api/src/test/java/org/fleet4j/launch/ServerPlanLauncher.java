@@ -30,7 +30,7 @@ public final class ServerPlanLauncher {
                 DeviceSelection.CPU, Program.resolve(RoleProbe.class.getName(), classpath), List.of(),
                 Path.of(System.getProperty("java.home"), "bin", "java"), classpath,
                 JvmArgs.split("-XX:TieredStopAtLevel=1 -Xshare:auto -XX:+UseSerialGC -Xmx64m"), logDir, "ps-job", LogLevel.INFO,
-                null, CpuBinding.none("not bound (test)"), JobToken.random(), false);
+                null, CpuBinding.none("not bound (test)"), JobToken.random(), false, true);
         System.exit(new Job(plan, System.out, System.err, Fleet.timeout(System.getenv("FLEET_TIMEOUT"))).run());
     }
 }

@@ -9,7 +9,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.fleet4j.core.drift.TrainingDrift;
 import org.fleet4j.core.drift.TrainingRecord;
 import org.fleet4j.core.io.SafeTensors;
@@ -26,6 +29,38 @@ final class MnistEquivalence {
     static final Duration JOB_TIMEOUT = Duration.ofMinutes(3);
 
     private MnistEquivalence() {
+    }
+
+    /** One rank's training and its float32 noise, by mnist arguments: the integration tests share one JVM and these runs. */
+    private static final Map<List<String>, Reference> REFERENCES = new ConcurrentHashMap<>();
+
+    /** The one-rank run of {@code mnist ARGS} and the drift of the same run started one ulp away (the noise). */
+    record Reference(TrainingRecord oneRank, TrainingDrift noise) {
+    }
+
+    /** {@link Reference} of {@code programArgs}, trained once per test JVM (in a temporary folder removed at exit). */
+    static Reference reference(String... programArgs) {
+        return REFERENCES.computeIfAbsent(List.of(programArgs), args -> {
+            try {
+                Path dir = Files.createTempDirectory("fleet4j-mnist-reference");
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteQuietly(dir)));
+                TrainingRecord one = train(dir, "one", 1, List.of(), programArgs);
+                List<String> away = new ArrayList<>(args);
+                away.addAll(List.of("--perturb_init_ulps", "1"));
+                return new Reference(one, TrainingDrift.between(one, train(dir, "noise", 1, List.of(),
+                        away.toArray(String[]::new))));
+            } catch (Exception e) {
+                throw new IllegalStateException("the one-rank reference run of mnist " + args + " failed: " + e.getMessage(), e);
+            }
+        });
+    }
+
+    private static void deleteQuietly(Path dir) {
+        try (var files = Files.walk(dir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        } catch (IOException e) {
+            // a temporary folder left behind
+        }
     }
 
     /** Runs {@code mnist ARGS --save_checkpoint DIR/NAME.safetensors} on {@code nproc} ranks; returns its record. */

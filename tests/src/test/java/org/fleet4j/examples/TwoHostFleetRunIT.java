@@ -14,7 +14,6 @@ import java.util.Arrays;
 import java.util.List;
 import org.fleet4j.cluster.JobToken;
 import org.fleet4j.core.drift.TrainingDrift;
-import org.fleet4j.core.drift.TrainingRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -79,12 +78,10 @@ class TwoHostFleetRunIT {
         }
         assertEquals(2, twoHosts.get("world_size").asInt());
         assertEquals(32, twoHosts.get("batch_size").asInt());
-        TrainingRecord one = MnistEquivalence.train(work, "one", 1, List.of(), MNIST_ARGS);
-        List<String> oneUlpAway = new ArrayList<>(List.of(MNIST_ARGS));
-        oneUlpAway.addAll(List.of("--perturb_init_ulps", "1"));
-        TrainingDrift noise = TrainingDrift.between(one, MnistEquivalence.train(work, "noise", 1, List.of(),
-                oneUlpAway.toArray(String[]::new)));
-        TrainingDrift drift = TrainingDrift.between(one, MnistEquivalence.record(work.resolve("host0"), twoHostsCheckpoint));
+        MnistEquivalence.Reference reference = MnistEquivalence.reference(MNIST_ARGS);
+        TrainingDrift noise = reference.noise();
+        TrainingDrift drift = TrainingDrift.between(reference.oneRank(), MnistEquivalence.record(work.resolve("host0"),
+                twoHostsCheckpoint));
         assertEquals(List.of(), drift.beyond(noise, TrainingDrift.NOISE_FACTOR), "two hosts against one process: "
                 + drift.summaryAgainst(noise));
     }

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 import java.util.function.Supplier;
@@ -77,6 +78,12 @@ final class TwoHostNetwork implements AutoCloseable {
      */
     void runLaunchers(Path work, IntFunction<List<String>> command, String token, Duration timeout,
                       Supplier<String> logs) throws IOException, InterruptedException {
+        runLaunchers(work, command, host -> Map.of(), token, timeout, logs);
+    }
+
+    /** As {@link #runLaunchers(Path, IntFunction, String, Duration, Supplier)}, host i's launcher with {@code env.apply(i)}. */
+    void runLaunchers(Path work, IntFunction<List<String>> command, IntFunction<Map<String, String>> env, String token,
+                      Duration timeout, Supplier<String> logs) throws IOException, InterruptedException {
         List<Process> launchers = new ArrayList<>();
         for (int host = 0; host < 2; host++) {
             ProcessBuilder b = new ProcessBuilder(inHost(host, command.apply(host))).directory(work.toFile())
@@ -85,6 +92,7 @@ final class TwoHostNetwork implements AutoCloseable {
             b.environment().put("JAVA_HOME", System.getProperty("java.home"));
             b.environment().remove("CLASSPATH");
             b.environment().put(JobToken.ENV, token);
+            b.environment().putAll(env.apply(host));
             launchers.add(b.start());
         }
         for (int host = 0; host < 2; host++) {
@@ -124,6 +132,19 @@ final class TwoHostNetwork implements AutoCloseable {
         return addresses[host];
     }
 
+    /**
+     * Makes {@code names} (each to the address of the host it maps to) resolvable inside both hosts, as a cluster's DNS
+     * would: {@code ip netns exec} binds /etc/netns/NAMESPACE/hosts over /etc/hosts. {@link #close} removes them.
+     */
+    void resolve(Map<String, Integer> names) throws IOException {
+        for (String ns : namespaces) {
+            Path dir = Files.createDirectories(Path.of("/etc/netns", ns));
+            List<String> lines = new ArrayList<>(List.of("127.0.0.1 localhost"));
+            names.forEach((name, host) -> lines.add(addresses[host] + " " + name));
+            Files.write(dir.resolve("hosts"), lines);
+        }
+    }
+
     /** {@code command} to run inside host {@code host}'s namespace. */
     List<String> inHost(int host, List<String> command) {
         List<String> c = new ArrayList<>(List.of("ip", "netns", "exec", namespaces[host]));
@@ -135,6 +156,13 @@ final class TwoHostNetwork implements AutoCloseable {
     @Override
     public void close() {
         for (String ns : namespaces) {
+            Path dir = Path.of("/etc/netns", ns);
+            try {
+                Files.deleteIfExists(dir.resolve("hosts"));
+                Files.deleteIfExists(dir);
+            } catch (IOException e) {
+                // nothing was written there, or it is gone already
+            }
             try {
                 sh("ip", "netns", "del", ns);
             } catch (IOException | InterruptedException e) {

@@ -1,12 +1,19 @@
 package org.fleet4j.fleet.role;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.fleet4j.text.Quoted;
 
-/** Reads a launcher's variables; every error names the variable and what was expected. */
+/**
+ * Reads a launcher's or scheduler's variables; every error names the variable and what was expected, and every
+ * variable read is remembered ({@link #read}) so the dry run can say where each part of a role came from.
+ */
 final class EnvVars {
     private final Map<String, String> env;
     private final String launcher;
+    private final Map<String, String> read = new LinkedHashMap<>();
 
     EnvVars(Map<String, String> env, String launcher) {
         this.env = Map.copyOf(env);
@@ -22,11 +29,13 @@ final class EnvVars {
         if (!has(name)) {
             throw new IllegalArgumentException(launcher + ": environment variable " + name + " is not set");
         }
-        return env.get(name).trim();
+        String v = env.get(name).trim();
+        read.put(name, v);
+        return v;
     }
 
     String string(String name, String fallback) {
-        return has(name) ? env.get(name).trim() : fallback;
+        return has(name) ? string(name) : fallback;
     }
 
     int integer(String name) {
@@ -95,6 +104,17 @@ final class EnvVars {
         return master;
     }
 
+    /**
+     * FLEET_MASTER or MASTER_ADDR:MASTER_PORT when set, else {@code host} at MASTER_PORT, else at {@code defaultPort}:
+     * for schedulers that name the first node but no port.
+     */
+    String masterAt(String host, int defaultPort) {
+        if (has("FLEET_MASTER") || has("MASTER_ADDR")) {
+            return masterOrNull();
+        }
+        return host + ":" + (has("MASTER_PORT") ? port("MASTER_PORT") : defaultPort);
+    }
+
     int port(String name) {
         int p = integer(name);
         if (p < 1 || p > 65535) {
@@ -110,5 +130,16 @@ final class EnvVars {
 
     String launcher() {
         return launcher;
+    }
+
+    /** Every variable read so far, as NAME=value, in the order read. */
+    List<String> read() {
+        List<String> out = new ArrayList<>();
+        read.forEach((k, v) -> out.add(k + "=" + Quoted.bare(v)));
+        return out;
+    }
+
+    IllegalArgumentException error(String message) {
+        return new IllegalArgumentException(launcher + ": " + message);
     }
 }

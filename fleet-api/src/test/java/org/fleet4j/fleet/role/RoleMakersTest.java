@@ -40,7 +40,7 @@ class RoleMakersTest {
     @Test
     void fleetrunVariables() {
         EnvironmentRoleMaker maker = new EnvironmentRoleMaker(fleetrun(3));
-        assertInstanceOf(FleetRunRoleMaker.class, maker.detect());
+        assertInstanceOf(FleetRunEnvironment.class, maker.detect());
         assertEquals(Role.trainer(3, 4, 1, 2, 1, 2, "10.0.0.1:6170", "10.0.0.2", "job7", "fleetrun"), maker.role());
     }
 
@@ -134,21 +134,6 @@ class RoleMakersTest {
         assertTrue(error(noMaster).contains("set FLEET_MASTER=host:port, or MASTER_ADDR and MASTER_PORT"), error(noMaster));
     }
 
-    @Test
-    void slurmVariables() {
-        Map<String, String> env = Map.of("SLURM_PROCID", "2", "SLURM_NTASKS", "4", "SLURM_LOCALID", "0",
-                "SLURM_NODEID", "1", "SLURM_NNODES", "2", "SLURM_JOB_ID", "4242", "MASTER_ADDR", "n1", "MASTER_PORT", "6000");
-        assertEquals(Role.trainer(2, 4, 0, 2, 1, 2, "n1:6000", "127.0.0.1", "4242", "Slurm"),
-                new EnvironmentRoleMaker(env).role());
-        Map<String, String> cyclic = new HashMap<>(env);
-        cyclic.put("SLURM_LOCALID", "1");
-        assertTrue(error(cyclic).startsWith("Slurm: SLURM_PROCID=2 is not SLURM_NODEID=1 x 2 tasks per node + SLURM_LOCALID=1"),
-                error(cyclic));
-        Map<String, String> badPort = new HashMap<>(env);
-        badPort.put("MASTER_PORT", "70000");
-        assertEquals("Slurm: environment variable MASTER_PORT=70000 is not a port (1..65535)", error(badPort));
-    }
-
     /** What Paddle's launcher gives a parameter server: its own endpoint is POD_IP:PADDLE_PORT. */
     private static Map<String, String> paddleServer(String podIp, String port) {
         return new HashMap<>(Map.of("TRAINING_ROLE", "PSERVER", "PADDLE_PSERVERS_IP_PORT_LIST",
@@ -195,14 +180,14 @@ class RoleMakersTest {
     void fleetrunTrainerAndServerReadTheSameVariables() {
         Map<String, String> trainer = fleetrun(3);
         trainer.putAll(Map.of("TRAINING_ROLE", "TRAINER", "PADDLE_PSERVERS_IP_PORT_LIST", "127.0.0.1:7001"));
-        Role role = new FleetRunRoleMaker(trainer).role();
+        Role role = new FleetRunEnvironment().placement(trainer).role();
         assertEquals(Role.Kind.TRAINER, role.kind());
         assertEquals(3, role.workerIndex());
         assertEquals(List.of("127.0.0.1:7001"), role.serverEndpoints());
 
         Map<String, String> server = Map.of("TRAINING_ROLE", "PSERVER", "PADDLE_PSERVERS_IP_PORT_LIST",
                 "127.0.0.1:7001,127.0.0.1:7002", "POD_IP", "127.0.0.1", "PADDLE_PORT", "7002", "PADDLE_TRAINERS_NUM", "4");
-        Role serverRole = new FleetRunRoleMaker(server).role();
+        Role serverRole = new EnvironmentRoleMaker(server).role();
         assertEquals(1, serverRole.serverIndex());
         assertEquals(4, serverRole.workerNum());
     }
