@@ -39,7 +39,7 @@ public record PsPlan(PsMode mode, int servers, long minBlockSize, Program worker
         ServerOptimizer delta = new ServerOptimizer.Delta();
         return new TableShard(server, servers,
                 denseTables.stream().map(t -> new DenseTableConfig(t.name(), t.shape(), delta, t.initializer())).toList(),
-                sparseTables.stream().map(t -> new SparseTableConfig(t.name(), t.dim(), delta, t.initializer(), t.stripes()))
+                sparseTables.stream().map(t -> t.withOptimizer(delta))
                         .toList(),
                 minBlockSize);
     }
