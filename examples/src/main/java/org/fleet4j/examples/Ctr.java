@@ -35,6 +35,7 @@ import org.fleet4j.fleet.metrics.ProgressBar;
 import org.fleet4j.fleet.metrics.StepMetrics;
 import org.fleet4j.fleet.metrics.Summary;
 import org.fleet4j.launch.NamedProgram;
+import org.fleet4j.pserver.table.TableStats;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -76,6 +77,10 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
     String hidden = "64,32";
     @Option(names = "--eval_steps", description = "test AUC every this many steps, for auc_curve.png (default: ten times over the training)")
     Integer evalSteps;
+    @Option(names = "--incremental_checkpoint", description = "parameter-server mode with --save_checkpoint: after the"
+            + " first epoch's full save, each epoch's save holds only the rows changed since the one before and names it"
+            + " as its parent; the earlier epochs' folders are kept, since loading follows the chain")
+    private boolean incrementalCheckpoint;
     @Option(names = "--skip_bad_lines", description = "count and report malformed lines instead of stopping at the first")
     boolean skipBadLines;
     @Mixin
@@ -289,7 +294,31 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
         aucCurve.writePng(rank.logDir().resolve("auc_curve.png"), String.format(Locale.ROOT,
                 "ctr test AUC at %d points (every %d steps and each epoch's end)", aucCurve.steps().size(), evalEvery))
                 .ifPresent(note -> out.println("ctr: " + note));
-        new Summary().put("program", "ctr").put("auc", result.auc).put("logloss", result.logloss)
+        Summary summary = new Summary();
+        if (fleet.isPsMode()) {
+            // what the servers hold after training: rows, bytes, and what admission kept out and eviction took
+            long rows = 0;
+            long bytes = 0;
+            long pending = 0;
+            long evicted = 0;
+            long freed = 0;
+            for (List<TableStats> server : fleet.serverTableStats()) {
+                for (TableStats t : server) {
+                    if (t.kind().equals("sparse")) {
+                        rows += t.keys();
+                        bytes += t.bytes();
+                        pending += t.pending();
+                        evicted += t.evicted();
+                        freed += t.freedBytes();
+                    }
+                }
+            }
+            summary.put("sparse_rows", rows).put("sparse_bytes", bytes).put("sparse_pending_ids", pending)
+                    .put("rows_evicted", evicted).put("evicted_bytes_freed", freed);
+            out.printf(Locale.ROOT, "ctr: the servers hold %,d sparse rows (%,d bytes); %,d ids counted but not"
+                    + " admitted; %,d rows evicted (%,d bytes freed)%n", rows, bytes, pending, evicted, freed);
+        }
+        summary.put("program", "ctr").put("auc", result.auc).put("logloss", result.logloss)
                 .put("samples_per_sec", trained ? samples / seconds : Double.NaN)
                 .put("mode", fleet.isPsMode() ? "ps-" + fleet.psMode() : "local")
                 .put("protocol", fleet.protocol()).put("servers", fleet.serverNum()).put("workers", rank.worldSize())
@@ -307,9 +336,15 @@ public final class Ctr implements Callable<Integer>, NamedProgram {
      * progress, which replaces {@code replaced} (its tables are removed when they lie in the same folder).
      */
     private CtrProgress saveProgress(Fleet fleet, CtrProgress progress, CtrProgress replaced) {
-        fleet.savePersistables(progress.tables(), progress.epochs(), progress.steps());
+        boolean incremental = incrementalCheckpoint && replaced != null;
+        if (incremental) {
+            fleet.savePersistablesIncremental(progress.tables(), progress.epochs(), progress.steps());
+        } else {
+            fleet.savePersistables(progress.tables(), progress.epochs(), progress.steps());
+        }
         if (fleet.isFirstWorker()) {
-            progress.write(checkpoint.save(), replaced);
+            // an incremental save needs its parents: no earlier folder is removed
+            progress.write(checkpoint.save(), incrementalCheckpoint ? null : replaced);
             System.out.printf(Locale.ROOT, "ctr: the parameter servers saved their tables after epoch %d (step %d) to %s%n",
                     progress.epochs(), progress.steps(), progress.tables());
         }

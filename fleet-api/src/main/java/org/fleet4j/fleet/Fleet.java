@@ -36,6 +36,7 @@ import org.fleet4j.fleet.role.EnvironmentRoleMaker;
 import org.fleet4j.fleet.role.RoleMaker;
 import org.fleet4j.pserver.compile.PsInference;
 import org.fleet4j.pserver.table.SaveIdentity;
+import org.fleet4j.pserver.table.TableStats;
 import org.fleet4j.pserver.transport.PsTransport;
 import org.fleet4j.pserver.worker.PsCommunicator;
 import org.fleet4j.strategy.DistributedStrategy;
@@ -290,7 +291,23 @@ public final class Fleet implements AutoCloseable {
     /** As {@link #savePersistables(Path)}, recording in every shard's manifest the epochs and steps trained. */
     public void savePersistables(Path dir, long epoch, long step) {
         ParameterServerJob job = psWorker("savePersistables");
-        onRankZero("savePersistables " + dir, () -> job.save(dir, epoch, step));
+        onRankZero("savePersistables " + dir, () -> job.save(dir, epoch, step, false));
+    }
+
+    /**
+     * As {@link #savePersistables(Path, long, long)}, but incremental: each server writes only the sparse rows changed
+     * (and the ids evicted) since its last save or load, in a manifest that names that save's folder as its parent;
+     * a server with no earlier save, or whose last one is {@code dir} itself, writes every row. Loading {@code dir}
+     * follows the chain back to its full save, so keep the parents' folders. Dense tables are written whole.
+     */
+    public void savePersistablesIncremental(Path dir, long epoch, long step) {
+        ParameterServerJob job = psWorker("savePersistablesIncremental");
+        onRankZero("savePersistables " + dir, () -> job.save(dir, epoch, step, true));
+    }
+
+    /** Every parameter server's tables, their rows, bytes and evictions: one list per server, in server order. */
+    public List<List<TableStats>> serverTableStats() {
+        return psWorker("serverTableStats").tableStats();
     }
 
     /** Whether the strategy's mode is ps: parameter servers hold the trained tables. */

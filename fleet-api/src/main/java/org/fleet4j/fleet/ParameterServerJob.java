@@ -15,6 +15,7 @@ import org.fleet4j.pserver.compile.PsPlan;
 import org.fleet4j.pserver.table.SaveIdentity;
 import org.fleet4j.pserver.table.SavedValues;
 import org.fleet4j.pserver.table.TableShard;
+import org.fleet4j.pserver.table.TableStats;
 import org.fleet4j.pserver.transport.ConnectOnFirstCall;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
@@ -100,6 +101,8 @@ final class ParameterServerJob {
         TableShard tables = plan("initServer").shard(role.serverIndex());
         if (plan.mode() == PsMode.SYNC) {
             tables.aggregateSteps(role.workerNum());
+        } else {
+            tables.countStepsOver(role.workerNum());
         }
         if (checkpointDir != null) {
             tables.load(checkpointDir);
@@ -178,10 +181,16 @@ final class ParameterServerJob {
     }
 
     /** Every server writes its shard of every table to {@code dir} (on the servers' file system), as one save. */
-    void save(Path dir, long epoch, long step) {
+    void save(Path dir, long epoch, long step, boolean incremental) {
         flush();
-        SaveIdentity save = SaveIdentity.fresh(role.jobId(), epoch, step);
+        SaveIdentity fresh = SaveIdentity.fresh(role.jobId(), epoch, step);
+        SaveIdentity save = incremental ? fresh.asIncremental() : fresh;
         worker("savePersistables").eachServer("save to " + dir, c -> c.save(dir, save));
+    }
+
+    /** Every server's table figures, one list per server in server order. */
+    List<List<TableStats>> tableStats() {
+        return worker("serverTableStats").stats();
     }
 
     /**
@@ -192,7 +201,7 @@ final class ParameterServerJob {
         boolean pulls = test.globalBlock().ops().stream().anyMatch(op -> op.type().equals(PsOpTypes.PULL_DENSE)
                 || op.type().equals(PsOpTypes.PULL_SPARSE));
         Program forward = pulls ? test : forward(test);
-        save(staging, SaveIdentity.UNKNOWN, SaveIdentity.UNKNOWN);
+        save(staging, SaveIdentity.UNKNOWN, SaveIdentity.UNKNOWN, false);
         return PsInference.of(forward, plan("saveInferenceModel"), SavedValues.read(staging));
     }
 

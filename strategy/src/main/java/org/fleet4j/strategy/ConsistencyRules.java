@@ -100,7 +100,8 @@ public final class ConsistencyRules {
 
     /** Whether a field is a knob of parameter-server training that mode collective rejects when it is set. */
     static boolean psOnly(Field<?> field) {
-        return field == StrategySchema.A_SYNC || "a_sync_configs".equals(field.group());
+        return field == StrategySchema.A_SYNC || "a_sync_configs".equals(field.group())
+                || "sparse_table_configs".equals(field.group());
     }
 
     private static void bothOn(DistributedStrategy s, List<String> problems, Field<Boolean> a, Field<Boolean> b, String why) {

@@ -501,6 +501,17 @@ public final class DistributedStrategy {
         return this;
     }
 
+    /** The sparse_table_configs group: admission and eviction of sparse-table rows (used when mode is ps). */
+    public SparseTableConfigs sparseTableConfigs() {
+        return new SparseTableConfigs(this);
+    }
+
+    /** Sets values of the sparse_table_configs group: {@code strategy.sparseTableConfigs(c -> c...)}. */
+    public DistributedStrategy sparseTableConfigs(Consumer<SparseTableConfigs> settings) {
+        settings.accept(sparseTableConfigs());
+        return this;
+    }
+
     /** The amp_configs group: automatic mixed precision settings (used when amp is on). */
     public AmpConfigs ampConfigs() {
         return new AmpConfigs(this);

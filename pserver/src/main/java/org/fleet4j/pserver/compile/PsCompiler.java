@@ -129,6 +129,8 @@ public final class PsCompiler {
             gone.add(table);
             gone.add(gradOf.get(table));
         }
+        // checked before the program is rewritten: a bad setting leaves the user's program as it was
+        sparse = SparseTableRules.of(strategy).apply(sparse);
         List<DenseTableConfig> dense = new ArrayList<>();
         for (String param : optimizerOf.keySet()) {
             if (!sparseLookup.containsKey(param)) {

@@ -5,6 +5,7 @@ import java.util.List;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.pserver.table.DenseSlicing;
 import org.fleet4j.pserver.table.DenseTableConfig;
+import org.fleet4j.pserver.table.RowAdmission;
 import org.fleet4j.pserver.table.ServerOptimizer;
 import org.fleet4j.pserver.table.SparseTableConfig;
 import org.fleet4j.pserver.table.TableShard;
@@ -39,7 +40,7 @@ public record PsPlan(PsMode mode, int servers, long minBlockSize, Program worker
         ServerOptimizer delta = new ServerOptimizer.Delta();
         return new TableShard(server, servers,
                 denseTables.stream().map(t -> new DenseTableConfig(t.name(), t.shape(), delta, t.initializer())).toList(),
-                sparseTables.stream().map(t -> new SparseTableConfig(t.name(), t.dim(), delta, t.initializer(), t.stripes()))
+                sparseTables.stream().map(t -> t.withOptimizer(delta))
                         .toList(),
                 minBlockSize);
     }
@@ -60,6 +61,10 @@ public record PsPlan(PsMode mode, int servers, long minBlockSize, Program worker
         for (SparseTableConfig t : sparseTables) {
             s.append("  ").append(t.name()).append(" dim ").append(t.dim()).append(' ').append(t.optimizer())
                     .append(", rows start ").append(t.initializer()).append('\n');
+            if (!(t.admission() instanceof RowAdmission.Everyone) || t.eviction().evicts()) {
+                s.append("    rows: ").append(t.admission().describe()).append("; ").append(t.eviction().describe())
+                        .append('\n');
+            }
         }
         List<DenseSlicing.Block> blocks = denseBlocks();
         for (int i = 0; i < servers; i++) {

@@ -239,7 +239,8 @@ final class GrpcPsConnection implements PsConnection {
     @Override
     public void save(Path dir, SaveIdentity save) {
         org.fleet4j.pserver.grpc.proto.SaveIdentity identity = org.fleet4j.pserver.grpc.proto.SaveIdentity.newBuilder()
-                .setJob(save.job()).setSaveId(save.saveId()).setEpoch(save.epoch()).setStep(save.step()).build();
+                .setJob(save.job()).setSaveId(save.saveId()).setEpoch(save.epoch()).setStep(save.step())
+                .setIncremental(save.incremental()).build();
         call("save(" + dir + ")", deadline, s -> s.save(PathRequest.newBuilder().setDir(dir.toString()).setSave(identity)
                 .build()));
     }
@@ -252,7 +253,8 @@ final class GrpcPsConnection implements PsConnection {
     @Override
     public List<TableStats> stats() {
         return call("stats()", deadline, s -> s.stats(StatsRequest.getDefaultInstance())).getTablesList().stream()
-                .map(t -> new TableStats(t.getTable(), t.getKind(), t.getKeys(), t.getBytes(), t.getQueueDepth()))
+                .map(t -> new TableStats(t.getTable(), t.getKind(), t.getKeys(), t.getBytes(), t.getQueueDepth(),
+                        t.getPending(), t.getEvicted(), t.getFreedBytes()))
                 .toList();
     }
 

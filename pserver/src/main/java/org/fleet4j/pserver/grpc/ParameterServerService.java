@@ -232,7 +232,8 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
             StatsReply.Builder stats = StatsReply.newBuilder();
             for (org.fleet4j.pserver.table.TableStats t : shard.stats()) {
                 stats.addTables(TableStats.newBuilder().setTable(t.table()).setKind(t.kind()).setKeys(t.keys())
-                        .setBytes(t.bytes()).setQueueDepth(underWay.get(t.table()).get()));
+                        .setBytes(t.bytes()).setQueueDepth(underWay.get(t.table()).get()).setPending(t.pending())
+                        .setEvicted(t.evicted()).setFreedBytes(t.freedBytes()));
             }
             Map<String, Long> counted = new TreeMap<>(calls.snapshot());
             if (dataPort != null) {
@@ -313,7 +314,7 @@ final class ParameterServerService extends ParameterServerGrpc.ParameterServerIm
             throw new IllegalArgumentException("a save without a save identity; the worker is of another Fleet4J version");
         }
         var save = request.getSave();
-        return new SaveIdentity(save.getJob(), save.getEpoch(), save.getStep(), save.getSaveId());
+        return new SaveIdentity(save.getJob(), save.getEpoch(), save.getStep(), save.getSaveId(), save.getIncremental());
     }
 
     private static Path dir(PathRequest request) {

@@ -11,8 +11,10 @@ import java.util.UUID;
  * @param epoch epochs finished when saved, or {@link #UNKNOWN}
  * @param step training steps taken when saved, or {@link #UNKNOWN}
  * @param saveId random, one per save
+ * @param incremental whether each server writes only the rows changed since its last save (a delta naming that
+ *                    save as its parent), or every row
  */
-public record SaveIdentity(String job, long epoch, long step, String saveId) {
+public record SaveIdentity(String job, long epoch, long step, String saveId, boolean incremental) {
     /** The epoch or step of a save made without saying it ({@code fleet.savePersistables(dir)}). */
     public static final long UNKNOWN = -1;
 
@@ -22,9 +24,19 @@ public record SaveIdentity(String job, long epoch, long step, String saveId) {
         }
     }
 
-    /** A new save of {@code job} after {@code epoch} epochs and {@code step} steps, with a fresh random id. */
+    /** A full save. */
+    public SaveIdentity(String job, long epoch, long step, String saveId) {
+        this(job, epoch, step, saveId, false);
+    }
+
+    /** A new full save of {@code job} after {@code epoch} epochs and {@code step} steps, with a fresh random id. */
     public static SaveIdentity fresh(String job, long epoch, long step) {
         return new SaveIdentity(job, epoch, step, UUID.randomUUID().toString());
+    }
+
+    /** This save, asking every server for only what changed since its last save. */
+    public SaveIdentity asIncremental() {
+        return new SaveIdentity(job, epoch, step, saveId, true);
     }
 
 }

@@ -4,9 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.stream.IntStream;
 import org.fleet4j.core.io.Checkpoint;
 import org.fleet4j.core.io.CheckpointException;
 import org.fleet4j.core.io.SafeTensors;
@@ -32,39 +33,55 @@ public record SavedValues(Map<String, float[]> dense, Map<String, Rows> sparse) 
     public record Rows(int dim, long[] ids, float[] values) {
     }
 
-    /** Reads every shard of the save in {@code dir}; fails naming the file that is missing, not a shard or of another save. */
+    /**
+     * Reads every shard of the save in {@code dir}, following incremental saves back to their full saves (later rows
+     * replace earlier ones, removals drop them); fails naming the file that is missing, not a shard or of another save.
+     */
     public static SavedValues read(Path dir) {
         Map<String, float[]> dense = new LinkedHashMap<>();
-        Map<String, long[][]> ids = new LinkedHashMap<>();
-        Map<String, float[][]> rows = new LinkedHashMap<>();
+        Map<String, Map<Long, float[]>> rows = new LinkedHashMap<>();
         Map<String, Integer> dims = new LinkedHashMap<>();
-        for (ShardManifests.Manifest m : ShardManifests.read(dir)) {
-            Path manifestFile = m.file();
-            JsonNode manifest = m.json();
-            Checkpoint shard = SafeTensors.readCheckpoint(m.shardFile());
-            m.checkShard(shard);
-            Map<String, Tensor> tensors = shard.tensors();
-            for (JsonNode t : manifest.path("dense")) {
-                String name = t.path("name").asText();
-                long numel = Arrays.stream(JSON.convertValue(t.path("shape"), long[].class)).reduce(1, (a, b) -> a * b);
-                float[] whole = dense.computeIfAbsent(name, k -> new float[Math.toIntExact(numel)]);
-                for (JsonNode b : t.path("blocks")) {
-                    float[] block = tensor(tensors, manifestFile, "dense/" + name + "/" + b.path("block").asInt() + "/value")
-                            .toFloatArray();
-                    System.arraycopy(block, 0, whole, b.path("offset").asInt(), block.length);
+        for (ShardManifests.Manifest tip : ShardManifests.read(dir)) {
+            List<ShardManifests.Manifest> chain = ShardManifests.chain(tip);
+            for (ShardManifests.Manifest m : chain) {
+                Path manifestFile = m.file();
+                JsonNode manifest = m.json();
+                Checkpoint shard = SafeTensors.readCheckpoint(m.shardFile());
+                m.checkShard(shard);
+                Map<String, Tensor> tensors = shard.tensors();
+                if (m == tip) {
+                    for (JsonNode t : manifest.path("dense")) {
+                        String name = t.path("name").asText();
+                        long numel = Arrays.stream(JSON.convertValue(t.path("shape"), long[].class)).reduce(1, (a, b) -> a * b);
+                        float[] whole = dense.computeIfAbsent(name, k -> new float[Math.toIntExact(numel)]);
+                        for (JsonNode b : t.path("blocks")) {
+                            float[] block = tensor(tensors, manifestFile, "dense/" + name + "/" + b.path("block").asInt()
+                                    + "/value").toFloatArray();
+                            System.arraycopy(block, 0, whole, b.path("offset").asInt(), block.length);
+                        }
+                    }
                 }
-            }
-            for (JsonNode t : manifest.path("sparse")) {
-                String name = t.path("name").asText();
-                dims.put(name, t.path("dim").asInt());
-                long[] keys = longs(tensor(tensors, manifestFile, "sparse/" + name + "/keys"));
-                float[] values = tensor(tensors, manifestFile, "sparse/" + name + "/value").toFloatArray();
-                ids.merge(name, new long[][]{keys}, SavedValues::concat);
-                rows.merge(name, new float[][]{values}, SavedValues::concat);
+                for (JsonNode t : manifest.path("sparse")) {
+                    String name = t.path("name").asText();
+                    int dim = t.path("dim").asInt();
+                    dims.put(name, dim);
+                    Map<Long, float[]> table = rows.computeIfAbsent(name, k -> new HashMap<>());
+                    long[] keys = longs(tensor(tensors, manifestFile, "sparse/" + name + "/keys"));
+                    float[] values = tensor(tensors, manifestFile, "sparse/" + name + "/value").toFloatArray();
+                    for (int i = 0; i < keys.length; i++) {
+                        table.put(keys[i], Arrays.copyOfRange(values, i * dim, (i + 1) * dim));
+                    }
+                    Tensor removed = tensors.get("sparse/" + name + "/removed");
+                    if (removed != null) {
+                        for (long id : longs(removed)) {
+                            table.remove(id);
+                        }
+                    }
+                }
             }
         }
         Map<String, Rows> sparse = new LinkedHashMap<>();
-        dims.forEach((name, dim) -> sparse.put(name, sorted(dim, ids.get(name), rows.get(name))));
+        dims.forEach((name, dim) -> sparse.put(name, sorted(dim, rows.get(name))));
         return new SavedValues(dense, sparse);
     }
 
@@ -85,28 +102,12 @@ public record SavedValues(Map<String, float[]> dense, Map<String, Rows> sparse) 
         return out;
     }
 
-    private static <T> T[] concat(T[] a, T[] b) {
-        T[] out = Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        return out;
-    }
-
     /** The servers' rows (each server's ids disjoint from the others') in one table sorted by id. */
-    private static Rows sorted(int dim, long[][] idParts, float[][] valueParts) {
-        long[] all = Arrays.stream(idParts).flatMapToLong(Arrays::stream).toArray();
-        float[] values = new float[all.length * dim];
-        int at = 0;
-        for (float[] part : valueParts) {
-            System.arraycopy(part, 0, values, at, part.length);
-            at += part.length;
-        }
-        int[] order = IntStream.range(0, all.length).boxed().sorted((x, y) -> Long.compare(all[x], all[y]))
-                .mapToInt(Integer::intValue).toArray();
-        long[] ids = new long[all.length];
-        float[] out = new float[values.length];
-        for (int i = 0; i < order.length; i++) {
-            ids[i] = all[order[i]];
-            System.arraycopy(values, order[i] * dim, out, i * dim, dim);
+    private static Rows sorted(int dim, Map<Long, float[]> rows) {
+        long[] ids = rows.keySet().stream().mapToLong(Long::longValue).sorted().toArray();
+        float[] out = new float[ids.length * dim];
+        for (int i = 0; i < ids.length; i++) {
+            System.arraycopy(rows.get(ids[i]), 0, out, i * dim, dim);
         }
         return new Rows(dim, ids, out);
     }

@@ -26,8 +26,15 @@ import org.fleet4j.text.Quoted;
  */
 final class ShardManifests {
     static final String FORMAT = "fleet4j-pserver-shard";
-    /** 2: the manifest names its save; version 1 did not, so its shards cannot be checked against each other. */
-    static final int VERSION = 2;
+    /**
+     * 3: incremental saves (kind, parent), row stats, admission filters, the table's step; 2: the manifest names its
+     * save; version 1 did not, so its shards cannot be checked against each other.
+     */
+    static final int VERSION = 3;
+    /** The oldest version read: a version-2 manifest is a full save without row stats. */
+    static final int OLDEST = 2;
+    /** Longer chains are refused: a loop of parents, or a chain nobody meant to keep. */
+    static final int LONGEST_CHAIN = 10_000;
     /** The key of the save id in a shard file's safetensors metadata, so that a file swapped alone is found too. */
     static final String SAVE_ID_METADATA = "save_id";
     private static final Pattern NAME = Pattern.compile("pserver-(\\d+)-of-(\\d+)\\.json");
@@ -46,6 +53,11 @@ final class ShardManifests {
             return json.path("save").path("id").asText();
         }
 
+        /** Whether this is an incremental save, whose rows add to its parent's. */
+        boolean isDelta() {
+            return ShardCheckpoint.DELTA.equals(json.path("kind").asText());
+        }
+
         /** Checks that {@code shard}, read from {@link #shardFile}, was written by the same save as this manifest. */
         void checkShard(Checkpoint shard) {
             String id = shard.metadata().get(SAVE_ID_METADATA);
@@ -55,6 +67,39 @@ final class ShardManifests {
                         + "; the shard file and its manifest must come from one save");
             }
         }
+    }
+
+    /**
+     * The chain that ends at {@code tip}: its full save first, then every incremental save after it, each the parent
+     * of the next, checked by the save id the child names.
+     */
+    static List<Manifest> chain(Manifest tip) {
+        List<Manifest> chain = new ArrayList<>();
+        chain.add(tip);
+        Manifest m = tip;
+        while (m.isDelta()) {
+            if (chain.size() > LONGEST_CHAIN) {
+                throw new CheckpointException(tip.file(), null, "names a chain of more than " + LONGEST_CHAIN
+                        + " incremental saves; make a full save");
+            }
+            JsonNode parent = m.json().path("parent");
+            Path parentDir = m.file().getParent().resolve(parent.path("dir").asText()).normalize();
+            Path parentFile = parentDir.resolve(m.file().getFileName());
+            if (!Files.isRegularFile(parentFile)) {
+                throw new CheckpointException(m.file(), null, "is an incremental save whose parent " + parentFile
+                        + " is missing; restore needs the whole chain back to a full save (keep the folders its"
+                        + " manifests name as parents)");
+            }
+            Manifest up = new Manifest(parentFile, readOne(parentFile));
+            if (!up.saveId().equals(parent.path("save_id").asText())) {
+                throw new CheckpointException(m.file(), null, "names parent save " + Quoted.of(parent.path("save_id")
+                        .asText()) + " in " + parentDir + ", but that folder holds save " + Quoted.of(up.saveId())
+                        + " (saved over since); the chain is broken: restore from an earlier full save");
+            }
+            chain.addFirst(up);
+            m = up;
+        }
+        return chain;
     }
 
     /** The manifest's record of its save. */
@@ -131,10 +176,10 @@ final class ShardManifests {
             throw new CheckpointException(file, null, "is not a " + FORMAT + " manifest (format and file fields)");
         }
         int version = m.path("version").asInt();
-        if (version < VERSION) {
+        if (version < OLDEST) {
             throw new CheckpointException(file, null, "has manifest version " + version + ", which records no save"
-                    + " identity, so its shards cannot be checked to come from one save; this Fleet4J reads version "
-                    + VERSION + ": save the tables again with it");
+                    + " identity, so its shards cannot be checked to come from one save; this Fleet4J reads versions "
+                    + OLDEST + " to " + VERSION + ": save the tables again with it");
         }
         if (version > VERSION || m.path("save").path("id").asText().isEmpty()) {
             throw new CheckpointException(file, null, "has manifest version " + version + (version > VERSION

@@ -3,10 +3,15 @@ package org.fleet4j.pserver.table;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import org.fleet4j.core.ops.F32;
@@ -23,6 +28,7 @@ import org.fleet4j.core.ops.F32;
  * is done. Gradient segments must be off-heap or byte-array backed (the update rules read them with the Vector API).
  */
 public final class SparseTable {
+    private static final System.Logger LOG = System.getLogger(SparseTable.class.getName());
     private static final ValueLayout.OfLong ID = ValueLayout.JAVA_LONG_UNALIGNED;
 
     /**
@@ -37,20 +43,32 @@ public final class SparseTable {
 
     private final SparseTableConfig config;
     private final ShardOwners owners;
+    private final int server;
+    private final int servers;
+    private final RowStats rowStats;
     /** Replaced only by {@link #restripe}, before serving or after it (nothing runs at the same time then). */
     private volatile SparseStripe[] stripes;
     /** Pushes that used their pull's lookup (for tests). */
     private final LongAdder reusedLookups = new LongAdder();
+    /** Pushes applied (a sync step's averaged update counts once); {@link #step} is this over the pushes per step. */
+    private final AtomicLong pushes = new AtomicLong();
+    private volatile int pushesPerStep = 1;
+    private final LongAdder evictedRows = new LongAdder();
+    private final LongAdder freedBytes = new LongAdder();
+    private final AtomicReference<ShrinkCounts> lastShrink = new AtomicReference<>(ShrinkCounts.NONE);
 
     /** A table on its own, with owner threads of its own. */
     SparseTable(SparseTableConfig config) {
-        this(config, new ShardOwners(ShardOwners.defaultCount(), "ps-table-" + config.name()));
+        this(config, new ShardOwners(ShardOwners.defaultCount(), "ps-table-" + config.name()), 0, 1);
     }
 
-    /** A table of a shard, split over the shard's owners. */
-    SparseTable(SparseTableConfig config, ShardOwners owners) {
+    /** A table of server {@code server} of {@code servers}, split over the shard's owners. */
+    SparseTable(SparseTableConfig config, ShardOwners owners, int server, int servers) {
         this.config = config;
         this.owners = owners;
+        this.server = server;
+        this.servers = servers;
+        this.rowStats = RowStats.of(config.eviction());
         this.stripes = newStripes();
     }
 
@@ -63,9 +81,13 @@ public final class SparseTable {
         int count = owners.size();
         int perOwner = Math.ceilDiv(config.stripes(), count);
         SparseStripe[] fresh = new SparseStripe[count * perOwner];
+        long sliceLength = config.admission() instanceof RowAdmission.CountingBloom b
+                ? Math.ceilDiv(b.counters(servers), fresh.length) : 0;
         for (int i = 0; i < fresh.length; i++) {
+            CountingBloomSlice bloom = config.admission() instanceof RowAdmission.CountingBloom b
+                    ? new CountingBloomSlice(sliceLength, b.hashes(), config.name()) : null;
             fresh[i] = new SparseStripe(config.name(), config.dim(), config.optimizer(), config.initializer(),
-                    i / perOwner);
+                    config.admission(), rowStats, bloom, KeyHash.mix(config.name().hashCode() * 31L + i), i / perOwner);
         }
         return fresh;
     }
@@ -77,13 +99,37 @@ public final class SparseTable {
     void restripe() {
         SparseStripe[] old = stripes;
         SparseStripe[] fresh = newStripes();
-        long recordBytes = config.optimizer().recordFloats(config.dim()) * Float.BYTES;
         for (SparseStripe s : old) {
-            s.forEach((id, record) -> {
+            for (int row = 0; row < s.size(); row++) {
+                long id = s.idOf(row);
                 long hash = KeyHash.local(id);
-                MemorySegment moved = fresh[stripeOf(hash, fresh.length)].findOrCreate(id, hash);
-                MemorySegment.copy(record, 0, moved, 0, recordBytes);
+                SparseStripe to = fresh[stripeOf(hash, fresh.length)];
+                int moved = to.findOrCreateRow(id, hash, 0);
+                MemorySegment.copy(s.data(row), 0, to.data(moved), 0, s.dataBytes());
+                if (!s.isDirty(row)) {
+                    to.markClean(moved);
+                }
+            }
+            s.forEachPending((id, count) -> {
+                long hash = KeyHash.local(id);
+                fresh[stripeOf(hash, fresh.length)].putPending(id, hash, count);
             });
+            for (long id : s.evictedSinceSave()) {
+                fresh[stripeOf(KeyHash.local(id), fresh.length)].noteEvicted(id);
+            }
+        }
+        if (config.admission() instanceof RowAdmission.CountingBloom) {
+            if (old.length == fresh.length) {
+                // the same slicing: each stripe's counters stay with the ids they counted
+                for (int i = 0; i < fresh.length; i++) {
+                    fresh[i].adoptBloom(old[i].bloom());
+                }
+            } else if (pending() > 0 || keys() > 0) {
+                LOG.log(System.Logger.Level.WARNING, "sparse table " + name() + " (server " + server + "): its"
+                        + " counting Bloom filter was kept in " + old.length + " stripes and the table now has "
+                        + fresh.length + " (" + owners.size() + " owners); the filter's counts start from zero, the"
+                        + " rows admitted so far stay");
+            }
         }
         stripes = fresh;
     }
@@ -110,6 +156,28 @@ public final class SparseTable {
         return KeyHash.ownerOfSteps(config.name(), owners.size());
     }
 
+    /**
+     * The table's step: pushes applied so far over the pushes that make one step (1 in sync mode, whose servers apply
+     * one averaged push per step; the number of workers otherwise, each pushing once a step). Rows are stamped with
+     * it when updated, and {@code steps_to_live} and {@code shrink_every_steps} count in it.
+     */
+    public long step() {
+        return pushes.get() / pushesPerStep;
+    }
+
+    /** Sets how many pushes make one step ({@link #step}); before serving. */
+    void pushesPerStep(int count) {
+        if (count < 1) {
+            throw new IllegalArgumentException("sparse table " + name() + ": " + count + " pushes per step");
+        }
+        pushesPerStep = count;
+    }
+
+    /** Restores the step a checkpoint was saved at. */
+    void restoreStep(long step) {
+        pushes.set(step * pushesPerStep);
+    }
+
     /** Copies the rows of {@code n} ids into {@code out} ({@code n * dim} floats), creating missing rows. */
     public void pull(MemorySegment ids, int n, MemorySegment out) {
         ShardOwners.join(pullAsync(ids, n, out));
@@ -132,7 +200,7 @@ public final class SparseTable {
         if (keep != null) {
             keep.accept(lookup);
         }
-        return forEachByStripe(lookup, PULL, out, rowBytes);
+        return forEachByStripe(lookup, PULL, out, rowBytes, step());
     }
 
     /**
@@ -160,7 +228,16 @@ public final class SparseTable {
         } else {
             reusedLookups.increment();
         }
-        return forEachByStripe(lookup, PUSH, grads, config.dim() * (long) Float.BYTES);
+        long pushed = pushes.incrementAndGet();
+        int perStep = pushesPerStep;
+        CompletableFuture<Void> done = forEachByStripe(lookup, PUSH, grads, config.dim() * (long) Float.BYTES,
+                pushed / perStep);
+        long every = config.eviction().shrinkEverySteps();
+        if (every > 0 && config.eviction().evicts() && pushed % perStep == 0 && (pushed / perStep) % every == 0) {
+            // queued behind this push's parts on every owner, so it runs between requests; nothing waits for it
+            shrinkAsync("every " + every + " steps");
+        }
+        return done;
     }
 
     /**
@@ -181,6 +258,8 @@ public final class SparseTable {
         private final int[] rowAt;
         /** Whether each owner has found its rows; written and read by that owner alone. */
         private final boolean[] found;
+        /** Each stripe's {@link SparseStripe#generation} when its owner found its rows: a shrink since moved them. */
+        private final int[] generations;
         private final boolean[] busy;
         private final int parts;
 
@@ -193,6 +272,7 @@ public final class SparseTable {
             this.order = order;
             this.rowAt = new int[idOf.length];
             this.found = new boolean[busy.length];
+            this.generations = new int[stripes.length];
             this.busy = busy;
             this.parts = parts;
         }
@@ -218,6 +298,76 @@ public final class SparseTable {
         return keys;
     }
 
+    /** Ids a counter filter is counting, not admitted yet. */
+    public long pending() {
+        long pending = 0;
+        for (SparseStripe s : stripes) {
+            pending += s.pending();
+        }
+        return pending;
+    }
+
+    /** Rows evicted since the server started. */
+    public long evictedRows() {
+        return evictedRows.sum();
+    }
+
+    /** Off-heap bytes the shrinks gave back since the server started. */
+    public long freedBytes() {
+        return freedBytes.sum();
+    }
+
+    /** What the last shrink did ({@link ShrinkCounts#NONE} before the first). */
+    public ShrinkCounts lastShrink() {
+        return lastShrink.get();
+    }
+
+    /** Shrinks the table now ({@link RowEviction}) and waits for it; {@code why} goes to the server's log line. */
+    public ShrinkCounts shrink(String why) {
+        return shrinkAsync(why).join();
+    }
+
+    /**
+     * Shrinks every stripe on its owner, one task per owner queued behind what it has (so between two requests),
+     * and when all are done logs and counts what went: the server's log line names the table, the step, the rows
+     * evicted by each rule and the bytes freed.
+     */
+    public CompletableFuture<ShrinkCounts> shrinkAsync(String why) {
+        if (!config.eviction().evicts()) {
+            return CompletableFuture.completedFuture(ShrinkCounts.NONE);
+        }
+        SparseStripe[] all = stripes;
+        long step = step();
+        ShrinkCounts[] perStripe = new ShrinkCounts[all.length];
+        ShardOwners.Parts parts = new ShardOwners.Parts(owners.size());
+        for (int owner = 0; owner < owners.size(); owner++) {
+            int mine = owner;
+            parts.run(owners, owner, () -> {
+                for (int s = 0; s < all.length; s++) {
+                    if (all[s].owner == mine) {
+                        perStripe[s] = all[s].shrink(config.eviction(), step);
+                    }
+                }
+            });
+        }
+        return parts.done().thenApply(done -> {
+            ShrinkCounts total = ShrinkCounts.NONE;
+            for (ShrinkCounts c : perStripe) {
+                total = total.plus(c);
+            }
+            evictedRows.add(total.evicted());
+            freedBytes.add(total.freedBytes());
+            lastShrink.set(total);
+            LOG.log(System.Logger.Level.INFO, String.format(Locale.ROOT, "sparse table %s (server %d):"
+                    + " shrink at step %d (%s) evicted %,d of %,d rows (not updated for %d steps: %,d; L2 norm below"
+                    + " %s: %,d; show/click score: %,d), freed %,d bytes; %,d rows remain", name(), server, step, why,
+                    total.evicted(), total.rowsBefore(), config.eviction().stepsToLive(), total.byAge(),
+                    config.eviction().l2WeightThreshold(), total.byL2(), total.byScore(), total.freedBytes(),
+                    total.rowsBefore() - total.evicted()));
+            return total;
+        });
+    }
+
     /** Off-heap bytes held: hash index and row chunks. */
     public long bytes() {
         long bytes = 0;
@@ -238,21 +388,195 @@ public final class SparseTable {
         }
     }
 
-    /** Replaces (or creates) row {@code id}'s whole record. */
-    public void putRecord(long id, MemorySegment record) {
-        putRecords(new long[]{id}, record.toArray(ServerOptimizer.F), 1);
+    /**
+     * Rows a save copies per task on an owner: a save holds an owner (and the requests queued behind it) for one
+     * such chunk at a time, about 1 ms at memory speed, however large the table.
+     */
+    static final int SAVE_CHUNK_ROWS = 8192;
+
+    /** Where a save's rows go: each id with its record and stats, in stripe order; {@link #truncate} drops a tail. */
+    interface RowSink {
+        void add(long id, MemorySegment data);
+
+        long count();
+
+        void truncate(long count);
+    }
+
+    /** A save's view of a table besides its rows: ids evicted since the last save, and the admission filter's state. */
+    record SaveExtras(long[] removed, long[] pendingIds, int[] pendingCounts, List<MemorySegment> bloomSlices) {
     }
 
     /**
-     * Replaces (or creates) the whole records of {@code n} ids, given back to back in {@code records} (each
-     * {@link ServerOptimizer#recordFloats} long): one task per owner, so a checkpoint loads at table speed.
+     * Copies the rows a save writes into {@code sink}: all of them, or with {@code changedOnly} those changed since
+     * the last save. Each row is copied on its stripe's owner between two of its tasks, so its value, optimizer slots
+     * and stats come from the same update, in chunks of {@link #SAVE_CHUNK_ROWS} rows while pushes go on; a shrink
+     * that moves a stripe's rows during the copy makes that stripe start again. What changes after a stripe's copy
+     * began is dirty for the next save. Call {@link #endSave} after writing, or after failing to.
+     */
+    SaveExtras beginSave(boolean changedOnly, RowSink sink) {
+        SparseStripe[] all = stripes;
+        eachOwner(all, SparseStripe::beginSave);
+        for (SparseStripe s : all) {
+            long mark = sink.count();
+            int[] next = {0};
+            int[] generation = {-1};
+            boolean[] done = {false};
+            while (!done[0]) {
+                owners.run(s.owner, () -> {
+                    if (generation[0] != s.generation()) {
+                        sink.truncate(mark);
+                        next[0] = 0;
+                        generation[0] = s.generation();
+                    }
+                    int to = Math.min(s.size(), next[0] + SAVE_CHUNK_ROWS);
+                    for (int row = next[0]; row < to; row++) {
+                        if (!changedOnly || s.inSave(row)) {
+                            sink.add(s.idOf(row), s.data(row));
+                        }
+                    }
+                    next[0] = to;
+                    done[0] = to >= s.size();
+                });
+            }
+        }
+        LongList removed = new LongList();
+        LongList pendingIds = new LongList();
+        List<Integer> counts = new ArrayList<>();
+        List<MemorySegment> bloom = new ArrayList<>();
+        for (SparseStripe s : all) {
+            owners.run(s.owner, () -> {
+                for (long id : s.removedInSave()) {
+                    removed.add(id);
+                }
+                s.forEachPending((id, count) -> {
+                    pendingIds.add(id);
+                    counts.add(count);
+                });
+                if (s.bloom() != null) {
+                    bloom.add(MemorySegment.ofArray(s.bloom().counters().toArray(ValueLayout.JAVA_BYTE)));
+                }
+            });
+        }
+        return new SaveExtras(removed.toArray(), pendingIds.toArray(),
+                counts.stream().mapToInt(Integer::intValue).toArray(), bloom);
+    }
+
+    /** The save begun by {@link #beginSave} ended: {@code written} false makes what it held dirty again. */
+    void endSave(boolean written) {
+        eachOwner(stripes, s -> s.endSave(written));
+    }
+
+    /** The table now equals the checkpoint it was loaded from. */
+    void markClean() {
+        eachOwner(stripes, SparseStripe::markClean);
+    }
+
+    /** Removes the rows of {@code ids} that exist (a load applying an incremental save's removals). */
+    void removeRows(long[] ids) {
+        SparseStripe[] all = stripes;
+        eachOwner(all, s -> {
+            for (long id : ids) {
+                long hash = KeyHash.local(id);
+                if (all[stripeOf(hash, all.length)] == s) {
+                    s.removeRow(id, hash);
+                }
+            }
+        });
+    }
+
+    /** Records a counter filter's counts (a load). */
+    void putPending(long[] ids, int[] counts) {
+        SparseStripe[] all = stripes;
+        eachOwner(all, s -> {
+            for (int i = 0; i < ids.length; i++) {
+                long hash = KeyHash.local(ids[i]);
+                if (all[stripeOf(hash, all.length)] == s && s.findRow(ids[i], hash) < 0) {
+                    s.putPending(ids[i], hash, counts[i]);
+                }
+            }
+        });
+    }
+
+    /** Restores the counting Bloom filter's counters, one slice per stripe in order, when the slicing is the same. */
+    boolean restoreBloom(List<MemorySegment> slices) {
+        SparseStripe[] all = stripes;
+        if (slices.size() != all.length || all[0].bloom() == null
+                || slices.getFirst().byteSize() != all[0].bloom().length()) {
+            return false;
+        }
+        for (int i = 0; i < all.length; i++) {
+            SparseStripe s = all[i];
+            MemorySegment slice = slices.get(i);
+            owners.run(s.owner, () -> MemorySegment.copy(slice, 0, s.bloom().counters(), 0, slice.byteSize()));
+        }
+        return true;
+    }
+
+    /** Runs {@code work} on every stripe, on its owner: one task per owner, waited for. */
+    private void eachOwner(SparseStripe[] all, Consumer<SparseStripe> work) {
+        ShardOwners.Parts parts = new ShardOwners.Parts(owners.size());
+        for (int owner = 0; owner < owners.size(); owner++) {
+            int mine = owner;
+            parts.run(owners, owner, () -> {
+                for (SparseStripe s : all) {
+                    if (s.owner == mine) {
+                        work.accept(s);
+                    }
+                }
+            });
+        }
+        ShardOwners.join(parts.done());
+    }
+
+    /** A growable list of longs, for what a save gathers. */
+    private static final class LongList {
+        private long[] values = new long[16];
+        private int size;
+
+        void add(long v) {
+            if (size == values.length) {
+                values = Arrays.copyOf(values, size * 2);
+            }
+            values[size++] = v;
+        }
+
+        long[] toArray() {
+            return Arrays.copyOf(values, size);
+        }
+    }
+
+    /** Floats of a row's record and stats ({@link RowStats}): what {@link #putRecords} takes per id. */
+    public long dataFloats() {
+        return config.optimizer().recordFloats(config.dim()) + rowStats.floats();
+    }
+
+    RowStats rowStats() {
+        return rowStats;
+    }
+
+    SparseStripe[] stripes() {
+        return stripes;
+    }
+
+    ShardOwners owners() {
+        return owners;
+    }
+
+    static int stripeOfId(long id, int stripes) {
+        return stripeOf(KeyHash.local(id), stripes);
+    }
+
+    /**
+     * Replaces (or creates) the whole records and stats of {@code n} ids, given back to back in {@code records} (each
+     * {@link #dataFloats} long; a stats int is its float's bits): one task per owner, so a checkpoint loads at table
+     * speed.
      */
     public void putRecords(long[] ids, float[] records, int n) {
-        long recordFloats = config.optimizer().recordFloats(config.dim());
+        long floats = dataFloats();
         MemorySegment all = MemorySegment.ofArray(records);
         MemorySegment idSegment = MemorySegment.ofArray(Arrays.copyOf(ids, n));
-        long recordBytes = recordFloats * Float.BYTES;
-        ShardOwners.join(forEachByStripe(group(idSegment, n), PUT, all, recordBytes));
+        ShardOwners.join(forEachByStripe(group(idSegment, n), PUT, all, floats * Float.BYTES, step()));
     }
 
     /** Row {@code id}'s record copied out, or null when the table has no such row (nothing is created). */
@@ -331,7 +655,7 @@ public final class SparseTable {
      * in play the two measured the same (SparseTableStepBench), and a pull here copies from the row chunk without a
      * slice.
      */
-    private CompletableFuture<Void> forEachByStripe(Lookup lookup, int op, MemorySegment data, long stride) {
+    private CompletableFuture<Void> forEachByStripe(Lookup lookup, int op, MemorySegment data, long stride, long step) {
         SparseStripe[] stripes = lookup.stripes;
         int[] start = lookup.start;
         int[] order = lookup.order;
@@ -339,7 +663,9 @@ public final class SparseTable {
         long[] idOf = lookup.idOf;
         long[] hashes = lookup.hashes;
         ServerOptimizer optimizer = config.optimizer();
+        RowInitializer initializer = config.initializer();
         long width = config.dim();
+        int[] generations = lookup.generations;
         ShardOwners.Parts request = new ShardOwners.Parts(lookup.parts);
         int count = lookup.busy.length;
         int here = owners.ownerHere();
@@ -355,18 +681,23 @@ public final class SparseTable {
             }
             request.run(owners, owner, () -> {
                 long touched = 0;
-                if (!lookup.found[owner]) {
+                if (!lookup.found[owner] || moved(stripes, generations, owner)) {
                     for (int s = 0; s < stripes.length; s++) {
                         SparseStripe stripe = stripes[s];
                         if (stripe.owner != owner) {
                             continue;
                         }
+                        generations[s] = stripe.generation();
                         for (int from = start[s]; from < start[s + 1]; from += TOUCH_AHEAD) {
                             int to = Math.min(from + TOUCH_AHEAD, start[s + 1]);
                             touched += stripe.touchSlots(hashes, order, from, to);
                             for (int k = from; k < to; k++) {
                                 int i = order[k];
-                                rowAt[k] = stripe.findOrCreateRow(idOf[i], hashes[i]);
+                                rowAt[k] = switch (op) {
+                                    case PULL -> stripe.admitRow(idOf[i], hashes[i], step);
+                                    case PUSH -> stripe.pushRow(idOf[i], hashes[i], step);
+                                    default -> stripe.findOrCreateRow(idOf[i], hashes[i], step);
+                                };
                             }
                         }
                     }
@@ -380,7 +711,7 @@ public final class SparseTable {
                         continue;
                     }
                     if (op == PUSH && stripe.repeatsAny(rowAt, lo, hi)) {
-                        pushRepeated(stripe, order, rowAt, lo, hi, data, stride, optimizer, width);
+                        pushRepeated(stripe, order, rowAt, lo, hi, data, stride, optimizer, width, step);
                         continue;
                     }
                     for (int from = lo; from < hi; from += TOUCH_AHEAD) {
@@ -389,10 +720,23 @@ public final class SparseTable {
                         for (int k = from; k < to; k++) {
                             int i = order[k];
                             int row = rowAt[k];
+                            if (row < 0) {
+                                // not admitted: a pull reads the row the initializer would make; a push is dropped
+                                if (op == PULL) {
+                                    initializer.fill(idOf[i], data.asSlice(i * stride, stride), width);
+                                }
+                                continue;
+                            }
                             switch (op) {
-                                case PULL -> stripe.copyOut(row, data, i * stride, stride);
-                                case PUSH -> optimizer.apply(stripe.record(row), data.asSlice(i * stride, stride), width);
-                                default -> MemorySegment.copy(data, i * stride, stripe.record(row), 0, stride);
+                                case PULL -> {
+                                    stripe.copyOut(row, data, i * stride, stride);
+                                    stripe.pulled(row);
+                                }
+                                case PUSH -> {
+                                    optimizer.apply(stripe.record(row), data.asSlice(i * stride, stride), width);
+                                    stripe.updated(row, step);
+                                }
+                                default -> MemorySegment.copy(data, i * stride, stripe.data(row), 0, stride);
                             }
                         }
                     }
@@ -403,16 +747,29 @@ public final class SparseTable {
         return request.done();
     }
 
+    /** Whether a shrink moved the rows of one of {@code owner}'s stripes since the lookup found them. On the owner. */
+    private static boolean moved(SparseStripe[] stripes, int[] generations, int owner) {
+        for (int s = 0; s < stripes.length; s++) {
+            if (stripes[s].owner == owner && stripes[s].generation() != generations[s]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * A push whose ids repeat in this stripe (rare: workers merge their duplicates): each row's gradients are summed,
      * in the order they came, into native memory (where the update rules' vector loads run at full speed) and the
      * row is updated once with the sum.
      */
     private static void pushRepeated(SparseStripe stripe, int[] order, int[] rowAt, int lo, int hi, MemorySegment data,
-                                     long stride, ServerOptimizer optimizer, long width) {
+                                     long stride, ServerOptimizer optimizer, long width, long step) {
         Map<Integer, Integer> firstOf = new HashMap<>();
         MemorySegment sums = Arena.ofAuto().allocate((hi - lo) * stride, 64);
         for (int k = lo; k < hi; k++) {
+            if (rowAt[k] < 0) {
+                continue;
+            }
             Integer first = firstOf.putIfAbsent(rowAt[k], k);
             MemorySegment grad = data.asSlice(order[k] * stride, stride);
             if (first == null) {
@@ -422,8 +779,9 @@ public final class SparseTable {
             }
         }
         for (int k = lo; k < hi; k++) {
-            if (firstOf.get(rowAt[k]) == k) {
+            if (rowAt[k] >= 0 && firstOf.get(rowAt[k]) == k) {
                 optimizer.apply(stripe.record(rowAt[k]), sums.asSlice((k - lo) * stride, stride), width);
+                stripe.updated(rowAt[k], step);
             }
         }
     }

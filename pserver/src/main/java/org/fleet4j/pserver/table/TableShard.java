@@ -33,6 +33,12 @@ public final class TableShard {
     private final ShardOwners owners;
     /** Set for sync mode before serving: pushes are averaged per step; null applies each push as it comes. */
     private volatile StepAggregation sync;
+    /** This server's last save or load, which an incremental save chains to; null before either. */
+    private volatile LastSave lastSave;
+
+    /** Where this server's last save (or the checkpoint it loaded) is, and its save id. */
+    public record LastSave(Path dir, String saveId) {
+    }
 
     public TableShard(int server, int servers, List<DenseTableConfig> denseTables, List<SparseTableConfig> sparseTables,
                       long minBlockSize) {
@@ -57,7 +63,7 @@ public final class TableShard {
         }
         for (SparseTableConfig c : sparseTables) {
             requireNew(c.name());
-            sparse.put(c.name(), new SparseTable(c, owners));
+            sparse.put(c.name(), new SparseTable(c, owners, server, servers));
         }
     }
 
@@ -169,6 +175,20 @@ public final class TableShard {
      */
     public void aggregateSteps(int workers) {
         sync = new StepAggregation(workers, owners, denseBlocks(), sparse.values());
+        sparse.values().forEach(t -> t.pushesPerStep(1));
+    }
+
+    /**
+     * Pushes apply as they come, each of {@code workers} workers pushing every table once a step: a sparse table's
+     * step ({@link SparseTable#step}, what eviction counts in) is its pushes over {@code workers}.
+     */
+    public void countStepsOver(int workers) {
+        sparse.values().forEach(t -> t.pushesPerStep(workers));
+    }
+
+    /** Shrinks every sparse table that evicts ({@link RowEviction}) and waits; {@code why} goes to the log. */
+    public void shrink(String why) {
+        sparse.values().forEach(t -> t.shrink(why));
     }
 
     /** The workers a sync-mode step waits for; 0 when pushes apply as they come. */
@@ -259,7 +279,8 @@ public final class TableShard {
         dense.forEach((name, blocks) -> out.add(new TableStats(name, "dense",
                 blocks.values().stream().mapToLong(b -> b.spec().numel()).sum(),
                 blocks.values().stream().mapToLong(DenseBlock::bytes).sum())));
-        sparse.forEach((name, t) -> out.add(new TableStats(name, "sparse", t.keys(), t.bytes())));
+        sparse.forEach((name, t) -> out.add(new TableStats(name, "sparse", t.keys(), t.bytes(), 0, t.pending(),
+                t.evictedRows(), t.freedBytes())));
         return out;
     }
 
@@ -271,7 +292,19 @@ public final class TableShard {
         ShardCheckpoint.save(this, dir, save);
     }
 
-    /** Fills this server's tables from a checkpoint saved by any number of servers. */
+    /** The save an incremental save would chain to, or null. */
+    public LastSave lastSave() {
+        return lastSave;
+    }
+
+    void lastSave(LastSave save) {
+        lastSave = save;
+    }
+
+    /**
+     * Fills this server's tables from a checkpoint saved by any number of servers: a folder of full saves, or of
+     * incremental ones, whose chains are followed back to their full saves.
+     */
     public void load(Path dir) {
         ShardCheckpoint.load(dir, this);
     }

@@ -18,6 +18,7 @@ import org.fleet4j.pserver.compile.PsMode;
 import org.fleet4j.pserver.compile.PsPlan;
 import org.fleet4j.pserver.table.DenseSlicing;
 import org.fleet4j.pserver.table.KeyHash;
+import org.fleet4j.pserver.table.TableStats;
 import org.fleet4j.pserver.transport.PsBatch;
 import org.fleet4j.pserver.transport.PsConnection;
 import org.fleet4j.pserver.transport.PsException;
@@ -259,6 +260,15 @@ public final class PsWorker implements PsCommunicator, AutoCloseable {
     }
 
     /** Runs {@code call} on every server's connection at once (save, stop), each wait bounded and naming its server. */
+    /** Every server's table figures, one list per server in server order (one call after another). */
+    public List<List<TableStats>> stats() {
+        List<List<TableStats>> out = new ArrayList<>();
+        for (PsConnection c : servers) {
+            out.add(c.stats());
+        }
+        return out;
+    }
+
     public void eachServer(String what, Consumer<PsConnection> call) {
         perServer(what, server -> call.accept(servers.get(server)));
     }

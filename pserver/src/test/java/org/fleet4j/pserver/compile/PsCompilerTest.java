@@ -24,6 +24,8 @@ import org.fleet4j.core.optim.Momentum;
 import org.fleet4j.core.optim.Optimizer;
 import org.fleet4j.core.optim.SGD;
 import org.fleet4j.core.tensor.DType;
+import org.fleet4j.pserver.table.RowAdmission;
+import org.fleet4j.pserver.table.RowEviction;
 import org.fleet4j.pserver.table.ServerOptimizer;
 import org.fleet4j.strategy.DistributedStrategy;
 import org.fleet4j.strategy.Mode;
@@ -279,5 +281,33 @@ class PsCompilerTest {
         assertEquals("tensor_fuse pulls every table at the start of the step, but the ids " + ids + " of sparse table "
                 + lookup.in("W") + " are computed by an op of the program; feed them, or set tensor_fuse: false",
                 e.getMessage());
+    }
+
+    @Test
+    void sparseTableConfigsGiveTheNamedTablesTheirAdmissionAndEviction() {
+        SmallWideDeep net = SmallWideDeep.build(40, 4, new Adagrad(0.05));
+        List<String> tables = PsCompiler.compile(SmallWideDeep.build(40, 4, new Adagrad(0.05)).main(), sync(), 1)
+                .sparseTables().stream().map(t -> t.name()).toList();
+        DistributedStrategy s = sync().sparseTableConfigs(c -> c.tableNames(tables.getFirst()).filter("cbf").filterFreq(3)
+                .maxElementSize(5000).stepsToLive(100).shrinkEverySteps(50));
+        PsPlan plan = PsCompiler.compile(net.main(), s, 2);
+        var first = plan.sparseTables().getFirst();
+        assertEquals(new RowAdmission.CountingBloom(3, 5000, 0.01), first.admission());
+        assertEquals(RowEviction.stepsToLive(100).withShrinkEverySteps(50), first.eviction());
+        assertEquals(new RowAdmission.Everyone(), plan.sparseTables().get(1).admission(), "only the named table");
+        assertTrue(plan.describe().contains("    rows: counting Bloom filter: a row at an id's 3rd sighting"),
+                plan.describe());
+
+        PsCompileException noFreq = assertThrows(PsCompileException.class, () -> PsCompiler.compile(
+                SmallWideDeep.build(40, 4, new Adagrad(0.05)).main(), sync().sparseTableConfigs(c -> c.filter("counter")), 1));
+        assertEquals("sparse_table_configs.filter counter admits an id at its filter_freq-th sighting, but"
+                + " sparse_table_configs.filter_freq is 0; set it to 1 or more", noFreq.getMessage());
+        SmallWideDeep untouched = SmallWideDeep.build(40, 4, new Adagrad(0.05));
+        String before = untouched.main().toString();
+        PsCompileException unknown = assertThrows(PsCompileException.class, () -> PsCompiler.compileInPlace(
+                untouched.main(), sync().sparseTableConfigs(c -> c.tableNames("emb_x")), 1));
+        assertTrue(unknown.getMessage().startsWith("sparse_table_configs.table_names names 'emb_x', which is not a"
+                + " sparse table of the program; its sparse tables are ["), unknown.getMessage());
+        assertEquals(before, untouched.main().toString(), "a refused setting leaves the program as it was");
     }
 }

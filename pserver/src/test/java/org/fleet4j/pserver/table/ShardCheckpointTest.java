@@ -220,8 +220,12 @@ class ShardCheckpointTest {
         }
         assertTrue(started.await(30, TimeUnit.SECONDS), "the pushing threads did not start within 30 s");
         for (int save = 0; save < 5; save++) {
-            shard.save(dir, SaveIdentity.fresh("test", 0, save));
-            Map<String, Tensor> saved = SafeTensors.read(dir.resolve("pserver-0-of-1.safetensors"));
+            // a full save, then incremental ones chained to it, each in a folder of its own
+            SaveIdentity id = SaveIdentity.fresh("test", 0, save);
+            Path to = dir.resolve("save-" + save);
+            shard.save(to, save == 0 ? id : id.asIncremental());
+            Map<String, Tensor> saved = SafeTensors.read(to.resolve("pserver-0-of-1.safetensors"));
+            assertTrue(saved.get("sparse/emb/value").numel() > 0, "save " + save + " holds rows");
             assertConsistent(saved.get("sparse/emb/value"), saved.get("sparse/emb/moment"), "sparse row");
             assertConsistent(saved.get("dense/d/0/value"), saved.get("dense/d/0/moment"), "dense block");
         }
@@ -372,10 +376,10 @@ class ShardCheckpointTest {
     void aManifestOfTheFirstFormatIsRefusedSayingWhy() throws IOException {
         saveTwo();
         Path manifest = dir.resolve("pserver-0-of-2.json");
-        Files.writeString(manifest, Files.readString(manifest).replace("\"version\" : 2", "\"version\" : 1"));
+        Files.writeString(manifest, Files.readString(manifest).replace("\"version\" : 3", "\"version\" : 1"));
         CheckpointException e = loadFails();
         assertEquals("checkpoint " + manifest + ": has manifest version 1, which records no save identity, so its shards"
-                + " cannot be checked to come from one save; this Fleet4J reads version 2: save the tables again with it",
+                + " cannot be checked to come from one save; this Fleet4J reads versions 2 to 3: save the tables again with it",
                 e.getMessage());
     }
 

@@ -33,6 +33,14 @@ public record Constraint(String description, Predicate<Object> test) {
         });
     }
 
+    /** A fraction that may be 1 but not 0: (0, 1]. */
+    public static Constraint aboveZeroAtMostOne() {
+        return new Constraint("greater than 0.0 and at most 1.0", value -> {
+            double v = ((Number) value).doubleValue();
+            return v > 0 && v <= 1;
+        });
+    }
+
     /** For counts stored in a float field (as Paddle's proto does): a whole number, at least min. */
     public static Constraint wholeNumberAtLeast(long min) {
         return new Constraint("a whole number, at least " + min, value -> {

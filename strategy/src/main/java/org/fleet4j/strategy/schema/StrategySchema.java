@@ -134,6 +134,34 @@ public final class StrategySchema {
             Field.bool("tensor_fuse", false, "Parameter-server mode: fuse small sends and receives into one message.");
     public static final Field<String> PROTOCOL =
             Field.choice("protocol", "grpc", List.of("grpc", "grpc++", "star_server", "star_server_lite"), "Parameter-server transport: grpc, grpc++ (DeepRec-style), star_server or star_server_lite.");
+    public static final Field<List<String>> SPARSE_TABLE_NAMES =
+            Field.stringList("sparse_table_configs.table_names", "The sparse tables these admission and eviction settings apply to (Paddle's table_name, one TableParameter each); empty: every sparse table.");
+    public static final Field<String> SPARSE_FILTER =
+            Field.choice("sparse_table_configs.filter", "none", List.of("none", "counter", "probability", "cbf"), "Which ids get a row: every id (none); at its filter_freq-th sighting, counted exactly (counter, DeepRec's CounterFilter) or in a counting Bloom filter of bounded memory (cbf, DeepRec's CBFFilter); or with admit_probability at each sighting (probability, as Paddle's CtrCommonAccessor admits a new feature). Until then a pull reads the initializer's row and pushes are dropped.");
+    public static final Field<Integer> SPARSE_FILTER_FREQ =
+            Field.integer("sparse_table_configs.filter_freq", 0, Constraint.atLeast(0), "counter and cbf filters: the sighting (a pull of the id) at which an id gets its row; at most 255 for cbf (DeepRec's filter_freq).");
+    public static final Field<Double> SPARSE_ADMIT_PROBABILITY =
+            Field.decimal("sparse_table_configs.admit_probability", 1.0, Constraint.aboveZeroAtMostOne(), "probability filter: the chance that a sighting of an id without a row gives it one.");
+    public static final Field<Integer> SPARSE_MAX_ELEMENT_SIZE =
+            Field.integer("sparse_table_configs.max_element_size", 1 << 20, Constraint.atLeast(1), "cbf filter: the distinct ids of the whole table its counters are sized for (DeepRec's max_element_size); each server sizes its share.");
+    public static final Field<Double> SPARSE_FALSE_POSITIVE_PROBABILITY =
+            Field.decimal("sparse_table_configs.false_positive_probability", 0.01, Constraint.openInterval(0, 1), "cbf filter: the false-positive probability its counters are sized for at max_element_size ids (DeepRec's false_positive_probability).");
+    public static final Field<Integer> SPARSE_STEPS_TO_LIVE =
+            Field.integer("sparse_table_configs.steps_to_live", 0, Constraint.atLeast(0), "Evict rows not updated for more than this many steps (DeepRec's GlobalStepEvict); 0: off.");
+    public static final Field<Double> SPARSE_L2_WEIGHT_THRESHOLD =
+            Field.decimal("sparse_table_configs.l2_weight_threshold", 0.0, Constraint.atLeast(0.0), "Evict rows whose value's L2 norm is below this (DeepRec's L2WeightEvict); 0: off.");
+    public static final Field<Double> SPARSE_DELETE_THRESHOLD =
+            Field.decimal("sparse_table_configs.delete_threshold", 0.0, Constraint.atLeast(0.0), "Evict rows whose show/click score (show - click) * nonclk_coeff + click * click_coeff, decayed at each shrink, is below this (Paddle's ctr_accessor_param; its fleet config's sparse_delete_threshold defaults to 0.8); 0: off.");
+    public static final Field<Integer> SPARSE_DELETE_AFTER_UNSEEN_DAYS =
+            Field.integer("sparse_table_configs.delete_after_unseen_days", 0, Constraint.atLeast(0), "Evict rows not updated in more than this many shrinks (Paddle's unseen days, counted per shrink); 0: off.");
+    public static final Field<Double> SPARSE_SHOW_CLICK_DECAY_RATE =
+            Field.decimal("sparse_table_configs.show_click_decay_rate", 0.98, Constraint.aboveZeroAtMostOne(), "The factor each shrink multiplies a row's show and click by (Paddle's default).");
+    public static final Field<Double> SPARSE_NONCLK_COEFF =
+            Field.decimal("sparse_table_configs.nonclk_coeff", 0.1, Constraint.atLeast(0.0), "Weight of a show without a click in the show/click score (Paddle's default); workers send no clicks, so every show counts so.");
+    public static final Field<Double> SPARSE_CLICK_COEFF =
+            Field.decimal("sparse_table_configs.click_coeff", 1.0, Constraint.atLeast(0.0), "Weight of a click in the show/click score (Paddle's default).");
+    public static final Field<Integer> SPARSE_SHRINK_EVERY_STEPS =
+            Field.integer("sparse_table_configs.shrink_every_steps", 0, Constraint.atLeast(0), "Run the eviction rules every this many steps of a table, besides before every save; 0: at saves only (as DeepRec evicts at each checkpoint).");
     public static final Field<Boolean> BUILD_ENABLE_SEQUENTIAL_EXECUTION =
             Field.bool("build_strategy.enable_sequential_execution", false, "Run ops in program order instead of by dependencies.").aliases("enable_sequential_execution");
     public static final Field<Boolean> BUILD_FUSE_ELEWISE_ADD_ACT_OPS =
@@ -221,6 +249,20 @@ public final class StrategySchema {
             CUDNN_BATCHNORM_SPATIAL_PERSISTENT,
             TENSOR_FUSE,
             PROTOCOL,
+            SPARSE_TABLE_NAMES,
+            SPARSE_FILTER,
+            SPARSE_FILTER_FREQ,
+            SPARSE_ADMIT_PROBABILITY,
+            SPARSE_MAX_ELEMENT_SIZE,
+            SPARSE_FALSE_POSITIVE_PROBABILITY,
+            SPARSE_STEPS_TO_LIVE,
+            SPARSE_L2_WEIGHT_THRESHOLD,
+            SPARSE_DELETE_THRESHOLD,
+            SPARSE_DELETE_AFTER_UNSEEN_DAYS,
+            SPARSE_SHOW_CLICK_DECAY_RATE,
+            SPARSE_NONCLK_COEFF,
+            SPARSE_CLICK_COEFF,
+            SPARSE_SHRINK_EVERY_STEPS,
             BUILD_ENABLE_SEQUENTIAL_EXECUTION,
             BUILD_FUSE_ELEWISE_ADD_ACT_OPS,
             BUILD_FUSE_BN_ACT_OPS,
@@ -244,6 +286,7 @@ public final class StrategySchema {
             new FieldGroup("lars_configs", "LARS optimizer settings (used when lars is on)", LARS),
             new FieldGroup("lamb_configs", "LAMB optimizer settings (used when lamb is on)", LAMB),
             new FieldGroup("dgc_configs", "deep gradient compression settings (used when dgc is on)", DGC),
+            new FieldGroup("sparse_table_configs", "admission and eviction of sparse-table rows on the parameter servers (used when mode is ps)", null),
             new FieldGroup("gradient_scale_configs", "how gradients of all workers are combined", null),
             new FieldGroup("build_strategy", "program rewrites chosen when compiling", null),
             new FieldGroup("execution_strategy", "how the executor runs the compiled program", null));
