@@ -16,6 +16,7 @@ import org.fleet4j.core.ir.Op;
 import org.fleet4j.core.ir.Program;
 import org.fleet4j.core.ir.Var;
 import org.fleet4j.core.ops.OpRegistry;
+import org.fleet4j.core.tensor.DType;
 import org.fleet4j.core.tensor.Tensor;
 import org.fleet4j.fleet.onnx.proto.OnnxProto.ModelProto;
 import org.fleet4j.fleet.onnx.proto.OnnxProto.OperatorSetIdProto;
@@ -115,10 +116,18 @@ public final class OnnxExporter {
         return target.resolveSibling("." + target.getFileName() + ".tmp");
     }
 
+    private static Set<String> exportable() {
+        Set<String> all = new TreeSet<>(EXPORTABLE);
+        all.addAll(TransformerOnnx.TYPES);
+        return all;
+    }
+
     private static void checkExportable(Op op) {
         String why = null;
-        if (!EXPORTABLE.contains(op.type())) {
-            why = "has no ONNX form in this exporter (it exports " + String.join(", ", EXPORTABLE)
+        if (TransformerOnnx.TYPES.contains(op.type())) {
+            why = TransformerOnnx.whyNot(op);
+        } else if (!EXPORTABLE.contains(op.type())) {
+            why = "has no ONNX form in this exporter (it exports " + String.join(", ", exportable())
                     + "); fetch a var computed before it";
         } else if (op.type().equals("dropout") && !op.boolAttr("is_test")) {
             why = "is in training mode (is_test=false); build the inference program with dropout(x, p, true)";
@@ -167,6 +176,7 @@ public final class OnnxExporter {
             case "dropout" -> dropout(g, b, op);
             case "lookup_table" -> lookupTable(g, b, op);
             case "batch_norm" -> batchNorm(g, b, op);
+            case String t when TransformerOnnx.TYPES.contains(t) -> TransformerOnnx.convert(g, b, op);
             default -> throw new IllegalStateException("ONNX export: " + type + " passed the check but has no conversion");
         }
     }
@@ -191,7 +201,7 @@ public final class OnnxExporter {
                 List.of(g.define(out)), Map.of());
     }
 
-    private static String transposedIf(OnnxGraph g, Block b, String var, boolean transpose) {
+    static String transposedIf(OnnxGraph g, Block b, String var, boolean transpose) {
         if (!transpose) {
             return g.value(var);
         }
@@ -227,20 +237,24 @@ public final class OnnxExporter {
         g.node(ELEMENTWISE.get(op.type()), List.of(g.value(op.in("X")), y), List.of(g.define(out)), Map.of());
     }
 
-    /** The exact GELU that Fleet4J computes: x * (1 + erf(x / sqrt 2)) / 2 (ONNX has Gelu only from opset 20). */
     private static void gelu(OnnxGraph g, Block b, Op op) {
-        String out = op.out("Out");
-        String in = op.in("X");
-        String x = g.value(op.in("X"));
+        exactGelu(g, g.value(op.in("X")), b.var(op.in("X")).dtype(), op.out("Out"));
+    }
+
+    /**
+     * The exact GELU that Fleet4J computes, x * (1 + erf(x / sqrt 2)) / 2 (ONNX has Gelu only from opset 20), of the
+     * ONNX value {@code x}, written as the next value of the var {@code out}.
+     */
+    static void exactGelu(OnnxGraph g, String x, DType dtype, String out) {
         String scaled = g.fresh(out + "/x_over_sqrt2");
-        g.node("Mul", List.of(x, g.constant(out + "/inv_sqrt2", scalarLike(b, in, (float) (1 / Math.sqrt(2))))),
+        g.node("Mul", List.of(x, g.constant(out + "/inv_sqrt2", scalar(dtype, (float) (1 / Math.sqrt(2))))),
                 List.of(scaled), Map.of());
         String erf = g.fresh(out + "/erf");
         g.node("Erf", List.of(scaled), List.of(erf), Map.of());
         String onePlus = g.fresh(out + "/one_plus_erf");
-        g.node("Add", List.of(erf, g.constant(out + "/one", scalarLike(b, in, 1f))), List.of(onePlus), Map.of());
+        g.node("Add", List.of(erf, g.constant(out + "/one", scalar(dtype, 1f))), List.of(onePlus), Map.of());
         String half = g.fresh(out + "/half_x");
-        g.node("Mul", List.of(x, g.constant(out + "/half", scalarLike(b, in, 0.5f))), List.of(half), Map.of());
+        g.node("Mul", List.of(x, g.constant(out + "/half", scalar(dtype, 0.5f))), List.of(half), Map.of());
         g.node("Mul", List.of(half, onePlus), List.of(g.define(out)), Map.of());
     }
 
@@ -310,6 +324,10 @@ public final class OnnxExporter {
     }
 
     private static Tensor scalarLike(Block b, String var, float value) {
-        return Tensor.scalar(value).to(b.var(var).dtype());
+        return scalar(b.var(var).dtype(), value);
+    }
+
+    static Tensor scalar(DType dtype, float value) {
+        return Tensor.scalar(value).to(dtype);
     }
 }

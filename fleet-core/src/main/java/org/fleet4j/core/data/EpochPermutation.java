@@ -6,7 +6,7 @@ package org.fleet4j.core.data;
  * spelled out here rather than taken from java.util so that it never changes with the JDK.
  */
 final class EpochPermutation {
-    private static final long GOLDEN = 0x9E3779B97F4A7C15L;
+    static final long GOLDEN = 0x9E3779B97F4A7C15L;
 
     private EpochPermutation() {
     }
@@ -26,7 +26,7 @@ final class EpochPermutation {
         }
     }
 
-    private static long mix(long z) {
+    static long mix(long z) {
         z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
         z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
         return z ^ (z >>> 31);
