@@ -42,7 +42,8 @@ class SparseTableMemoryTest {
                 new ServerOptimizer.Adagrad(0.1f), RowInitializer.constant(0f), 1)));
         shard.pullSparse("emb", Rows.ids(1), 1, Rows.zeros(16));
         // one stripe per owner (1 configured is fewer than the owners): each an index of 16 entries of 12 bytes; the
-        // row's stripe also a first chunk of 64 rows of 32 floats
-        assertEquals(shard.owners() * 16 * 12 + 64 * 32 * 4, shard.sparseTable("emb").bytes());
+        // row's stripe also a first chunk of 64 rows, each 32 floats and the row's 8-byte id (no eviction stats: the
+        // table evicts nothing)
+        assertEquals(shard.owners() * 16 * 12 + 64 * (32 * 4 + 8), shard.sparseTable("emb").bytes());
     }
 }
