@@ -19,8 +19,8 @@ import org.fleet4j.core.io.SafeTensors;
 import org.fleet4j.fleet.metrics.LossCurve;
 
 /**
- * mnist trainings for equivalence tests: each run saves its checkpoint, and its record is every float tensor of that
- * checkpoint with the loss of every step (loss_curve.csv). Two runs are "the same training" when every parameter
+ * mnist trainings (and lenet's and resnet's) for equivalence tests: each run saves its checkpoint, and its record is
+ * every float tensor of that checkpoint with the loss of every step (loss_curve.csv). Two runs are "the same training" when every parameter
  * (max abs) and every step's loss differ by at most {@link TrainingDrift#NOISE_FACTOR} times the float32 noise of the
  * training, measured as the drift of the one-rank run started one ulp away ({@code --perturb_init_ulps 1}); that
  * factor was measured on these very runs.
@@ -66,10 +66,16 @@ final class MnistEquivalence {
     /** Runs {@code mnist ARGS --save_checkpoint DIR/NAME.safetensors} on {@code nproc} ranks; returns its record. */
     static TrainingRecord train(Path dir, String name, int nproc, List<String> launcherArgs, String... programArgs)
             throws Exception {
+        return trainProgram("mnist", dir, name, nproc, launcherArgs, programArgs);
+    }
+
+    /** As {@link #train}, for another of the classifier programs (lenet, resnet), which save and log as mnist does. */
+    static TrainingRecord trainProgram(String program, Path dir, String name, int nproc, List<String> launcherArgs,
+                                       String... programArgs) throws Exception {
         Path checkpoint = dir.resolve(name + ".safetensors");
         List<String> args = new ArrayList<>(List.of(programArgs));
         args.addAll(List.of("--save_checkpoint", checkpoint.toString()));
-        FleetRunJob job = FleetRunJob.start(dir.resolve(name), nproc, launcherArgs, "mnist", args.toArray(String[]::new));
+        FleetRunJob job = FleetRunJob.start(dir.resolve(name), nproc, launcherArgs, program, args.toArray(String[]::new));
         assertEquals(0, job.await(JOB_TIMEOUT), job.describe());
         for (int r = 1; r < nproc; r++) {
             assertTrue(Files.readString(job.logDir().resolve("workerlog." + r)).contains("rank 0 evaluates and writes the summary"),

@@ -5,6 +5,8 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -33,7 +35,7 @@ public final class OnnxExporter {
     static final int IR_VERSION = 8;
     private static final Set<String> EXPORTABLE = new TreeSet<>(Set.of("matmul", "elementwise_add", "elementwise_sub",
             "elementwise_mul", "elementwise_div", "relu", "sigmoid", "tanh", "gelu", "softmax", "scale", "reshape",
-            "concat", "dropout", "lookup_table", "batch_norm", "sum"));
+            "concat", "dropout", "lookup_table", "batch_norm", "sum", "conv2d", "depthwise_conv2d", "pool2d", "flatten"));
     private static final Map<String, String> ELEMENTWISE = Map.of("elementwise_add", "Add", "elementwise_sub", "Sub",
             "elementwise_mul", "Mul", "elementwise_div", "Div");
 
@@ -46,7 +48,7 @@ public final class OnnxExporter {
      */
     public static ModelProto export(Program program, Scope scope, List<String> feeds, List<String> fetches) {
         Block b = program.globalBlock();
-        b.ops().forEach(OnnxExporter::checkExportable);
+        b.ops().forEach(op -> checkExportable(op, b));
         OnnxGraph g = new OnnxGraph("fleet4j");
         for (String f : feeds) {
             Var v = b.var(f);
@@ -122,7 +124,7 @@ public final class OnnxExporter {
         return all;
     }
 
-    private static void checkExportable(Op op) {
+    private static void checkExportable(Op op, Block b) {
         String why = null;
         if (TransformerOnnx.TYPES.contains(op.type())) {
             why = TransformerOnnx.whyNot(op);
@@ -137,6 +139,10 @@ public final class OnnxExporter {
             why = "is GELU's tanh form (approximate=true), which the exporter does not write (it exports the exact form)";
         } else if (op.type().equals("lookup_table") && op.<Long>attr("padding_idx") != -1L) {
             why = "has padding_idx " + op.<Long>attr("padding_idx") + ", which the exporter does not carry over";
+        } else if (op.type().equals("pool2d")) {
+            why = Pooling.unsupported(op, b);
+        } else if (op.type().equals("flatten")) {
+            why = unknownDimsAfterFlatten(op, b);
         }
         if (why != null) {
             throw new IllegalArgumentException("ONNX export: op " + op.type() + " (output '" + mainOutput(op) + "') " + why);
@@ -176,6 +182,9 @@ public final class OnnxExporter {
             case "dropout" -> dropout(g, b, op);
             case "lookup_table" -> lookupTable(g, b, op);
             case "batch_norm" -> batchNorm(g, b, op);
+            case "conv2d", "depthwise_conv2d" -> conv(g, op);
+            case "pool2d" -> Pooling.convert(g, b, op);
+            case "flatten" -> flatten(g, b, op);
             case String t when TransformerOnnx.TYPES.contains(t) -> TransformerOnnx.convert(g, b, op);
             default -> throw new IllegalStateException("ONNX export: " + type + " passed the check but has no conversion");
         }
@@ -317,6 +326,82 @@ public final class OnnxExporter {
         String normalised = g.fresh(y + "/nchw");
         g.node("BatchNormalization", concat(nchw, params), List.of(normalised), attrs);
         g.node("Transpose", List.of(normalised), List.of(g.define(y)), Map.of("perm", new long[]{0, 2, 3, 1}));
+    }
+
+    /**
+     * conv2d and depthwise_conv2d as ONNX Conv (the filter is already [out, in / groups, kh, kw]): explicit paddings
+     * [top, bottom, left, right] become ONNX's [top, left, bottom, right]; Paddle's SAME, which puts the odd pixel at
+     * the bottom and right and ignores the dilation, is SAME_UPPER with dilation 1.
+     */
+    private static void conv(OnnxGraph g, Op op) {
+        long[] strides = longs(op.attr("strides"));
+        String algorithm = op.stringAttr("padding_algorithm");
+        Map<String, Object> attrs = new LinkedHashMap<>();
+        attrs.put("group", (long) op.intAttr("groups"));
+        attrs.put("strides", strides);
+        switch (algorithm) {
+            case "SAME" -> {
+                attrs.put("auto_pad", "SAME_UPPER");
+                attrs.put("dilations", new long[]{1, 1});
+            }
+            case "VALID" -> {
+                attrs.put("pads", new long[4]);
+                attrs.put("dilations", longs(op.attr("dilations")));
+            }
+            default -> {
+                attrs.put("pads", onnxPads(op.attr("paddings")));
+                attrs.put("dilations", longs(op.attr("dilations")));
+            }
+        }
+        g.node("Conv", List.of(g.value(op.in("Input")), g.value(op.in("Filter"))), List.of(g.define(op.out("Output"))),
+                attrs);
+    }
+
+    /** Paddle's paddings, [h, w] or [top, bottom, left, right], as ONNX's pads [top, left, bottom, right]. */
+    static long[] onnxPads(int[] p) {
+        return p.length == 2 ? new long[]{p[0], p[1], p[0], p[1]} : new long[]{p[0], p[2], p[1], p[3]};
+    }
+
+    static long[] longs(int[] v) {
+        long[] l = new long[v.length];
+        for (int i = 0; i < v.length; i++) {
+            l[i] = v[i];
+        }
+        return l;
+    }
+
+    /**
+     * flatten of dims start..stop as a Reshape: 0 (ONNX's "keep this dim") before them, -1 for the merged dim, and the
+     * dims after them, which must be known.
+     */
+    private static void flatten(OnnxGraph g, Block b, Op op) {
+        long[] x = b.var(op.in("X")).shape();
+        int start = Math.floorMod(op.intAttr("start_axis"), Math.max(x.length, 1));
+        int stop = Math.floorMod(op.intAttr("stop_axis"), Math.max(x.length, 1));
+        long[] shape = new long[x.length - (stop - start)];
+        for (int d = 0; d < start; d++) {
+            shape[d] = 0;
+        }
+        shape[start] = -1;
+        for (int d = stop + 1; d < x.length; d++) {
+            shape[d - (stop - start)] = x[d];
+        }
+        String out = op.out("Out");
+        g.node("Reshape", List.of(g.value(op.in("X")), g.constant(out + "/shape", Tensor.ofLongs(shape, shape.length))),
+                List.of(g.define(out)), Map.of());
+    }
+
+    /** Why this flatten has no Reshape form (a dim after the merged ones is unknown), or null when it has one. */
+    private static String unknownDimsAfterFlatten(Op op, Block b) {
+        long[] x = b.var(op.in("X")).shape();
+        int stop = Math.floorMod(op.intAttr("stop_axis"), Math.max(x.length, 1));
+        for (int d = stop + 1; d < x.length; d++) {
+            if (x[d] < 0) {
+                return "keeps dim " + d + " of " + Arrays.toString(x) + ", which is unknown, and its Reshape"
+                        + " can take only one unknown dim; give the input a known size there";
+            }
+        }
+        return null;
     }
 
     private static List<String> concat(String first, List<String> rest) {

@@ -115,6 +115,7 @@ final class OnnxGraph {
             case Integer i -> a.setType(AttributeProto.AttributeType.INT).setI(i);
             case Long l -> a.setType(AttributeProto.AttributeType.INT).setI(l);
             case Float f -> a.setType(AttributeProto.AttributeType.FLOAT).setF(f);
+            case String str -> a.setType(AttributeProto.AttributeType.STRING).setS(ByteString.copyFromUtf8(str));
             case long[] ls -> {
                 a.setType(AttributeProto.AttributeType.INTS);
                 for (long l : ls) {

@@ -266,7 +266,8 @@ class OnnxExportTest {
         assertFalse(Files.exists(file.getParent()));
     }
 
-    private static float[] runOnnx(byte[] model, Map<String, Tensor> feed, String output) throws OrtException {
+    /** The float output {@code output} of ONNX Runtime (one thread) running {@code model} on {@code feed}. */
+    static float[] runOnnx(byte[] model, Map<String, Tensor> feed, String output) throws OrtException {
         OrtEnvironment env = OrtEnvironment.getEnvironment();
         try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
             options.setIntraOpNumThreads(1);
