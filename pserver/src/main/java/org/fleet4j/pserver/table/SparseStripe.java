@@ -42,6 +42,8 @@ final class SparseStripe {
     private final ServerOptimizer optimizer;
     private final RowInitializer initializer;
     private final RowAdmission admission;
+    /** Every id gets a row at its first sighting: the pull and push paths skip the filter's switch. */
+    private final boolean admitsEveryone;
     /** The counting Bloom filter's counters of this stripe, or null. */
     private CountingBloomSlice bloom;
     /** The probability filter's draws, or null. */
@@ -78,6 +80,7 @@ final class SparseStripe {
         this.optimizer = optimizer;
         this.initializer = initializer;
         this.admission = admission;
+        this.admitsEveryone = admission instanceof RowAdmission.Everyone;
         this.bloom = bloom;
         this.draws = admission instanceof RowAdmission.Probability ? new SplittableRandom(drawSeed) : null;
         this.capacity = 16;
@@ -181,6 +184,9 @@ final class SparseStripe {
      * does not (yet). On the owner's thread.
      */
     int admitRow(long id, long hash, long step) {
+        if (admitsEveryone) {
+            return findOrCreateRow(id, hash, step);
+        }
         return switch (admission) {
             case RowAdmission.Everyone e -> findOrCreateRow(id, hash, step);
             case RowAdmission.Counter c -> countSighting(id, hash, c.filterFreq(), step);
@@ -197,7 +203,7 @@ final class SparseStripe {
 
     /** A push's row for {@code id}: created when every id is admitted, else only found (-1: its gradient is dropped). */
     int pushRow(long id, long hash, long step) {
-        return admission instanceof RowAdmission.Everyone ? findOrCreateRow(id, hash, step) : findRow(id, hash);
+        return admitsEveryone ? findOrCreateRow(id, hash, step) : findRow(id, hash);
     }
 
     /** A counter filter's sighting: the id's count goes up in its index entry, and at {@code freq} it gets a row. */
