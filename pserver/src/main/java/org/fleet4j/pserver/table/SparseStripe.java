@@ -10,9 +10,11 @@ import org.fleet4j.core.tensor.OffHeapMemory;
  * One stripe of a sparse table: an open-addressing hash index from a 64-bit id to a row number, and the rows
  * themselves, all off-heap. Index entries are 12 bytes ({@code id, row + 1}; 0 marks a free slot, a negative value an
  * id a counter filter is still counting), probed linearly and doubled past 3/4 full. A row is
- * {@code [optimizer record | row stats (RowStats, when eviction needs them) | id]}, in chunks that grow from 64 rows to
+ * {@code [optimizer record | row stats (RowStats, when eviction needs them)]}, in chunks that grow from 64 rows to
  * {@value #MAX_CHUNK_ROWS} and then stay that size, so neither a small table nor a large one holds much more than its
- * rows. The id in the row lets a save or a shrink walk the rows in order without the index.
+ * rows. Each chunk has a chunk of the rows' ids beside it, which lets a save or a shrink walk the rows in order without
+ * the index; they are kept apart so that a record of a whole number of cache lines (Adagrad's 128 bytes at dimension
+ * 16) stays aligned to them, as the pulls' and pushes' copies want.
  *
  * <p>A stripe has one owner ({@link ShardOwners}): every read and write of its rows runs on that owner's thread, one
  * task after another, so an update is never lost or torn and a snapshot sees each row's value and optimizer state
@@ -37,7 +39,6 @@ final class SparseStripe {
     private final long recordBytes;
     /** Record and row stats: what a save keeps of a row and a load puts back. */
     private final long dataBytes;
-    private final long rowBytes;
     private final RowStats stats;
     private final ServerOptimizer optimizer;
     private final RowInitializer initializer;
@@ -55,6 +56,8 @@ final class SparseStripe {
     /** Ids a counter filter is counting (index entries without a row). */
     private volatile int pending;
     private MemorySegment[] chunks = new MemorySegment[0];
+    /** The ids of {@link #chunks}' rows, 8 bytes each, chunk by chunk. */
+    private MemorySegment[] idChunks = new MemorySegment[0];
     /** {@link #repeatsAny}'s bits, one per row, all clear between its calls. */
     private long[] seen = new long[0];
     /** One bit per row: changed since the last save (an incremental save writes these). */
@@ -76,7 +79,6 @@ final class SparseStripe {
         this.recordBytes = optimizer.recordFloats(width) * Float.BYTES;
         this.stats = stats;
         this.dataBytes = recordBytes + stats.bytes();
-        this.rowBytes = dataBytes + Long.BYTES;
         this.optimizer = optimizer;
         this.initializer = initializer;
         this.admission = admission;
@@ -266,7 +268,7 @@ final class SparseStripe {
         initializer.fill(id, data, width);
         optimizer.initState(data, width);
         stats.init(data, recordBytes, step);
-        chunkOfRow(row).set(ID, offsetInChunk(row) + dataBytes, id);
+        setId(row, id);
         index.set(ROW, slot * ENTRY + 8, row + 1);
         markDirty(row);
         size = row + 1;
@@ -440,7 +442,8 @@ final class SparseStripe {
         deleteSlot(slot);
         if (row != last) {
             long lastId = idOf(last);
-            MemorySegment.copy(chunkOfRow(last), offsetInChunk(last), chunkOfRow(row), offsetInChunk(row), rowBytes);
+            MemorySegment.copy(chunkOfRow(last), offsetInChunk(last), chunkOfRow(row), offsetInChunk(row), dataBytes);
+            setId(row, lastId);
             index.set(ROW, probe(lastId, KeyHash.local(lastId)) * ENTRY + 8, row + 1);
             if (isDirty(last)) {
                 markDirty(row);
@@ -490,7 +493,13 @@ final class SparseStripe {
     }
 
     long idOf(int row) {
-        return chunkOfRow(row).get(ID, offsetInChunk(row) + dataBytes);
+        int chunk = chunkOf(row);
+        return idChunks[chunk].get(ID, (row - firstRowOf(chunk)) * Long.BYTES);
+    }
+
+    private void setId(int row, long id) {
+        int chunk = chunkOf(row);
+        idChunks[chunk].set(ID, (row - firstRowOf(chunk)) * Long.BYTES, id);
     }
 
     /**
@@ -529,6 +538,7 @@ final class SparseStripe {
             return new ShrinkCounts(before, 0, 0, 0, bytesBefore, bytesBefore);
         }
         MemorySegment[] oldChunks = chunks;
+        MemorySegment[] oldIdChunks = idChunks;
         MemorySegment oldIndex = index;
         int oldCapacity = capacity;
         long[] oldDirty = dirty;
@@ -540,20 +550,22 @@ final class SparseStripe {
         index = allocate(newCapacity * ENTRY, "index");
         capacity = newCapacity;
         chunks = new MemorySegment[0];
+        idChunks = new MemorySegment[0];
         dirty = new long[(kept + 63) >>> 6];
         savingDirty = oldSaving == null ? null : new long[dirty.length];
         heldBytes = index.byteSize() + (bloom == null ? 0 : bloom.length());
         size = 0;
         for (int row = 0; row < before; row++) {
             int chunk = chunkOf(row);
-            long at = (row - firstRowOf(chunk)) * rowBytes;
-            long id = oldChunks[chunk].get(ID, at + dataBytes);
+            long at = (row - firstRowOf(chunk)) * dataBytes;
+            long id = oldIdChunks[chunk].get(ID, (row - firstRowOf(chunk)) * Long.BYTES);
             if (!keep[row]) {
                 noteEvicted(id);
                 continue;
             }
             int moved = size;
-            MemorySegment.copy(oldChunks[chunk], at, recordForNewRow(moved), 0, rowBytes);
+            MemorySegment.copy(oldChunks[chunk], at, recordForNewRow(moved), 0, dataBytes);
+            setId(moved, id);
             insert(index, capacity, id, KeyHash.local(id), moved);
             if (row >>> 6 < oldDirty.length && (oldDirty[row >>> 6] & (1L << row)) != 0) {
                 dirty[moved >>> 6] |= 1L << moved;
@@ -631,10 +643,12 @@ final class SparseStripe {
         if (chunk == chunks.length) {
             long rows = chunk < GROWING_CHUNKS ? (long) FIRST_CHUNK_ROWS << chunk : MAX_CHUNK_ROWS;
             chunks = Arrays.copyOf(chunks, chunk + 1);
-            chunks[chunk] = allocate(rows * rowBytes, "rows");
-            heldBytes += rows * rowBytes;
+            chunks[chunk] = allocate(rows * dataBytes, "rows");
+            idChunks = Arrays.copyOf(idChunks, chunk + 1);
+            idChunks[chunk] = allocate(rows * Long.BYTES, "row ids");
+            heldBytes += rows * (dataBytes + Long.BYTES);
         }
-        return chunks[chunk].asSlice(offsetInChunk(row), rowBytes);
+        return chunks[chunk].asSlice(offsetInChunk(row), dataBytes);
     }
 
     /** Row number {@code row}'s optimizer record (from {@link #findOrCreateRow}). On the owner's thread. */
@@ -657,7 +671,7 @@ final class SparseStripe {
     }
 
     private long offsetInChunk(int row) {
-        return (row - firstRowOf(chunkOf(row))) * rowBytes;
+        return (row - firstRowOf(chunkOf(row))) * dataBytes;
     }
 
     private static long firstRowOf(int chunk) {
