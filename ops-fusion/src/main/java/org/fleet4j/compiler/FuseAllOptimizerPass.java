@@ -106,14 +106,7 @@ public final class FuseAllOptimizerPass implements Pass {
             notes.addFirst("nothing fused: fewer than two updates of one optimizer type with the same settings");
             return new PassResult(program, notes);
         }
-        Program result = ProgramEdits.copyOf(program);
-        List<Op> kept = new ArrayList<>();
-        for (Op op : replaced) {
-            if (op != null) {
-                kept.add(op);
-            }
-        }
-        ProgramEdits.replaceOps(result.globalBlock(), kept);
+        Program result = ProgramEdits.copyWithOps(program, replaced);
         return new PassResult(result, notes);
     }
 

@@ -52,7 +52,6 @@ public final class FuseElewiseAddActPass implements Pass {
             notes.add(0, "nothing fused: no elementwise_add followed only by relu, sigmoid, tanh or scale");
             return new PassResult(program, notes);
         }
-        Program out = ProgramEdits.copyOf(program);
         Op[] replaced = ops.toArray(Op[]::new);
         for (Match m : matches) {
             Op add = ops.get(m.add);
@@ -75,15 +74,8 @@ public final class FuseElewiseAddActPass implements Pass {
             }
             notes.add("fused " + desc);
         }
-        List<Op> kept = new ArrayList<>();
-        for (Op op : replaced) {
-            if (op != null) {
-                kept.add(op);
-            }
-        }
-        Block block = out.globalBlock();
-        ProgramEdits.replaceOps(block, kept);
-        List<String> removed = ProgramEdits.removeUnusedTemps(block);
+        Program out = ProgramEdits.copyWithOps(program, replaced);
+        List<String> removed = ProgramEdits.removeUnusedTemps(out.globalBlock());
         notes.add(0, matches.size() + " pair(s) fused; intermediates no longer stored: " + removed);
         return new PassResult(out, notes);
     }

@@ -80,14 +80,7 @@ public final class FuseReluDepthwiseConvPass implements Pass {
             }
             notes.add("fused " + desc);
         }
-        Program out = ProgramEdits.copyOf(program);
-        List<Op> kept = new ArrayList<>();
-        for (Op op : replaced) {
-            if (op != null) {
-                kept.add(op);
-            }
-        }
-        ProgramEdits.replaceOps(out.globalBlock(), kept);
+        Program out = ProgramEdits.copyWithOps(program, replaced);
         List<String> removed = ProgramEdits.removeUnusedTemps(out.globalBlock());
         notes.addFirst(matches.size() + " pair(s) fused; intermediates no longer stored: " + removed);
         return new PassResult(out, notes);

@@ -43,6 +43,22 @@ final class ProgramEdits {
         return w;
     }
 
+    /**
+     * A copy of {@code program} (as {@link #copyOf}) whose global block holds the ops of {@code ops} that are not null,
+     * in order: a pass's rewrite, with null for each op it removed.
+     */
+    static Program copyWithOps(Program program, Op[] ops) {
+        Program out = copyOf(program);
+        List<Op> kept = new ArrayList<>();
+        for (Op op : ops) {
+            if (op != null) {
+                kept.add(op);
+            }
+        }
+        replaceOps(out.globalBlock(), kept);
+        return out;
+    }
+
     /** Replaces every op of the block by {@code ops} (each checked again against its spec). */
     static void replaceOps(Block block, List<Op> ops) {
         for (int i = block.ops().size() - 1; i >= 0; i--) {
